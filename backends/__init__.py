@@ -1,0 +1,35 @@
+"""GPU TLS workbench: pluggable backends for the Transit Least Squares search.
+
+    >>> import backends
+    >>> results = backends.search(t, y, dy, backend="auto")   # TLS results + .meta
+    >>> backends.available_backends()                         # name -> None or why not
+
+Importing this package creates no GPU context; GPU frameworks are imported by
+a backend when it is first used. Every backend is also registered with
+transitleastsquares as ``"bench-<name>"``.
+"""
+
+from backends.frontend import search
+from backends.grids import make_plan
+from backends.plan import LightCurve, Plan, Templates
+from backends.protocol import PeriodStats, TLSBackend
+from backends.registry import (
+    AUTO_ORDER,
+    BackendUnavailable,
+    available_backends,
+    available_methods,
+    backend_names,
+    get_backend,
+    register_backend,
+    resolve,
+    unregister_backend,
+)
+from backends import tls_bridge as _tls_bridge
+
+_tls_bridge.register_all()
+
+__all__ = [
+    "AUTO_ORDER", "BackendUnavailable", "LightCurve", "PeriodStats", "Plan", "TLSBackend",
+    "Templates", "available_backends", "available_methods", "backend_names", "get_backend",
+    "make_plan", "register_backend", "resolve", "search", "unregister_backend",
+]

@@ -1,0 +1,77 @@
+"""``search``: the workbench's front end. Inputs are cleaned once
+(``backends.inputs``), the search runs through transitleastsquares' own
+``power()`` with our backend plugged into its registry, and the result is
+TLS's results object, every key under TLS's names, plus ``meta``."""
+
+from __future__ import annotations
+
+import platform
+import time
+import warnings
+
+from backends import inputs
+
+
+def _versions():
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for dist in ("numpy", "numba", "transitleastsquares", "pycuda", "cupy-cuda12x",
+                 "cupy-cuda13x", "numba-cuda"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def search(t, y=None, dy=None, backend="auto", **tls_options):
+    """Run TLS on one light curve with a workbench backend.
+
+    ``t, y, dy``: arrays, astropy Quantity/Time, or one LightCurve-like object
+    (``.time``, ``.flux``, ``.flux_err``) as ``t``. ``backend``: a registered
+    name, ``"auto"`` (the fastest that can run here, logged and recorded in
+    ``meta``) or a ``TLSBackend`` instance. ``tls_options``: any keyword of
+    ``transitleastsquares.power()``.
+
+    Returns TLS's ``transitleastsquaresresults`` with an extra ``meta`` key:
+    backend that ran, device, package versions, per-stage timings [s] and the
+    cleaning report.
+    """
+    from transitleastsquares import transitleastsquares
+
+    from backends.registry import get_backend
+    from backends.tls_bridge import search_backend
+
+    lc = inputs.clean(*inputs.unpack(t, y, dy))
+    inputs.check_baseline(lc.t, **tls_options)
+    chosen = get_backend(backend)
+    bridge = search_backend(chosen)
+    options = {"verbose": False, "show_progress_bar": False, **tls_options, "backend": bridge}
+
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Warning: The mean flux should be normalized")
+        results = transitleastsquares(lc.t, lc.y, lc.dy, verbose=options["verbose"]).power(**options)
+    total = time.perf_counter() - start
+
+    stages = dict(chosen.timings)
+    stages["statistics_and_grids"] = max(0.0, total - sum(stages.values()))
+    stages["total"] = total
+    results["meta"] = {
+        "backend": chosen.name,
+        "requested_backend": backend if isinstance(backend, str) else chosen.name,
+        "exact": chosen.exact,
+        "device": device_name(chosen),
+        "versions": _versions(),
+        "timings": stages,
+        "cleaning": lc.report,
+    }
+    return results
+
+
+def device_name(backend) -> str:
+    name = getattr(backend, "device_name", None)
+    if callable(name):
+        return name()
+    return f"CPU: {platform.processor() or platform.machine()}"

@@ -1,0 +1,77 @@
+"""Stages 1-3 (period grid, duration grid, template cache), shared by every
+backend and taken from transitleastsquares itself so that all backends search
+exactly what TLS 2.0.4 searches."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from backends.plan import Plan, Templates
+
+
+def tls_problem(t, y, dy=None, **options):
+    """TLS's own ``SearchProblem`` and period grid for a light curve and
+    ``power()`` options (cleaning, grids and templates exactly as power())."""
+    from transitleastsquares import transitleastsquares
+    from transitleastsquares.validate import validate_args
+
+    model = transitleastsquares(t, y, dy, verbose=False)
+    options = {"verbose": False, "show_progress_bar": False, **options}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model, _ = validate_args(model, options)
+    periods, durations = model._grids()
+    overview, lc_arr = model._templates(durations)
+    return model._problem(model.t, model.y, model.dy, overview, lc_arr), np.asarray(periods)
+
+
+def make_plan(t, y, dy=None, **options):
+    """(Plan, periods) for a light curve: what ``power()`` would hand a backend."""
+    problem, periods = tls_problem(t, y, dy, **options)
+    return Plan.from_tls_problem(problem), periods
+
+
+def period_grid(time_span, R_star=1.0, M_star=1.0, period_min=0, period_max=float("inf"),
+                oversampling_factor=3, n_transits_min=2):
+    """TLS's Ofir (2014) period grid [d], descending."""
+    from transitleastsquares.grid import period_grid as tls_period_grid
+
+    return np.asarray(tls_period_grid(
+        R_star=R_star, M_star=M_star, time_span=time_span, period_min=period_min,
+        period_max=period_max, oversampling_factor=oversampling_factor,
+        n_transits_min=n_transits_min,
+    ))
+
+
+def duration_grid(periods, duration_grid_step=1.1, R_star_min=0.13, R_star_max=3.5,
+                  M_star_min=0.1, M_star_max=1.0):
+    """TLS's geometric duration grid, as fractions of the period."""
+    from transitleastsquares.grid import duration_grid as tls_duration_grid
+
+    return np.asarray(tls_duration_grid(
+        periods, shortest=None, log_step=duration_grid_step, R_star_min=R_star_min,
+        R_star_max=R_star_max, M_star_min=M_star_min, M_star_max=M_star_max,
+    ))
+
+
+def template_cache(durations, n_points, T0_search_margin=0.01, transit_depth_min=10e-6,
+                   **template) -> Templates:
+    """TLS's template cache for ``n_points`` folded samples, one entry per unique width.
+    ``template`` takes TLS's shape keywords (per, rp, a, inc, ecc, w, u, limb_dark)."""
+    from transitleastsquares import tls_constants
+    from transitleastsquares.transit import get_cache
+
+    shape = dict(
+        per=tls_constants.DEFAULT_PERIOD, rp=tls_constants.DEFAULT_RP,
+        a=tls_constants.DEFAULT_A, inc=tls_constants.DEFAULT_INC,
+        ecc=tls_constants.DEFAULT_ECC, w=tls_constants.DEFAULT_W,
+        u=tls_constants.DEFAULT_U, limb_dark=tls_constants.DEFAULT_LIMB_DARK,
+    )
+    shape.update(template)
+    maxwidth = int(np.max(durations) * n_points)
+    maxwidth += maxwidth % 2
+    overview, lc_arr = get_cache(durations=durations, maxwidth_in_samples=maxwidth,
+                                 verbose=False, **shape)
+    return Templates.from_cache(overview, lc_arr, T0_search_margin, transit_depth_min)

@@ -1,0 +1,143 @@
+"""Front-end input handling: array-likes, astropy Quantity/Time and
+LightCurve-like objects in; clean float64 arrays and a cleaning report out.
+
+Cleaning (documented, counted in ``meta["cleaning"]``):
+  * rows whose time, flux or flux error is NaN/inf are dropped (as TLS does);
+  * rows with flux <= 0 are dropped (as TLS does);
+  * the rows are put in time order (TLS re-sorts by phase for every period,
+    so the result does not depend on the input order).
+Errors (``ValueError`` with what to do): mismatched lengths, arrays that are
+not 1-D, non-positive flux errors, duplicate times, fewer than 3 points left,
+a baseline too short for ``n_transits_min`` transits of the shortest trial
+period. A flux whose mean is not ~1 gets a warning (TLS's model assumes a
+normalised, detrended light curve).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MIN_POINTS = 3
+
+
+@dataclass
+class CleanLightCurve:
+    t: np.ndarray
+    y: np.ndarray
+    dy: np.ndarray | None
+    report: dict = field(default_factory=dict)
+
+
+def _values(x, unit=None):
+    """Plain float64 values of an array-like, astropy Quantity/Time or masked array."""
+    if x is None:
+        return None
+    if hasattr(x, "jd") and hasattr(x, "format"):  # astropy Time: its own scale and format
+        x = x.value
+    if hasattr(x, "unit") and hasattr(x, "to_value"):  # astropy Quantity
+        x = x.to_value(unit) if unit is not None and str(x.unit) not in ("", "dimensionless") else x.value
+    if np.ma.isMaskedArray(x):
+        x = np.ma.filled(np.ma.asarray(x, dtype=np.float64), np.nan)
+    arr = np.asarray(x, dtype=np.float64)
+    return arr
+
+
+def unpack(t, y=None, dy=None):
+    """(t, y, dy) from arrays or from a LightCurve-like ``t`` (.time, .flux, .flux_err)."""
+    if y is None and hasattr(t, "time") and hasattr(t, "flux"):
+        lc = t
+        return lc.time, lc.flux, getattr(lc, "flux_err", None)
+    if y is None:
+        raise ValueError("give t and y arrays, or one LightCurve-like object with .time and .flux")
+    return t, y, dy
+
+
+def clean(t, y, dy=None) -> CleanLightCurve:
+    try:
+        import astropy.units as u
+
+        day = u.day
+    except ImportError:  # astropy absent: Quantities cannot occur either
+        day = None
+    t, y, dy = _values(t, day), _values(y), _values(dy)
+    dy_all_nan = dy is not None and not np.isfinite(dy).any()
+    if dy_all_nan:
+        dy = None  # lightkurve gives all-NaN flux_err when there is none
+    arrays = {"t": t, "y": y} if dy is None else {"t": t, "y": y, "dy": dy}
+    for name, arr in arrays.items():
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got shape {arr.shape}; pass one light curve at a time")
+    sizes = {name: arr.size for name, arr in arrays.items()}
+    if len(set(sizes.values())) != 1:
+        raise ValueError(f"t, y and dy must have the same length, got {sizes}")
+
+    finite = np.isfinite(t) & np.isfinite(y)
+    if dy is not None:
+        finite &= np.isfinite(dy)
+        bad = finite & (dy <= 0)
+        if bad.any():
+            raise ValueError(
+                f"{int(bad.sum())} flux errors are <= 0; errors must be positive "
+                "(drop those rows, or pass dy=None to weight all points equally)"
+            )
+    positive = finite & (y > 0)
+    keep = positive
+    report = {
+        "rows_in": int(t.size),
+        "dropped_nonfinite": int((~finite).sum()),
+        "dropped_nonpositive_flux": int((finite & ~positive).sum()),
+        "dy_given": dy is not None,
+    }
+    if dy_all_nan:
+        report["dy_all_nan_ignored"] = True
+    dropped = report["dropped_nonfinite"] + report["dropped_nonpositive_flux"]
+    if dropped:
+        warnings.warn(f"dropped {dropped} of {t.size} rows with NaN/inf values or flux <= 0")
+    t, y = t[keep], y[keep]
+    dy = None if dy is None else dy[keep]
+
+    if t.size < MIN_POINTS:
+        raise ValueError(f"only {t.size} valid points; TLS needs at least {MIN_POINTS}")
+    order = np.argsort(t, kind="mergesort")
+    report["reordered"] = bool(np.any(order != np.arange(t.size)))
+    t, y = t[order], y[order]
+    dy = None if dy is None else dy[order]
+    duplicates = int(np.count_nonzero(np.diff(t) == 0))
+    if duplicates:
+        raise ValueError(
+            f"{duplicates} duplicate time stamps; combine or drop repeated cadences "
+            "(e.g. overlapping sectors) before searching"
+        )
+    mean = float(np.mean(y))
+    if not 0.99 <= mean <= 1.01:
+        warnings.warn(
+            f"mean flux is {mean:.4g}, not ~1: TLS expects a detrended light curve normalised "
+            "to 1 (divide by the median and flatten it, e.g. datasets.detrend)"
+        )
+    report["rows_searched"] = int(t.size)
+    return CleanLightCurve(t, y, dy, report)
+
+
+def shortest_period(R_star=1.0, M_star=1.0):
+    """Shortest trial period [d] of TLS's grid: orbit at 3 stellar radii."""
+    from transitleastsquares import tls_constants as c
+
+    R = min(max(R_star, 0.01), 10000) * c.R_sun
+    M = min(max(M_star, 0.01), 1000) * c.M_sun
+    f_max = 1.0 / (2 * math.pi) * math.sqrt(c.G * M / (3 * R) ** 3)
+    return 1.0 / f_max / c.SECONDS_PER_DAY
+
+
+def check_baseline(t, n_transits_min=2, R_star=1.0, M_star=1.0, **_):
+    span = float(t.max() - t.min())
+    p_min = shortest_period(R_star, M_star)
+    if span / n_transits_min <= p_min:
+        raise ValueError(
+            f"baseline of {span:.3g} d is too short for {n_transits_min} transits: the shortest "
+            f"trial period is {p_min:.3g} d, so at least {n_transits_min * p_min:.3g} d of data "
+            "are needed (or lower n_transits_min)"
+        )

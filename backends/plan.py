@@ -1,0 +1,161 @@
+"""Host-side search plan shared by every backend: the light curve, the template
+cache and, per trial period, the allowed template widths.
+
+Everything here is derived from transitleastsquares' own ``SearchProblem`` (or
+its grid and template functions), so that every backend searches exactly what
+TLS 2.0.4 searches: same period grid, same unique template widths, same
+per-period width limits (T14 with the worst-case transit-count correction),
+same phase-shift stride, same overshoot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class LightCurve:
+    """Cleaned light curve as TLS searches it: absolute times (epoch 0, as TLS
+    folds), flux, inverse-variance weights w = 1/dy**2 with dy normalised to
+    mean 1, and the flat-model chi2 (the per-period fallback)."""
+
+    t: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    chi2_flat: float
+
+    @classmethod
+    def from_arrays(cls, t, y, dy):
+        t = np.ascontiguousarray(t, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        w = 1.0 / np.ascontiguousarray(dy, dtype=np.float64) ** 2
+        return cls(t=t, y=y, w=w, chi2_flat=float(np.sum((y - 1.0) ** 2 * w)))
+
+    @property
+    def size(self) -> int:
+        return self.t.size
+
+    @property
+    def time_span(self) -> float:
+        return float(self.t.max() - self.t.min())
+
+
+@dataclass(frozen=True)
+class Templates:
+    """The template cache reduced to what a chi2 scan reads, one entry per
+    unique template width (ascending), as ``core.search_period`` iterates them.
+
+    ``a`` holds 1 - signal for every template, concatenated (``offsets`` has
+    one more entry than ``widths``); a model of box depth D at shift i is
+    1 - (D * overshoot / SIGNAL_DEPTH) * a.
+    """
+
+    widths: np.ndarray  # int32, samples of the folded light curve
+    rows: np.ndarray  # int32, row of the TLS cache (first row with that width)
+    offsets: np.ndarray  # int64, into a
+    a: np.ndarray  # float64
+    overshoot: np.ndarray  # float64
+    strides: np.ndarray  # int32, phase-shift stride per width
+    maxwidth: int  # wrap-around patch length: max width rounded up to even
+    depth_min: float  # transit_depth_min: shifts with box depth <= this are skipped
+    signal_depth: float  # tls_constants.SIGNAL_DEPTH
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @classmethod
+    def from_cache(cls, lc_cache_overview, lc_arr, T0_search_margin, transit_depth_min):
+        from transitleastsquares import tls_constants
+
+        all_widths = np.asarray(lc_cache_overview["width_in_samples"])
+        widths = np.unique(all_widths)
+        rows = np.array([np.flatnonzero(all_widths == d)[0] for d in widths], np.int32)
+        signals = [np.asarray(lc_arr[r], dtype=np.float64) for r in rows]
+        offsets = np.zeros(len(widths) + 1, np.int64)
+        offsets[1:] = np.cumsum([len(s) for s in signals])
+        maxwidth = int(widths.max())
+        maxwidth += maxwidth % 2
+        return cls(
+            widths=widths.astype(np.int32),
+            rows=rows,
+            offsets=offsets,
+            a=1.0 - np.concatenate(signals),
+            overshoot=np.asarray(lc_cache_overview["overshoot"], np.float64)[rows],
+            strides=np.array([shift_stride(d, T0_search_margin) for d in widths], np.int32),
+            maxwidth=maxwidth,
+            depth_min=float(transit_depth_min),
+            signal_depth=float(tls_constants.SIGNAL_DEPTH),
+        )
+
+
+def shift_stride(width: int, margin: float) -> int:
+    """Phase-shift stride of a template ``width`` samples wide (core.py rule)."""
+    if margin > 0 and width > margin:
+        return max(1, int(width / (1 / margin)))
+    return 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a backend needs to scan a light curve."""
+
+    lc: LightCurve
+    templates: Templates
+    R_star_min: float
+    R_star_max: float
+    M_short: float  # mass paired with R_star_min (shortest duration)
+    M_long: float  # mass paired with R_star_max (longest duration)
+    problem: object = None  # the TLS SearchProblem this plan was made from
+
+    @classmethod
+    def from_tls_problem(cls, problem) -> "Plan":
+        """From the ``SearchProblem`` transitleastsquares hands its backends."""
+        return cls(
+            lc=LightCurve.from_arrays(problem.t, problem.y, problem.dy),
+            templates=Templates.from_cache(
+                problem.lc_cache_overview,
+                problem.lc_arr,
+                problem.T0_search_margin,
+                problem.transit_depth_min,
+            ),
+            R_star_min=problem.R_star_min,
+            R_star_max=problem.R_star_max,
+            M_short=problem.M_star_min,
+            M_long=problem.M_star_max,
+            problem=problem,
+        )
+
+    def width_windows(self, periods) -> tuple[np.ndarray, np.ndarray]:
+        """Per period, the half-open index range [lo, hi) into
+        ``templates.widths`` of the template widths searched at that period."""
+        periods = np.ascontiguousarray(periods, dtype=np.float64)
+        dmin, dmax = _width_limits(
+            periods,
+            self.lc.size,
+            self.lc.time_span,
+            self.R_star_min,
+            self.R_star_max,
+            self.M_short,
+            self.M_long,
+        )
+        widths = self.templates.widths
+        lo = np.searchsorted(widths, dmin, side="left").astype(np.int32)
+        hi = np.searchsorted(widths, dmax, side="right").astype(np.int32)
+        return lo, np.maximum(hi, lo)
+
+
+def _width_limits(periods, n, span, R_min, R_max, M_short, M_long):
+    """Template-width limits in samples per period, with TLS's own T14 so that
+    floor/ceil land exactly where they do in ``core.search_period``."""
+    from transitleastsquares.grid import T14
+
+    dmin = np.empty(periods.size, np.int64)
+    dmax = np.empty(periods.size, np.int64)
+    for k, p in enumerate(periods.tolist()):
+        correction = (span / p + 1) / (span / p)
+        dmin[k] = int(np.floor(T14(R_s=R_min, M_s=M_short, P=p, small=True) * n))
+        dmax[k] = int(np.ceil(T14(R_s=R_max, M_s=M_long, P=p, small=False) * n * correction))
+    return dmin, dmax

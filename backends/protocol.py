@@ -1,0 +1,150 @@
+"""The ``TLSBackend`` protocol: one method per stage of the TLS search.
+
+Stages, in the order ``search`` runs them:
+
+1. ``period_grid``    host: TLS's Ofir period grid            (shared)
+2. ``duration_grid``  host: TLS's duration grid (fractions of P) (shared)
+3. ``template_cache`` host: TLS's templates, one per unique width (shared)
+4. ``upload``         light curve and templates to the device   (per backend)
+5. ``fold_sort``      phase-fold each trial period, order by phase (per backend)
+6. ``chi2_scan``      per period: min chi2, template row, depth    (per backend)
+
+Stages 1-3 are transitleastsquares' own functions, so every backend searches
+the same grid with the same templates; only 4-6 differ between backends.
+Each stage can be called and timed on its own; ``search`` composes 4-6 over
+period batches small enough for the device (``max_batch_periods``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Optional
+
+import numpy as np
+
+from backends.plan import LightCurve, Plan, Templates
+
+
+@dataclass
+class PeriodStats:
+    """Result of a chi2 scan, one entry per trial period in the order given.
+
+    ``rows`` is the TLS template-cache row of the best fit and ``depths`` the
+    flux at transit bottom (1 - depth), as TLS's ``SearchResult`` has them;
+    a period where no shift passed the depth filter keeps the flat-model chi2,
+    row 0 and depth 0.
+    """
+
+    chi2: np.ndarray
+    rows: np.ndarray
+    depths: np.ndarray
+
+    @classmethod
+    def concatenate(cls, parts):
+        return cls(*(np.concatenate(x) for x in zip(*((p.chi2, p.rows, p.depths) for p in parts))))
+
+
+class StageTimes(defaultdict):
+    """Seconds per stage, accumulated over a search (device synchronised
+    before every clock read)."""
+
+    def __init__(self):
+        super().__init__(float)
+
+
+class TLSBackend:
+    """Base class of every backend. Subclasses implement ``fold_sort`` and
+    ``chi2_scan`` (and ``upload`` where data must move to a device)."""
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    exact: ClassVar[bool] = True  # reproduces TLS's exact statistic
+    device: ClassVar[str] = "cpu"  # "cpu" or "gpu"
+    fuses_fold_sort: ClassVar[bool] = False  # chi2_scan folds and sorts itself
+
+    @classmethod
+    def missing(cls) -> Optional[str]:
+        """Why this backend cannot run here (None when it can). Must not
+        create a GPU context."""
+        return None
+
+    def __init__(self):
+        self.timings = StageTimes()
+
+    # ---- stages 1-3: host, shared -------------------------------------------------
+    @staticmethod
+    def period_grid(time_span, **options) -> np.ndarray:
+        from backends import grids
+
+        return grids.period_grid(time_span, **options)
+
+    @staticmethod
+    def duration_grid(periods, **options) -> np.ndarray:
+        from backends import grids
+
+        return grids.duration_grid(periods, **options)
+
+    @staticmethod
+    def template_cache(durations, n_points, **options) -> Templates:
+        from backends import grids
+
+        return grids.template_cache(durations, n_points, **options)
+
+    # ---- stages 4-6: per backend ---------------------------------------------------
+    def upload(self, plan: Plan):
+        """Move the light curve and templates to where the scan runs; returns
+        the backend's state for ``fold_sort`` and ``chi2_scan``."""
+        return plan
+
+    def fold_sort(self, state, periods: np.ndarray):
+        raise NotImplementedError
+
+    def chi2_scan(self, state, folded, periods, lo, hi) -> PeriodStats:
+        raise NotImplementedError
+
+    def synchronize(self):
+        """Wait for the device (before a clock is read)."""
+
+    def max_batch_periods(self, plan: Plan) -> int:
+        """Periods per fold+scan batch: bounds device memory and launch length."""
+        return 1 << 62
+
+    # ---- composition ---------------------------------------------------------------
+    def _timed(self, stage, fn, *args):
+        start = time.perf_counter()
+        out = fn(*args)
+        self.synchronize()
+        self.timings[stage] += time.perf_counter() - start
+        return out
+
+    def search(
+        self,
+        plan: Plan,
+        periods,
+        progress: Optional[Callable[[int], None]] = None,
+    ) -> PeriodStats:
+        """Per-period chi2 minimum, template row and depth for ``periods``."""
+        periods = np.ascontiguousarray(periods, dtype=np.float64)
+        lo, hi = self._timed("duration_grid", plan.width_windows, periods)
+        state = self._timed("upload", self.upload, plan)
+        step = max(1, int(self.max_batch_periods(plan)))
+        parts = []
+        for start in range(0, periods.size, step):
+            sl = slice(start, start + step)
+            folded = None
+            if not self.fuses_fold_sort:
+                folded = self._timed("fold_sort", self.fold_sort, state, periods[sl])
+            parts.append(
+                self._timed("chi2_scan", self.chi2_scan, state, folded, periods[sl], lo[sl], hi[sl])
+            )
+            if progress is not None:
+                progress(periods[sl].size)
+        return PeriodStats.concatenate(parts)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+__all__ = ["LightCurve", "PeriodStats", "Plan", "StageTimes", "TLSBackend", "Templates"]

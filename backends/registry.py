@@ -1,0 +1,117 @@
+"""Name -> backend class registry, validated at the boundary.
+
+Strict by design: ``get_backend("thrust")`` on a machine that cannot run it
+raises ``BackendUnavailable`` naming what is missing; nothing falls back
+silently. ``"auto"`` is the one name that chooses, and it says what it chose.
+Backend modules are imported only when a backend is asked for, so importing
+this package never touches a GPU.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Dict, Optional, Union
+
+from backends.protocol import TLSBackend
+
+log = logging.getLogger("backends")
+
+
+class BackendUnavailable(RuntimeError):
+    """A named backend cannot run on this machine; the message says why."""
+
+
+_BUILTIN = {
+    "cpu": "backends.implementations.cpu:CPUBackend",
+    "reference": "backends.implementations.reference:ReferenceBackend",
+}
+_REGISTRY: Dict[str, Union[str, type]] = dict(_BUILTIN)
+
+# ``auto`` takes the first of these that can run here.
+AUTO_ORDER = ["thrust", "cupy", "simple", "numba", "basic", "cpu"]
+
+
+def register_backend(name: str, backend: Union[str, type], *, override: bool = False) -> None:
+    """Register a ``TLSBackend`` subclass (or a lazy ``"module:Class"`` path)."""
+    if not isinstance(name, str) or not name or name == "auto":
+        raise ValueError(f"invalid backend name {name!r}")
+    if name in _REGISTRY and not override:
+        raise ValueError(f"backend {name!r} is already registered (pass override=True)")
+    if not isinstance(backend, str) and not (
+        isinstance(backend, type) and issubclass(backend, TLSBackend)
+    ):
+        raise TypeError("backend must be a TLSBackend subclass or a 'module:Class' string")
+    _REGISTRY[name] = backend
+    from backends import tls_bridge
+
+    tls_bridge.register(name)
+
+
+def unregister_backend(name: str) -> None:
+    _REGISTRY.pop(name)
+    from backends import tls_bridge
+
+    tls_bridge.unregister(name)
+
+
+def backend_names():
+    return list(_REGISTRY)
+
+
+def backend_class(name: str) -> type:
+    """The class registered under ``name`` (imports its module)."""
+    if name not in _REGISTRY:
+        known = ", ".join(["auto", *_REGISTRY])
+        raise ValueError(f"unknown backend {name!r}; known backends: {known}")
+    entry = _REGISTRY[name]
+    if isinstance(entry, str):
+        module, attr = entry.split(":")
+        entry = getattr(importlib.import_module(module), attr)
+    return entry
+
+
+def _why_not(name: str) -> Optional[str]:
+    try:
+        cls = backend_class(name)
+    except ImportError as exc:  # a dependency of the backend module itself
+        return f"cannot import backend module: {exc}"
+    return cls.missing()
+
+
+def available_backends() -> Dict[str, Optional[str]]:
+    """Every registered backend -> None if it can run here, else why not."""
+    return {name: _why_not(name) for name in _REGISTRY}
+
+
+def available_methods():
+    """Names of the backends that can run here."""
+    return [name for name, why in available_backends().items() if why is None]
+
+
+def resolve(name: str = "auto") -> str:
+    """The backend name ``name`` stands for; ``auto`` picks the first runnable
+    entry of ``AUTO_ORDER`` and logs its choice."""
+    if name != "auto":
+        backend_class(name)  # unknown names fail here, with the list of known ones
+        return name
+    for candidate in AUTO_ORDER:
+        if candidate in _REGISTRY and _why_not(candidate) is None:
+            log.info("backend 'auto' chose %r", candidate)
+            return candidate
+    raise BackendUnavailable("no backend can run here")  # cpu always can
+
+
+def get_backend(name: str = "auto") -> TLSBackend:
+    """An instance of backend ``name`` (or of the one ``auto`` chooses).
+
+    Raises ``ValueError`` for an unknown name and ``BackendUnavailable`` when
+    the backend cannot run on this machine.
+    """
+    if isinstance(name, TLSBackend):
+        return name
+    name = resolve(name)
+    why = _why_not(name)
+    if why is not None:
+        raise BackendUnavailable(f"backend {name!r} cannot run here: {why}")
+    return backend_class(name)()
