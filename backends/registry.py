@@ -25,6 +25,11 @@ class BackendUnavailable(RuntimeError):
 _BUILTIN = {
     "cpu": "backends.implementations.cpu:CPUBackend",
     "reference": "backends.implementations.reference:ReferenceBackend",
+    "basic": "backends.implementations.pycuda_backends:BasicBackend",
+    "simple": "backends.implementations.pycuda_backends:SimpleBackend",
+    "thrust": "backends.implementations.pycuda_backends:ThrustBackend",
+    "cupy": "backends.implementations.cupy_backend:CuPyBackend",
+    "numba": "backends.implementations.numba_cuda:NumbaCUDABackend",
 }
 _REGISTRY: Dict[str, Union[str, type]] = dict(_BUILTIN)
 
