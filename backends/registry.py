@@ -64,11 +64,15 @@ def backend_names():
     return list(_REGISTRY)
 
 
-def backend_class(name: str) -> type:
-    """The class registered under ``name`` (imports its module)."""
+def _check_known(name: str) -> None:
     if name not in _REGISTRY:
         known = ", ".join(["auto", *_REGISTRY])
         raise ValueError(f"unknown backend {name!r}; known backends: {known}")
+
+
+def backend_class(name: str) -> type:
+    """The class registered under ``name`` (imports its module)."""
+    _check_known(name)
     entry = _REGISTRY[name]
     if isinstance(entry, str):
         module, attr = entry.split(":")
@@ -98,7 +102,7 @@ def resolve(name: str = "auto") -> str:
     """The backend name ``name`` stands for; ``auto`` picks the first runnable
     entry of ``AUTO_ORDER`` and logs its choice."""
     if name != "auto":
-        backend_class(name)  # unknown names fail here, with the list of known ones
+        _check_known(name)
         return name
     for candidate in AUTO_ORDER:
         if candidate in _REGISTRY and _why_not(candidate) is None:

@@ -1,0 +1,53 @@
+"""The ``cpu`` backend reproduces TLS 2.0.4's exact statistic: against TLS's own
+``core.search_period`` (``reference``) and ``power(backend="fused")``."""
+
+import numpy as np
+import pytest
+from transitleastsquares import transitleastsquares
+
+import backends
+from tests.conftest import box_light_curve
+
+TLS_OPTIONS = dict(show_progress_bar=False, verbose=False, use_threads=2)
+
+
+def test_cpu_matches_search_period_per_period(small_plan):
+    plan, periods = small_plan
+    subset = periods[:: max(1, periods.size // 120)]
+    ref = backends.get_backend("reference").search(plan, subset)
+    cpu = backends.get_backend("cpu").search(plan, subset)
+    np.testing.assert_allclose(cpu.chi2, ref.chi2, rtol=1e-9)
+    np.testing.assert_array_equal(cpu.rows, ref.rows)
+    np.testing.assert_allclose(cpu.depths, ref.depths, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(),  # varying errors
+        dict(dy=None, seed=3),  # no errors: TLS uses std(y) for every point
+        dict(dy="constant", seed=4, depth=6e-4),
+        dict(epoch=3000.0, seed=5),  # BKJD/BTJD-like absolute times
+        dict(depth=0.0, seed=6),  # noise only
+    ],
+    ids=["varying-dy", "no-dy", "constant-dy", "t~3000d", "noise-only"],
+)
+def test_power_through_tls_matches_fused(case):
+    t, y, dy = box_light_curve(**case)
+    fused = transitleastsquares(t, y, dy, verbose=False).power(backend="fused", **TLS_OPTIONS)
+    ours = transitleastsquares(t, y, dy, verbose=False).power(backend="bench-cpu", **TLS_OPTIONS)
+    np.testing.assert_allclose(ours.chi2, fused.chi2, rtol=1e-9)
+    assert ours.period == fused.period
+    assert ours.SDE == pytest.approx(fused.SDE, rel=1e-6)
+    assert ours.T0 == pytest.approx(fused.T0, rel=1e-12)
+    assert ours.depth == pytest.approx(fused.depth, rel=1e-9)
+
+
+def test_flat_fallback_when_nothing_passes_depth_filter():
+    """Only brightenings, so no box is deeper than transit_depth_min: every
+    period keeps the flat chi2, row 0 and depth 0 (TLS 2.0)."""
+    t, y, dy = box_light_curve(depth=0.0, seed=9)
+    plan, periods = backends.make_plan(t, 1.0 + np.abs(y - 1.0), dy)
+    stats = backends.get_backend("cpu").search(plan, periods[:50])
+    np.testing.assert_array_equal(stats.chi2, plan.lc.chi2_flat)
+    assert not stats.rows.any() and not stats.depths.any()

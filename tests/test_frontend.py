@@ -1,0 +1,52 @@
+"""``backends.search``: input types, TLS's results object, ``meta``."""
+
+import numpy as np
+import pytest
+from transitleastsquares.results import RESULT_KEYS
+
+import backends
+
+
+def test_results_have_every_tls_key_and_meta(small_lc):
+    r = backends.search(*small_lc, backend="cpu")
+    assert set(RESULT_KEYS) <= set(r)
+    meta = r.meta
+    assert meta["backend"] == "cpu" and meta["exact"] is True
+    assert meta["versions"]["transitleastsquares"] == "2.0.4"
+    assert {"chi2_scan", "duration_grid", "total"} <= set(meta["timings"])
+    assert all(v >= 0 for v in meta["timings"].values())
+    assert meta["device"].startswith("CPU")
+
+
+def test_finds_the_injected_period(small_lc):
+    r = backends.search(*small_lc, backend="cpu")
+    assert r.period == pytest.approx(4.3, rel=0.01)
+    assert r.SDE > 9
+
+
+def test_astropy_quantity_and_time(small_lc):
+    import astropy.units as u
+    from astropy.time import Time
+
+    t, y, dy = small_lc
+    plain = backends.search(t, y, dy, backend="cpu")
+    q = backends.search((t * 24.0) * u.hour, y * u.dimensionless_unscaled, dy * u.dimensionless_unscaled,
+                        backend="cpu")
+    np.testing.assert_allclose(q.chi2, plain.chi2, rtol=1e-12)
+    tt = backends.search(Time(t + 2457000.0, format="jd"), y, dy, backend="cpu")
+    assert tt.period == pytest.approx(plain.period, rel=1e-9)
+
+
+def test_lightcurve_like_object(small_lc):
+    class LC:  # the attributes lightkurve's LightCurve has
+        def __init__(self, t, y, dy):
+            self.time, self.flux, self.flux_err = t, y, dy
+
+    t, y, dy = small_lc
+    r = backends.search(LC(t, y, dy), backend="cpu")
+    assert r.period == backends.search(t, y, dy, backend="cpu").period
+
+
+def test_tls_options_pass_through(small_lc):
+    r = backends.search(*small_lc, backend="cpu", period_min=3.0, period_max=6.0)
+    assert r.periods.min() > 3.0 and r.periods.max() <= 6.0

@@ -1,0 +1,127 @@
+"""Registry: validated names, strict backends, ``auto``, TLS registration."""
+
+import logging
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import backends
+from backends.implementations.cpu import CPUBackend
+from backends.protocol import TLSBackend
+
+
+class NeedsImaginaryGPU(CPUBackend):
+    name = "imaginary"
+
+    @classmethod
+    def missing(cls):
+        return "no FooGPU found (needs the foo driver)"
+
+
+@pytest.fixture
+def imaginary():
+    backends.register_backend("imaginary", NeedsImaginaryGPU)
+    yield "imaginary"
+    backends.unregister_backend("imaginary")
+
+
+def test_unknown_name_lists_known_backends():
+    with pytest.raises(ValueError, match="known backends: auto, cpu"):
+        backends.get_backend("cuda-magic")
+
+
+def test_named_backend_that_cannot_run_is_an_error_not_a_fallback(imaginary):
+    with pytest.raises(backends.BackendUnavailable, match="'imaginary' cannot run here: no FooGPU"):
+        backends.get_backend(imaginary)
+    assert backends.available_backends()[imaginary] == "no FooGPU found (needs the foo driver)"
+    assert imaginary not in backends.available_methods()
+
+
+def test_front_end_is_strict_too(imaginary, small_lc):
+    with pytest.raises(backends.BackendUnavailable, match="FooGPU"):
+        backends.search(*small_lc, backend=imaginary)
+
+
+def test_missing_module_is_reported_as_reason():
+    backends.register_backend("ghost", "backends.implementations.no_such_module:Ghost")
+    try:
+        assert "No module named" in backends.available_backends()["ghost"]
+        with pytest.raises(backends.BackendUnavailable, match="cannot import backend module"):
+            backends.get_backend("ghost")
+    finally:
+        backends.unregister_backend("ghost")
+
+
+def test_auto_skips_what_cannot_run_and_says_what_it_chose(monkeypatch, imaginary, caplog):
+    monkeypatch.setattr(backends.registry, "AUTO_ORDER", ["imaginary", "cpu"])
+    with caplog.at_level(logging.INFO, logger="backends"):
+        assert backends.resolve("auto") == "cpu"
+    assert "backend 'auto' chose 'cpu'" in caplog.text
+
+
+def test_auto_is_recorded_in_meta(monkeypatch, small_lc):
+    monkeypatch.setattr(backends.registry, "AUTO_ORDER", ["cpu"])
+    results = backends.search(*small_lc)
+    assert results.meta["requested_backend"] == "auto"
+    assert results.meta["backend"] == "cpu"
+
+
+@pytest.mark.parametrize(
+    "name, entry, error",
+    [("", CPUBackend, ValueError), ("auto", CPUBackend, ValueError), ("x", object, TypeError),
+     ("cpu", CPUBackend, ValueError)],
+    ids=["empty", "reserved", "not-a-backend", "duplicate"],
+)
+def test_registration_is_validated(name, entry, error):
+    with pytest.raises(error):
+        backends.register_backend(name, entry)
+
+
+def test_every_backend_is_in_tls_registry():
+    from transitleastsquares.backends import available_backends as tls_names
+
+    assert {f"bench-{n}" for n in backends.backend_names()} <= set(tls_names())
+
+
+def test_registered_backend_runs_through_tls(imaginary):
+    from transitleastsquares.backends import get_backend as tls_get
+
+    with pytest.raises(backends.BackendUnavailable):
+        tls_get("bench-imaginary")
+
+
+def test_gpu_backends_name_what_is_missing_without_a_gpu():
+    if backends.gpu.cuda_device_count():
+        pytest.skip("a GPU is present")
+    for name in ("basic", "simple", "thrust", "cupy"):
+        why = backends.available_backends()[name]
+        assert why, f"{name} claims to run without a GPU"
+
+
+def test_protocol_stages_are_the_same_methods_everywhere():
+    stages = ("period_grid", "duration_grid", "template_cache", "upload", "fold_sort",
+              "chi2_scan", "search", "synchronize", "max_batch_periods", "missing")
+    for name in backends.available_methods():
+        cls = backends.registry.backend_class(name)
+        assert issubclass(cls, TLSBackend)
+        assert all(callable(getattr(cls, s)) for s in stages)
+
+
+def test_import_creates_no_gpu_context():
+    code = ("import sys, backends; backends.available_backends(); "
+            "bad = [m for m in ('pycuda.autoinit', 'pycuda.autoprimaryctx', 'cupy', 'numba.cuda') "
+            "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_stage_functions_match_tls_grids(small_plan):
+    plan, periods = small_plan
+    span = plan.lc.time_span
+    np.testing.assert_array_equal(TLSBackend.period_grid(span), periods)
+    durations = TLSBackend.duration_grid(periods)
+    templates = TLSBackend.template_cache(durations, plan.lc.size)
+    np.testing.assert_array_equal(templates.widths, plan.templates.widths)
+    np.testing.assert_array_equal(templates.a, plan.templates.a)
