@@ -1,0 +1,125 @@
+"""The shipped real K2/TESS light curves (``datasets/data``) and their known planets.
+
+``load(name)`` returns the light curve ready for a TLS search: the raw ones
+(``meta.detrended`` not "yes") flattened with a running median, optionally
+binned, optionally with the known planets' transits removed (to inject
+synthetic transits into real noise). Times stay in the mission system (BKJD /
+BTJD); planet epochs are given in that system too.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from datasets.detrend import bin_lightcurve, flatten
+
+DATA = Path(__file__).parent / "data"
+REAL_NAMES = (
+    "K2-3_K2_C01_everest", "WASP-75_K2_C03_everest", "K2-140_K2_C10_juliet",
+    "WASP-18_TESS_S02_flat", "WASP-126_TESS_S01_alert", "PiMen_TESS_S01_huang2018",
+    "TOI-540_TESS_S04-S05",
+)
+MIN_WINDOW = 0.5  # [d] shortest detrending window: shorter ones eat into transits
+
+
+@dataclass(frozen=True)
+class Planet:
+    """Literature ephemeris of a known planet, epoch in the file's time system."""
+
+    name: str
+    period: float  # [d]
+    t0: float  # [d] first mid-transit inside the file
+    duration: float  # [d]
+    depth_ppm: float
+    snr: float  # as measured in this file by the dataset's curator
+
+
+@dataclass(frozen=True)
+class RealLightCurve:
+    name: str
+    mission: str
+    t: np.ndarray
+    y: np.ndarray
+    dy: np.ndarray
+    planets: tuple
+    meta: dict = field(repr=False)
+    steps: tuple = ()  # what was done to the shipped flux, in order
+
+    @property
+    def cadence_min(self) -> float:
+        return float(np.median(np.diff(self.t)) * 1440)
+
+
+@functools.lru_cache(maxsize=None)
+def _planets_json():
+    return json.loads((DATA / "planets.json").read_text())
+
+
+def planets(name):
+    """The known planets of light curve ``name`` (tuple of ``Planet``)."""
+    _check(name)
+    return tuple(
+        Planet(
+            name=p["name"], period=p["period_days"], t0=p["t0_first_in_data_native"],
+            duration=p["duration_hours"] / 24, depth_ppm=p["depth_ppm"],
+            snr=p["check_in_this_lc"]["snr"],
+        )
+        for p in _planets_json()["lightcurves"][name]
+    )
+
+
+def _check(name):
+    if name not in REAL_NAMES:
+        raise ValueError(f"unknown light curve {name!r}; shipped: {', '.join(REAL_NAMES)}")
+
+
+def is_detrended(meta) -> bool:
+    """Whether the shipped ``flux`` is already flat (the manifest's words)."""
+    return meta["detrended"].strip().lower().startswith("yes")
+
+
+def load(name, *, detrend=True, window=None, bin_minutes=None, mask_planets=False):
+    """Shipped light curve ``name``, flattened if raw.
+
+    window: running-median window [d]; default 3x the longest known transit,
+    at least ``MIN_WINDOW``. bin_minutes: average into bins of that many
+    minutes (after flattening). mask_planets: drop the points within one
+    transit duration of each known planet's mid-transits.
+    """
+    _check(name)
+    with np.load(DATA / f"{name}.npz") as f:
+        t, y, dy = f["time"], f["flux"], f["flux_err"]
+        meta = json.loads(str(f["meta"]))
+    known = planets(name)
+    lc = RealLightCurve(name=name, mission=meta["mission"], t=t, y=y, dy=dy,
+                        planets=known, meta=meta)
+    if detrend and not is_detrended(meta):
+        if window is None:
+            window = max(MIN_WINDOW, 3 * max(p.duration for p in known))
+        y, dy = flatten(t, y, dy, window)
+        lc = replace(lc, y=y, dy=dy, steps=lc.steps + (f"running median {window:.3g} d",))
+    if mask_planets:
+        lc = without_planets(lc)
+    if bin_minutes:
+        t, y, dy = bin_lightcurve(lc.t, lc.y, lc.dy, bin_minutes / 1440)
+        lc = replace(lc, t=t, y=y, dy=dy, steps=lc.steps + (f"binned {bin_minutes:g} min",))
+    return lc
+
+
+def in_transit(t, planet, width=2.0):
+    """True within ``width`` / 2 transit durations of ``planet``'s mid-transits."""
+    half = 0.5 * width * planet.duration
+    return np.abs((t - planet.t0 + 0.5 * planet.period) % planet.period - 0.5 * planet.period) < half
+
+
+def without_planets(lc):
+    keep = np.ones(lc.t.size, bool)
+    for p in lc.planets:
+        keep &= ~in_transit(lc.t, p)
+    return replace(lc, t=lc.t[keep], y=lc.y[keep], dy=lc.dy[keep],
+                   steps=lc.steps + ("known transits removed",))
