@@ -1,0 +1,91 @@
+"""End-to-end searches through ``backends.search`` (TLS's ``power()`` with the
+backend plugged in: grids, templates, scan, statistics, T0 fit), warm and
+cold; accuracy against the ``cpu`` backend; peak GPU memory.
+
+The results of ``backends.search`` are host arrays, so each timed call has
+waited for the device by the time it returns.
+"""
+
+from __future__ import annotations
+
+import backends
+from benchmarks.bench_stages import BACKENDS, Timing
+from benchmarks.cases import NDATA, NPERIODS, case, require_budget, runnable_backend
+
+
+def search(name, ndata, nperiods):
+    c = case(ndata, nperiods)
+    return backends.search(c.t, c.y, c.dy, backend=name, **c.options)
+
+
+class EndToEnd(Timing):
+    params = (BACKENDS, NDATA, NPERIODS)
+    param_names = ["backend", "ndata", "nperiods"]
+
+    def setup(self, name, ndata, nperiods):
+        runnable_backend(name, ndata, nperiods)
+        search(name, ndata, nperiods)  # warm-up: context, compilation, JIT
+
+    def time_search_warm(self, name, ndata, nperiods):
+        search(name, ndata, nperiods)
+
+
+class ColdStart(Timing):
+    params = (BACKENDS, NDATA, NPERIODS)
+    param_names = ["backend", "ndata", "nperiods"]
+
+    def setup(self, name, ndata, nperiods):
+        runnable_backend(name, ndata, nperiods)
+
+    def timeraw_search_cold(self, name, ndata, nperiods):
+        """First search in a fresh interpreter: GPU context, kernel compilation
+        or loading, JIT (imports and the light curve are set up untimed)."""
+        setup = f"from benchmarks.bench_search import search, case; case({ndata}, {nperiods})"
+        return f"search({name!r}, {ndata}, {nperiods})", setup
+
+
+class Accuracy:
+    """Statistics of a backend against the exact ``cpu`` backend on the same
+    search (lower is better)."""
+
+    params = ([name for name in BACKENDS if name != "cpu"], NDATA, NPERIODS)
+    param_names = ["backend", "ndata", "nperiods"]
+    timeout = 600
+
+    def setup(self, name, ndata, nperiods):
+        runnable_backend(name, ndata, nperiods)
+        require_budget("cpu", ndata, nperiods)
+        self.result = search(name, ndata, nperiods)
+        self.reference = search("cpu", ndata, nperiods)
+
+    def track_max_abs_delta_sr(self, name, ndata, nperiods):
+        import numpy as np
+
+        return float(np.max(np.abs(np.asarray(self.result.SR) - np.asarray(self.reference.SR))))
+
+    track_max_abs_delta_sr.unit = "SR"
+
+    def track_sde_relative_error(self, name, ndata, nperiods):
+        return abs(self.result.SDE - self.reference.SDE) / abs(self.reference.SDE)
+
+    track_sde_relative_error.unit = "fraction"
+
+
+class GPUMemory:
+    """Peak GPU memory of one search in a fresh process (context included)."""
+
+    params = (BACKENDS, NDATA, NPERIODS)
+    param_names = ["backend", "ndata", "nperiods"]
+    timeout = 600
+
+    def setup(self, name, ndata, nperiods):
+        if runnable_backend(name, ndata, nperiods).device != "gpu":
+            raise NotImplementedError(f"{name} does not run on a GPU")
+        case(ndata, nperiods)
+
+    def track_gpu_memory(self, name, ndata, nperiods):
+        from benchmarks.gpu_memory import peak_memory
+
+        return peak_memory(lambda: search(name, ndata, nperiods))
+
+    track_gpu_memory.unit = "bytes"

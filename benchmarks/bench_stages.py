@@ -1,0 +1,108 @@
+"""Per-stage timings: the shared host stages (grids, template cache) per case,
+and each backend's device stages (upload, fold + sort, chi2 scan) and their
+composition ``backend.search`` over all trial periods, warm (compiled and
+allocated in ``setup``). Every timed call ends with ``backend.synchronize()``.
+"""
+
+from __future__ import annotations
+
+import backends
+from benchmarks.cases import NDATA, NPERIODS, case, runnable_backend
+
+BACKENDS = [name for name in backends.backend_names() if name != "reference"]
+FOLD_MEMORY = 4e9  # bytes of folded light curves the chi2-scan benchmark may hold
+
+
+class Timing:
+    """asv settings shared by the timed benchmarks: every sample is one call."""
+
+    number = 1
+    repeat = (3, 10, 20.0)
+    rounds = 1
+    warmup_time = 0.0
+    timeout = 600
+
+
+class HostStages(Timing):
+    """Stages 1-3, the same for every backend."""
+
+    params = (NDATA, NPERIODS)
+    param_names = ["ndata", "nperiods"]
+
+    def setup(self, ndata, nperiods):
+        self.case = case(ndata, nperiods)
+        self.span = float(self.case.t.max() - self.case.t.min())
+        self.durations = backends.TLSBackend.duration_grid(self.case.periods)
+
+    def time_grids(self, ndata, nperiods):
+        periods = backends.TLSBackend.period_grid(
+            self.span, oversampling_factor=self.case.options["oversampling_factor"])
+        backends.TLSBackend.duration_grid(periods)
+        self.case.plan.width_windows(periods)
+
+    def time_template_cache(self, ndata, nperiods):
+        backends.TLSBackend.template_cache(self.durations, ndata)
+
+
+class _BackendCase(Timing):
+    params = (BACKENDS, NDATA, NPERIODS)
+    param_names = ["backend", "ndata", "nperiods"]
+
+    def setup(self, name, ndata, nperiods):
+        self.case = case(ndata, nperiods)
+        self.plan, self.periods = self.case.plan, self.case.periods
+        self.backend = runnable_backend(name, ndata, nperiods)
+        self.lo, self.hi = self.plan.width_windows(self.periods)
+        step = max(1, int(self.backend.max_batch_periods(self.plan)))
+        self.batches = [slice(k, k + step) for k in range(0, self.periods.size, step)]
+        self.state = self.backend.upload(self.plan)
+        self.backend.search(self.plan, self.periods[self.batches[0]][:64])  # compile, allocate
+        self.backend.synchronize()
+
+
+class Upload(_BackendCase):
+    def time_upload(self, name, ndata, nperiods):
+        self.backend.upload(self.plan)
+        self.backend.synchronize()
+
+
+class FoldSort(_BackendCase):
+    def setup(self, name, ndata, nperiods):
+        super().setup(name, ndata, nperiods)
+        if type(self.backend).fold_sort is backends.TLSBackend.fold_sort:
+            raise NotImplementedError(f"{name} folds and sorts inside its chi2 scan only")
+
+    def time_fold_sort(self, name, ndata, nperiods):
+        for batch in self.batches:
+            self.backend.fold_sort(self.state, self.periods[batch])
+        self.backend.synchronize()
+
+
+class Chi2Scan(_BackendCase):
+    """The scan alone on folds made in ``setup`` (for a backend that fuses
+    fold + sort into its scan, the scan stage as it runs inside ``search``)."""
+
+    def setup(self, name, ndata, nperiods):
+        super().setup(name, ndata, nperiods)
+        if self.backend.fuses_fold_sort:
+            self.folded = [None] * len(self.batches)
+            return
+        if 16.0 * ndata * nperiods > FOLD_MEMORY:
+            raise NotImplementedError("folds of every period would not fit in memory")
+        self.folded = [self.backend.fold_sort(self.state, self.periods[b]) for b in self.batches]
+        self.backend.synchronize()
+
+    def time_chi2_scan(self, name, ndata, nperiods):
+        for batch, folded in zip(self.batches, self.folded):
+            self.backend.chi2_scan(self.state, folded, self.periods[batch], self.lo[batch],
+                                   self.hi[batch])
+        self.backend.synchronize()
+
+
+class Search(_BackendCase):
+    """Stages 4-6 composed, as ``backend.search`` runs them."""
+
+    def time_search(self, name, ndata, nperiods):
+        self.backend.search(self.plan, self.periods)
+        self.backend.synchronize()
+
