@@ -1,0 +1,148 @@
+// Device code shared by the PyCUDA kernels (basic, simple, thrust) and loadable
+// by any other CUDA backend: the float64 fold, the exact chi2 scan of one
+// period and the block-wide argmax with TLS's "first wins" tie rule.
+//
+// BLOCK (threads per block) is a compile-time macro so the reduction arrays
+// are sized statically; the kernel cache compiles one module per value.
+#pragma once
+
+#ifndef BLOCK
+#define BLOCK 128
+#endif
+
+// Sort key larger than any phase in [0, 1): pads a sort to a power of two.
+#define PAD_KEY 2.0
+
+// Phase exactly as numpy computes it (IEEE float64 division, no fast math),
+// so that the order matches the CPU reference bit for bit.
+__device__ __forceinline__ double fold_phase(double t, double period)
+{
+    double x = t / period;
+    return x - floor(x);
+}
+
+// (key, index) lexicographic order: unique keys make any sort stable.
+__device__ __forceinline__ bool key_less(double ka, int ia, double kb, int ib)
+{
+    return ka < kb || (ka == kb && ia < ib);
+}
+
+// One compare-exchange step of a bitonic sort over n2 (power of two) entries
+// held in any memory space; callers loop k, j and synchronise between steps.
+__device__ __forceinline__ void bitonic_step(double *key, int *idx, int n2, int k, int j)
+{
+    for (int i = threadIdx.x; i < n2; i += BLOCK) {
+        int partner = i ^ j;
+        if (partner > i) {
+            bool ascending = (i & k) == 0;
+            bool swap = ascending ? key_less(key[partner], idx[partner], key[i], idx[i])
+                                  : key_less(key[i], idx[i], key[partner], idx[partner]);
+            if (swap) {
+                double tk = key[i]; key[i] = key[partner]; key[partner] = tk;
+                int ti = idx[i]; idx[i] = idx[partner]; idx[partner] = ti;
+            }
+        }
+    }
+}
+
+// Block-wide bitonic sort of n2 (power of two) (key, index) pairs.
+__device__ void bitonic_sort(double *key, int *idx, int n2)
+{
+    for (int k = 2; k <= n2; k <<= 1) {
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            bitonic_step(key, idx, n2, k, j);
+            __syncthreads();
+        }
+    }
+}
+
+// Running best fit of one thread: the largest gain, earliest (width, shift) on ties.
+struct Best {
+    double gain;
+    double depth;
+    int wi;
+    int shift;
+};
+
+__device__ __forceinline__ bool better(const Best &a, const Best &b)
+{
+    return a.gain > b.gain || (a.gain == b.gain && (a.wi < b.wi || (a.wi == b.wi && a.shift < b.shift)));
+}
+
+// Template widths, shapes and scan constants, as backends.plan.Templates has them.
+struct TemplateSet {
+    const int *widths;
+    const int *strides;
+    const long long *offsets;
+    const double *a;          // 1 - signal, all templates concatenated
+    const double *overshoot;
+    double depth_min;
+    double signal_depth;
+};
+
+// This thread's share of one period's scan over widths [lo, hi): shifts are
+// dealt round-robin, so each thread meets its shifts in TLS's order.
+// rw = (1 - flux) * w and w are the folded, patched arrays (length m);
+// csum[k] = sum of the first k folded fluxes (length m + 1).
+__device__ Best scan_thread(const double *rw, const double *w, const double *csum, int m,
+                            int lo, int hi, const TemplateSet &tp)
+{
+    Best best = {0.0, 0.0, -1, 0x7fffffff};
+    for (int wi = lo; wi < hi; ++wi) {
+        const int d = tp.widths[wi];
+        const int stride = tp.strides[wi];
+        const int n_shifts = (m - d) / stride + 1;
+        const double *aa = tp.a + tp.offsets[wi];
+        const int length = (int)(tp.offsets[wi + 1] - tp.offsets[wi]);
+        const double ov = tp.overshoot[wi];
+        for (int s = threadIdx.x; s < n_shifts; s += BLOCK) {
+            const int i = s * stride;
+            const double box = 1.0 - (csum[i + d] - csum[i]) / d;
+            if (box > tp.depth_min) {
+                const double depth = box * ov;
+                const double k = depth / tp.signal_depth;
+                double ar = 0.0, a2 = 0.0;
+                for (int j = 0; j < length; ++j) {
+                    const double aj = __ldg(aa + j);
+                    ar = fma(aj, rw[i + j], ar);
+                    a2 = fma(aj * aj, w[i + j], a2);
+                }
+                const double gain = 2.0 * k * ar - k * k * a2;
+                if (gain > best.gain) {
+                    best.gain = gain; best.depth = 1.0 - depth; best.wi = wi; best.shift = i;
+                }
+            }
+        }
+    }
+    return best;
+}
+
+// Block-wide argmax of the threads' Best; thread 0 writes the period's result.
+__device__ void reduce_best(Best mine, double *gain_out, int *index_out, double *depth_out)
+{
+    __shared__ Best red[BLOCK];
+    red[threadIdx.x] = mine;
+    __syncthreads();
+    for (int half = BLOCK / 2; half > 0; half >>= 1) {
+        if (threadIdx.x < half && better(red[threadIdx.x + half], red[threadIdx.x]))
+            red[threadIdx.x] = red[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        *gain_out = red[0].gain;
+        *index_out = red[0].wi;
+        *depth_out = red[0].depth;
+    }
+}
+
+// Scan of folded arrays in global memory, one block per period of the batch:
+// folded arrays of period b start at b * m (rw, w) and b * (m + 1) (csum).
+__device__ void scan_global(const double *rw, const double *w, const double *csum, int m,
+                            const int *lo, const int *hi, TemplateSet tp,
+                            double *gain, int *index, double *depth)
+{
+    const int b = blockIdx.x;
+    const size_t off = (size_t)b * m;
+    Best mine = scan_thread(rw + off, w + off, csum + off + b, m, lo[b], hi[b], tp);
+    reduce_best(mine, gain + b, index + b, depth + b);
+}

@@ -1,0 +1,323 @@
+"""PyCUDA backends ``basic``, ``simple`` and ``thrust``: the exact TLS
+statistic on the GPU, three ways (sources in ``backends/cuda``).
+
+- ``basic``: global memory, one block per period, bitonic sort; the baseline.
+- ``simple``: one fused kernel per period in shared memory, for small light
+  curves; refuses (before any launch) a light curve its shared memory cannot hold.
+- ``thrust``: CUB block merge sort + stable merge passes + block scan, global
+  memory, for large n and many periods.
+
+The fold is float64 (absolute BKJD/BTJD times fold exactly as on the CPU); the
+kernels return per-period gains and chi2 = chi2_flat - gain is formed on the
+host in float64. PyCUDA is imported lazily and works in the device's primary
+context, so it shares one process (and context) with CuPy and numba.cuda.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from backends.gpu import missing_requirements
+from backends.implementations.cpu import period_stats
+from backends.kernel_cache import KernelCache, nvcc_cubin
+from backends.protocol import TLSBackend
+
+KERNELS = KernelCache(maxsize=32)
+BLOCK_SIZES = (32, 64, 128, 256)
+MEMORY_BUDGET = 1 << 30  # device bytes of batch scratch
+LAUNCH_MACS = 2e10  # multiply-adds per scan launch: well under a second
+THRUST_ITEMS = 8  # samples per thread in a CUB tile
+
+
+def block_size_for(n: int) -> int:
+    """Threads per block from the number of samples (rule of thumb)."""
+    if n < 500:
+        return 32
+    if n < 2000:
+        return 64
+    if n < 10000:
+        return 128
+    return 256
+
+
+def next_pow2(n: int) -> int:
+    return 1 << max(0, int(n - 1).bit_length())
+
+
+def scan_macs(plan, lo=None, hi=None) -> int:
+    """Multiply-adds of one period's scan over widths [lo, hi) (all by default)."""
+    tp = plan.templates
+    m = plan.lc.size + tp.maxwidth
+    sl = slice(lo, hi)
+    shifts = (m - tp.widths[sl].astype(np.int64)) // tp.strides[sl] + 1
+    return int(np.sum(shifts * tp.lengths[sl]))
+
+
+def simple_shared_bytes(n: int, maxwidth: int) -> int:
+    """Dynamic shared memory of ``simple_search``: sort keys (later rw | w |
+    csum) as doubles, then the int order."""
+    n2, m = next_pow2(n), n + maxwidth
+    return 8 * max(n2, 3 * m + 1) + 4 * n2
+
+
+@dataclass
+class DeviceState:
+    """A plan's arrays on the device plus the launch shape used for them."""
+
+    plan: object
+    n: int
+    m: int
+    block: int
+    t: object
+    y: object
+    w: object
+    templates: tuple  # widths, strides, offsets, a, overshoot (device arrays)
+
+
+class PyCUDABackend(TLSBackend):
+    """Shared PyCUDA plumbing: primary context, kernel cache, upload, results."""
+
+    device = "gpu"
+    variant = ""  # backends/cuda/<variant>.cu
+    defines: dict = {}
+
+    def __init__(self, block_size: int | None = None):
+        super().__init__()
+        if block_size is not None and block_size not in BLOCK_SIZES:
+            raise ValueError(f"block_size must be one of {BLOCK_SIZES}, not {block_size}")
+        self.block_size = block_size
+        self._ctx = None
+
+    @classmethod
+    def missing(cls):
+        return missing_requirements(packages=("pycuda",), nvcc=True)
+
+    # ---- context and kernels -------------------------------------------------------
+    @contextlib.contextmanager
+    def context(self):
+        """The device's primary context, current for the duration."""
+        import pycuda.driver as cuda
+
+        if self._ctx is None:
+            cuda.init()
+            self._ctx = cuda.Device(0).retain_primary_context()
+        self._ctx.push()
+        try:
+            yield
+        finally:
+            self._ctx.pop()
+
+    def _device(self):
+        import pycuda.driver as cuda
+
+        return cuda.Context.get_device()
+
+    def device_name(self) -> str:
+        with self.context():
+            return self._device().name()
+
+    def module(self, block: int):
+        """This variant's module for ``block`` threads (compiled once per
+        (variant, block, device, options), then cached)."""
+        import pycuda.driver as cuda
+
+        dev = self._device()
+        major, minor = dev.compute_capability()
+        arch = f"sm_{major}{minor}"
+        defines = {"BLOCK": block, **self.defines}
+        key = (self.variant, block, dev.pci_bus_id(), arch, tuple(sorted(defines.items())))
+        return KERNELS.get(key, lambda: cuda.module_from_buffer(
+            nvcc_cubin(f"{self.variant}.cu", arch, defines)))
+
+    def synchronize(self):
+        if self._ctx is not None:
+            import pycuda.driver as cuda
+
+            with self.context():
+                cuda.Context.synchronize()
+
+    # ---- stages --------------------------------------------------------------------
+    def check_fits(self, plan, block):
+        """Raise ValueError if this variant cannot hold the light curve."""
+
+    def upload(self, plan):
+        import pycuda.gpuarray as ga
+
+        n = plan.lc.size
+        block = self.block_size or block_size_for(n)
+        with self.context():
+            self.check_fits(plan, block)
+            tp = plan.templates
+            put = lambda x, dt: ga.to_gpu(np.ascontiguousarray(x, dtype=dt))  # noqa: E731
+            return DeviceState(
+                plan=plan, n=n, m=n + tp.maxwidth, block=block,
+                t=put(plan.lc.t, np.float64), y=put(plan.lc.y, np.float64),
+                w=put(plan.lc.w, np.float64),
+                templates=(put(tp.widths, np.int32), put(tp.strides, np.int32),
+                           put(tp.offsets, np.int64), put(tp.a, np.float64),
+                           put(tp.overshoot, np.float64)),
+            )
+
+    def _scan_args(self, state, periods_batch, lo, hi):
+        """(device lo, hi, template arrays, constants, outputs) of a scan launch."""
+        import pycuda.gpuarray as ga
+
+        tp = state.plan.templates
+        b = len(lo)
+        outs = (ga.empty(b, np.float64), ga.empty(b, np.int32), ga.empty(b, np.float64))
+        args = (ga.to_gpu(np.ascontiguousarray(lo, np.int32)),
+                ga.to_gpu(np.ascontiguousarray(hi, np.int32)),
+                *state.templates, np.float64(tp.depth_min), np.float64(tp.signal_depth))
+        return args, outs
+
+    def _stats(self, state, outs):
+        gain, index, depth = (o.get() for o in outs)
+        return period_stats(state.plan, gain, index, depth)
+
+    def max_batch_periods(self, plan):
+        per_launch = max(1, int(LAUNCH_MACS // max(1, scan_macs(plan))))
+        per_memory = max(1, MEMORY_BUDGET // max(1, self.scratch_bytes(plan)))
+        return max(1, min(per_launch, per_memory))
+
+    def scratch_bytes(self, plan) -> int:
+        """Device bytes of batch scratch per period."""
+        return 0
+
+
+class FoldedScanBackend(PyCUDABackend):
+    """Backends whose fold_sort leaves (rw, w, csum) per period in global
+    memory for the shared ``scan_folded`` kernel."""
+
+    def _folded_buffers(self, b, m):
+        import pycuda.gpuarray as ga
+
+        return (ga.empty(b * m, np.float64), ga.empty(b * m, np.float64),
+                ga.empty(b * (m + 1), np.float64))
+
+    def chi2_scan(self, state, folded, periods, lo, hi):
+        with self.context():
+            args, outs = self._scan_args(state, periods, lo, hi)
+            fn = self.module(state.block).get_function("scan_folded")
+            fn(*folded, np.int32(state.m), *args, *outs,
+               block=(state.block, 1, 1), grid=(len(lo), 1))
+            return self._stats(state, outs)
+
+    def scratch_bytes(self, plan):
+        return 8 * (3 * (plan.lc.size + plan.templates.maxwidth) + 1) + self.sort_bytes(plan)
+
+    def sort_bytes(self, plan) -> int:
+        raise NotImplementedError
+
+
+class BasicBackend(FoldedScanBackend):
+    """Plainest correct kernels: global memory, one block per period."""
+
+    name = "basic"
+    summary = "PyCUDA baseline: global memory, bitonic sort, one block per period"
+    variant = "basic"
+
+    def fold_sort(self, state, periods):
+        import pycuda.gpuarray as ga
+
+        with self.context():
+            b, n2 = len(periods), next_pow2(state.n)
+            folded = self._folded_buffers(b, state.m)
+            keys, order = ga.empty(b * n2, np.float64), ga.empty(b * n2, np.int32)
+            fn = self.module(state.block).get_function("basic_fold_sort")
+            fn(state.t, state.y, state.w, np.int32(state.n), np.int32(n2), np.int32(state.m),
+               ga.to_gpu(np.ascontiguousarray(periods, np.float64)), keys, order, *folded,
+               block=(state.block, 1, 1), grid=(b, 1))
+            return folded
+
+    def sort_bytes(self, plan):
+        return 12 * next_pow2(plan.lc.size)
+
+
+class ThrustBackend(FoldedScanBackend):
+    """CUB block merge sort, stable merge passes and block scan in global memory."""
+
+    name = "thrust"
+    summary = "PyCUDA + CUB: block merge sort, merge passes, block scan; large n"
+    variant = "thrust"
+    defines = {"ITEMS": THRUST_ITEMS}
+
+    def padded(self, n, block):
+        tile = block * THRUST_ITEMS
+        return -(-n // tile) * tile
+
+    def fold_sort(self, state, periods):
+        import pycuda.gpuarray as ga
+
+        with self.context():
+            b, block = len(periods), state.block
+            padded = self.padded(state.n, block)
+            mod = self.module(block)
+            keys = [ga.empty(b * padded, np.float64) for _ in range(2)]
+            order = [ga.empty(b * padded, np.int32) for _ in range(2)]
+            mod.get_function("thrust_tile_sort")(
+                state.t, np.int32(state.n), np.int32(padded),
+                ga.to_gpu(np.ascontiguousarray(periods, np.float64)), keys[0], order[0],
+                block=(block, 1, 1), grid=(padded // (block * THRUST_ITEMS), b))
+            merge = mod.get_function("thrust_merge_pass")
+            width, src = block * THRUST_ITEMS, 0
+            while width < padded:
+                merge(np.int32(padded), np.int32(width), keys[src], order[src],
+                      keys[1 - src], order[1 - src],
+                      block=(block, 1, 1), grid=(-(-padded // block), b))
+                width, src = 2 * width, 1 - src
+            folded = self._folded_buffers(b, state.m)
+            mod.get_function("thrust_gather")(
+                state.y, state.w, np.int32(state.n), np.int32(state.m), np.int32(padded),
+                order[src], *folded, block=(block, 1, 1), grid=(b, 1))
+            return folded
+
+    def sort_bytes(self, plan):
+        return 24 * self.padded(plan.lc.size, max(BLOCK_SIZES))
+
+
+class SimpleBackend(PyCUDABackend):
+    """One fused kernel per period, all in shared memory; small light curves."""
+
+    name = "simple"
+    summary = "PyCUDA shared memory: fused fold, in-block sort and scan; small n"
+    variant = "simple"
+    fuses_fold_sort = True
+
+    def shared_limit(self, block) -> int:
+        """Dynamic shared memory one block may opt into on this device."""
+        import pycuda.driver as cuda
+
+        optin = self._device().get_attribute(
+            cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        static = self.module(block).get_function("simple_search").shared_size_bytes
+        return optin - static
+
+    def check_fits(self, plan, block):
+        need = simple_shared_bytes(plan.lc.size, plan.templates.maxwidth)
+        limit = self.shared_limit(block)
+        if need > limit:
+            raise ValueError(
+                f"backend 'simple' holds a light curve in shared memory: {plan.lc.size} points "
+                f"(+{plan.templates.maxwidth} patch) need {need} bytes, the device allows "
+                f"{limit}; use 'thrust' or 'basic' for this light curve")
+
+    def fold_sort(self, state, periods):
+        raise NotImplementedError("'simple' folds, sorts and scans in one kernel (chi2_scan)")
+
+    def chi2_scan(self, state, folded, periods, lo, hi):
+        import pycuda.driver as cuda
+        import pycuda.gpuarray as ga
+
+        with self.context():
+            n2 = next_pow2(state.n)
+            need = simple_shared_bytes(state.n, state.plan.templates.maxwidth)
+            fn = self.module(state.block).get_function("simple_search")
+            fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, need)
+            args, outs = self._scan_args(state, periods, lo, hi)
+            fn(state.t, state.y, state.w, np.int32(state.n), np.int32(n2), np.int32(state.m),
+               ga.to_gpu(np.ascontiguousarray(periods, np.float64)), *args, *outs,
+               block=(state.block, 1, 1), grid=(len(lo), 1), shared=need)
+            return self._stats(state, outs)

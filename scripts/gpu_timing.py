@@ -1,0 +1,103 @@
+"""Timing table of the GPU backends on the device machine: per light curve,
+cold first search (compilation included) and warm median, plus CPU
+transitleastsquares 2.0.4 (default and ``fused``) on the same machine.
+
+    python scripts/gpu_timing.py [--backends basic,simple,thrust] [--tls k2] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+
+import backends
+from datasets import synthetic
+
+CASES = {"k2": dict(preset="k2", ndata=4320), "tess": dict(preset="tess", ndata=18000)}
+
+
+def light_curve(case):
+    lc = synthetic.simulate(seed=1, start=3000.0, **CASES[case])
+    return lc.t, lc.y, lc.dy
+
+
+def time_backend(name, plan, periods, repeats):
+    """(cold s, warm median s, warm min s) of backend.search over the whole grid."""
+    from backends.implementations import pycuda_backends as pb
+
+    pb.KERNELS.clear()
+    backend = backends.get_backend(name)
+    start = time.perf_counter()
+    backend.search(plan, periods)
+    cold = time.perf_counter() - start
+    warm = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        backend.search(plan, periods)
+        warm.append(time.perf_counter() - start)
+    return cold, float(np.median(warm)), float(np.min(warm))
+
+
+def time_tls(t, y, dy, method, threads):
+    """(cold, warm) seconds of transitleastsquares' own power() with ``method``."""
+    from transitleastsquares import transitleastsquares
+
+    out = []
+    for _ in range(2):
+        start = time.perf_counter()
+        transitleastsquares(t, y, dy, verbose=False).power(
+            backend=method, use_threads=threads, show_progress_bar=False, verbose=False)
+        out.append(time.perf_counter() - start)
+    return out[0], out[1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--backends", default="basic,simple,thrust")
+    ap.add_argument("--cases", default="k2,tess")
+    ap.add_argument("--tls", default="k2", help="cases to time CPU TLS on ('' for none)")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    rows = []
+    for case in args.cases.split(","):
+        t, y, dy = light_curve(case)
+        plan, periods = backends.make_plan(t, y, dy)
+        from backends.implementations.pycuda_backends import scan_macs
+        lo, hi = plan.width_windows(periods)
+        macs = sum(scan_macs(plan, a, b) for a, b in zip(lo, hi))
+        label = f"{case} n={t.size} periods={periods.size} GMAC={macs / 1e9:.1f}"
+        for name in args.backends.split(","):
+            if backends.available_backends()[name] is not None:
+                continue
+            if name == "simple" and t.size > 6000:
+                rows.append(dict(case=label, backend=name, note="too large for shared memory"))
+                continue
+            cold, warm, best = time_backend(name, plan, periods, args.repeats)
+            rows.append(dict(case=label, backend=name, cold_s=cold, warm_median_s=warm,
+                             warm_min_s=best))
+            print(rows[-1], flush=True)
+        if case in args.tls.split(","):
+            for method in ("default", "fused"):
+                cold, warm = time_tls(t, y, dy, method, os.cpu_count())
+                rows.append(dict(case=label, backend=f"TLS {method} ({os.cpu_count()} cores)",
+                                 cold_s=cold, warm_median_s=warm, warm_min_s=warm))
+                print(rows[-1], flush=True)
+    print(f"\n{'case':<44} {'backend':<26} {'cold s':>9} {'warm med s':>11} {'warm min s':>11}")
+    for r in rows:
+        if "note" in r:
+            print(f"{r['case']:<44} {r['backend']:<26} {r['note']}")
+        else:
+            print(f"{r['case']:<44} {r['backend']:<26} {r['cold_s']:9.3f} "
+                  f"{r['warm_median_s']:11.4f} {r['warm_min_s']:11.4f}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""The CUDA C sources compile with nvcc for sm_90 (no GPU needed), with every
+kernel the backends launch present, no register spills and no stack frame."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from backends.kernel_cache import nvcc_command
+
+pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+
+KERNELS = {
+    "basic.cu": ({}, {"basic_fold_sort", "scan_folded"}),
+    "simple.cu": ({}, {"simple_search"}),
+    "thrust.cu": ({"ITEMS": 8}, {"thrust_tile_sort", "thrust_merge_pass", "thrust_gather",
+                                 "scan_folded"}),
+}
+REGISTER_BUDGET = 128  # keeps 256-thread blocks at full residency
+
+
+def ptxas_report(source, block, extra, tmp_path):
+    cmd = nvcc_command(source, "sm_90", {"BLOCK": block, **extra}, ["-Xptxas", "-v"],
+                       tmp_path / "k.cubin")
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return parse_ptxas(done.stderr)
+
+
+def parse_ptxas(text):
+    """{kernel: (registers, spill stores, spill loads, stack bytes)} from -Xptxas -v."""
+    out, name = {}, None
+    for line in text.splitlines():
+        m = re.search(r"Function properties for (\w+)", line)
+        if m:
+            name = m.group(1)
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m and name:
+            stack, st, ld = map(int, m.groups())
+            out[name] = [None, st, ld, stack]
+            continue
+        m = re.search(r"Used (\d+) registers", line)
+        if m and name in out:
+            out[name][0] = int(m.group(1))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def test_parse_ptxas_reads_registers_and_spills():
+    text = ("ptxas info    : Function properties for k1\n"
+            "    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+            "ptxas info    : Used 40 registers, used 1 barriers\n")
+    assert parse_ptxas(text) == {"k1": (40, 4, 4, 8)}
+
+
+@pytest.mark.parametrize("block", [32, 256])
+@pytest.mark.parametrize("source", sorted(KERNELS))
+def test_source_compiles_without_spills(source, block, tmp_path):
+    extra, expected = KERNELS[source]
+    report = ptxas_report(source, block, extra, tmp_path)
+    assert set(report) == expected
+    for kernel, (registers, spill_st, spill_ld, stack) in report.items():
+        assert (spill_st, spill_ld, stack) == (0, 0, 0), kernel
+        assert registers <= REGISTER_BUDGET, kernel
+
+
+def test_compile_error_is_reported(tmp_path):
+    cmd = nvcc_command("basic.cu", "sm_90", {"BLOCK": "not_a_number"}, (), tmp_path / "k.cubin")
+    assert subprocess.run(cmd, capture_output=True).returncode != 0

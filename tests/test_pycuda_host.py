@@ -1,0 +1,121 @@
+"""Host-side logic of the PyCUDA backends and the kernel cache (no GPU needed)."""
+
+import shutil
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import backends
+from backends import kernel_cache
+from backends.implementations import pycuda_backends as pb
+from backends.kernel_cache import KernelCache
+
+
+def test_block_size_rule():
+    assert [pb.block_size_for(n) for n in (100, 499, 500, 4320, 19000, 100000)] == [
+        32, 32, 64, 128, 256, 256]
+    assert all(pb.block_size_for(n) in pb.BLOCK_SIZES for n in range(1, 50000, 997))
+
+
+def test_next_pow2():
+    assert [pb.next_pow2(n) for n in (1, 2, 3, 4320, 8192, 8193)] == [1, 2, 4, 8192, 8192, 16384]
+
+
+def test_simple_shared_bytes_counts_sort_and_scan_arrays():
+    # 4320 points: keys region is 3m+1 doubles, order is 8192 ints
+    assert pb.simple_shared_bytes(4320, 518) == 8 * (3 * 4838 + 1) + 4 * 8192
+    assert pb.simple_shared_bytes(1000, 2) == 8 * 3007 + 4 * 1024
+
+
+def test_invalid_block_size_is_refused():
+    with pytest.raises(ValueError, match="block_size"):
+        pb.BasicBackend(block_size=96)
+
+
+@pytest.mark.parametrize("cls", [pb.BasicBackend, pb.ThrustBackend, pb.SimpleBackend])
+def test_batches_bound_memory_and_launch_length(cls, small_plan):
+    plan, periods = small_plan
+    backend = cls()
+    batch = backend.max_batch_periods(plan)
+    assert batch >= 1
+    assert batch * backend.scratch_bytes(plan) <= pb.MEMORY_BUDGET
+    assert batch == 1 or batch * pb.scan_macs(plan) <= pb.LAUNCH_MACS
+
+
+def test_scan_macs_counts_shifts_times_lengths(small_plan):
+    plan, _ = small_plan
+    tp = plan.templates
+    m = plan.lc.size + tp.maxwidth
+    wi = len(tp.widths) - 1
+    expect = ((m - tp.widths[wi]) // tp.strides[wi] + 1) * tp.lengths[wi]
+    assert pb.scan_macs(plan, wi, wi + 1) == expect
+    assert pb.scan_macs(plan) > pb.scan_macs(plan, 0, 1)
+
+
+def test_missing_names_a_reason_without_a_context():
+    why = pb.BasicBackend.missing()
+    assert why is None or isinstance(why, str) and why
+    if why is not None:
+        with pytest.raises(backends.BackendUnavailable, match="basic"):
+            backends.get_backend("basic")
+
+
+def test_cache_builds_once_and_evicts_least_recent():
+    cache = KernelCache(maxsize=2)
+    assert cache.get("a", lambda: 1) == 1
+    assert cache.get("a", lambda: 99) == 1
+    cache.get("b", lambda: 2)
+    cache.get("a", lambda: 99)  # a is now the most recent
+    cache.get("c", lambda: 3)  # evicts b
+    assert "b" not in cache and "a" in cache and "c" in cache
+    assert cache.builds == 3 and len(cache) == 2
+    cache.clear()
+    assert len(cache) == 0
+
+
+def test_cache_rejects_zero_size():
+    with pytest.raises(ValueError):
+        KernelCache(maxsize=0)
+
+
+def test_cache_failed_build_is_not_cached():
+    cache = KernelCache()
+
+    def fail():
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        cache.get("k", fail)
+    assert "k" not in cache and cache.builds == 0
+
+
+def test_cache_50_threads_build_each_key_once():
+    cache = KernelCache(maxsize=8)
+    results, barrier = [], threading.Barrier(50)
+
+    def build(key):
+        time.sleep(0.01)  # widen the race window
+        return object()
+
+    def worker(i):
+        barrier.wait()
+        key = i % 4
+        results.append((key, cache.get(key, lambda: build(key))))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(50)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert cache.builds == 4
+    for key in range(4):
+        assert len({id(v) for k, v in results if k == key}) == 1
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_nvcc_cubin_reports_compile_errors():
+    with pytest.raises(RuntimeError, match="nvcc failed"):
+        kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": "x"})
+    assert kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": 32})[:4] == b"\x7fELF"
