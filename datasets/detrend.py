@@ -4,7 +4,8 @@ TLS's model is a flat, normalised light curve; raw (systematics-corrected but
 not flattened) K2/TESS fluxes still carry stellar variability, so they are
 divided by a running median whose window is a few times the longest transit
 (as TLS's own tutorials do). The median runs over cadences within each
-contiguous segment (split at gaps), so it never bridges a data gap.
+contiguous segment (split at gaps), so it never bridges a data gap; near a
+segment's edge the window is cut short rather than padded with a constant.
 """
 
 from __future__ import annotations
@@ -34,7 +35,13 @@ def trend(t, y, window):
         kernel = min(int(round(window / cadence)), n)
         kernel -= 1 - kernel % 2  # odd, so the median is one of the samples
         kernel = max(kernel, 1)
-        out[start:stop] = running_median(np.ascontiguousarray(y[start:stop]), kernel)
+        seg = np.ascontiguousarray(y[start:stop])
+        med = running_median(seg, kernel)
+        half = kernel // 2
+        for i in range(min(half, n)):  # near an edge: the median of the samples there are
+            med[i] = np.median(seg[: i + half + 1])
+            med[n - 1 - i] = np.median(seg[n - 1 - i - half:])
+        out[start:stop] = med
     return out
 
 

@@ -148,7 +148,8 @@ def simulate(seed=0, preset="k2", *, baseline=None, cadence_min=None, gaps=None,
     """A seeded light curve with white noise and (unless depth/SNR is 0) one transit.
 
     Give at most one of ``depth_ppm``, ``rp_rs`` or ``snr`` (default: snr=15).
-    ``period`` defaults to a log-uniform draw in [0.5, baseline / 3] d and
+    ``period`` defaults to a log-uniform draw in [0.8, baseline / 3] d (TLS's
+    default grid starts at 0.6 d) and
     ``t0`` to a uniform phase. ``truth`` records the injected signal; its
     period is NaN for a noise-only curve.
     """
@@ -166,7 +167,7 @@ def simulate(seed=0, preset="k2", *, baseline=None, cadence_min=None, gaps=None,
     y = 1.0 + rng.normal(0.0, sigma, t.size)
     dy = np.full(t.size, sigma)
     if period is None:
-        period = float(np.exp(rng.uniform(math.log(0.5), math.log(baseline / 3))))
+        period = float(np.exp(rng.uniform(math.log(0.8), math.log(baseline / 3))))
     if t0 is None:
         t0 = start + float(rng.uniform(0, period))
     truth = dict(preset=preset, seed=seed, baseline=baseline, cadence_min=cadence_min,
@@ -179,6 +180,19 @@ def simulate(seed=0, preset="k2", *, baseline=None, cadence_min=None, gaps=None,
         return SyntheticLightCurve(t, y, dy, truth)
 
     exp_time = cadence_min / 1440 if cadence_min > LONG_CADENCE_MIN else 0.0
+    inj = injection_for(t, sigma, period, t0, b=b, u=u, snr=snr, depth_ppm=depth_ppm,
+                        rp_rs=rp_rs, exp_time=exp_time)
+    model = transit_model(t, inj, exp_time)
+    truth.update(truth_of(t, model, inj, sigma))
+    return SyntheticLightCurve(t, y * model, dy, truth)
+
+
+def injection_for(t, sigma, period, t0, *, b=0.0, u=DEFAULT_U, snr=None, depth_ppm=None,
+                  rp_rs=None, exp_time=0.0):
+    """The ``Injection`` with the given Rp/R*, mid-transit depth, or expected SNR
+    on times ``t`` with white noise ``sigma`` (exactly one of the three)."""
+    if sum(x is not None for x in (depth_ppm, rp_rs, snr)) != 1:
+        raise ValueError("give exactly one of depth_ppm, rp_rs, snr")
 
     def injection(k):
         return Injection(period=period, t0=t0, rp_rs=k, b=b, u=u)
@@ -191,12 +205,16 @@ def simulate(seed=0, preset="k2", *, baseline=None, cadence_min=None, gaps=None,
         depth_ppm = mid_depth(trial) * snr / trial_snr * 1e6
     if rp_rs is None:
         rp_rs = rp_for_depth(depth_ppm * 1e-6, b=b, period=period, u=u)
-    inj = injection(rp_rs)
-    model = transit_model(t, inj, exp_time)
-    first = t0 + period * math.ceil((t.min() - t0) / period)
-    transit_index = np.round((t[model < 1] - first) / period)
-    truth.update(asdict(inj), t0=first, duration=inj.duration, depth_ppm=mid_depth(inj) * 1e6,
-                 snr=expected_snr(t, model, sigma), n_transits=int(np.unique(transit_index).size))
-    truth["u"] = list(u)
+    return injection(rp_rs)
+
+
+def truth_of(t, model, injection, sigma):
+    """What a search should find: period, first T0 in the data, T14, depth, SNR."""
+    first = injection.t0 + injection.period * math.ceil((t.min() - injection.t0) / injection.period)
+    transit_index = np.round((t[model < 1] - first) / injection.period)
+    truth = asdict(injection)
     truth.pop("a_rs")
-    return SyntheticLightCurve(t, y * model, dy, truth)
+    truth.update(t0=first, duration=injection.duration, depth_ppm=mid_depth(injection) * 1e6,
+                 snr=expected_snr(t, model, sigma), n_transits=int(np.unique(transit_index).size),
+                 u=list(injection.u))
+    return truth
