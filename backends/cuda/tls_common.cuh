@@ -80,10 +80,29 @@ struct TemplateSet {
     double signal_depth;
 };
 
-// This thread's share of one period's scan over widths [lo, hi): shifts are
-// dealt round-robin, so each thread meets its shifts in TLS's order.
+#ifndef TILE_SHIFTS
+#define TILE_SHIFTS 4
+#endif
+
+// Box depth filter and gain of shift i of width index wi, given its dot products.
+__device__ __forceinline__ void offer(Best &best, double box, double ar, double a2, double ov,
+                                      const TemplateSet &tp, int wi, int i)
+{
+    const double depth = box * ov;
+    const double k = depth / tp.signal_depth;
+    const double gain = 2.0 * k * ar - k * k * a2;
+    if (gain > best.gain) {
+        best.gain = gain; best.depth = 1.0 - depth; best.wi = wi; best.shift = i;
+    }
+}
+
+// This thread's share of one period's scan over widths [lo, hi).
 // rw = (1 - flux) * w and w are the folded, patched arrays (length m);
 // csum[k] = sum of the first k folded fluxes (length m + 1).
+// Stride-1 widths: each thread takes TILE_SHIFTS consecutive shifts and slides
+// a register window along the template (one load per array per template
+// sample instead of one per shift). Other widths: one shift per thread.
+// Either way a thread meets its shifts in TLS's order.
 __device__ Best scan_thread(const double *rw, const double *w, const double *csum, int m,
                             int lo, int hi, const TemplateSet &tp)
 {
@@ -95,21 +114,54 @@ __device__ Best scan_thread(const double *rw, const double *w, const double *csu
         const double *aa = tp.a + tp.offsets[wi];
         const int length = (int)(tp.offsets[wi + 1] - tp.offsets[wi]);
         const double ov = tp.overshoot[wi];
-        for (int s = threadIdx.x; s < n_shifts; s += BLOCK) {
-            const int i = s * stride;
-            const double box = 1.0 - (csum[i + d] - csum[i]) / d;
-            if (box > tp.depth_min) {
-                const double depth = box * ov;
-                const double k = depth / tp.signal_depth;
-                double ar = 0.0, a2 = 0.0;
+        if (stride == 1) {
+            for (int i0 = threadIdx.x * TILE_SHIFTS; i0 < n_shifts; i0 += BLOCK * TILE_SHIFTS) {
+                double box[TILE_SHIFTS];
+                bool any = false;
+#pragma unroll
+                for (int r = 0; r < TILE_SHIFTS; ++r) {
+                    const int i = min(i0 + r, n_shifts - 1);
+                    box[r] = 1.0 - (csum[i + d] - csum[i]) / d;
+                    any |= i0 + r < n_shifts && box[r] > tp.depth_min;
+                }
+                if (!any) continue;
+                double ar[TILE_SHIFTS], a2[TILE_SHIFTS], xr[TILE_SHIFTS], xw[TILE_SHIFTS];
+#pragma unroll
+                for (int r = 0; r < TILE_SHIFTS; ++r) {
+                    const int k = min(i0 + r, m - 1);
+                    ar[r] = 0.0; a2[r] = 0.0; xr[r] = rw[k]; xw[r] = w[k];
+                }
                 for (int j = 0; j < length; ++j) {
                     const double aj = __ldg(aa + j);
-                    ar = fma(aj, rw[i + j], ar);
-                    a2 = fma(aj * aj, w[i + j], a2);
+                    const double aj2 = aj * aj;
+#pragma unroll
+                    for (int r = 0; r < TILE_SHIFTS; ++r) {
+                        ar[r] = fma(aj, xr[r], ar[r]);
+                        a2[r] = fma(aj2, xw[r], a2[r]);
+                    }
+#pragma unroll
+                    for (int r = 0; r < TILE_SHIFTS - 1; ++r) { xr[r] = xr[r + 1]; xw[r] = xw[r + 1]; }
+                    const int next = min(i0 + TILE_SHIFTS + j, m - 1);
+                    xr[TILE_SHIFTS - 1] = rw[next];
+                    xw[TILE_SHIFTS - 1] = w[next];
                 }
-                const double gain = 2.0 * k * ar - k * k * a2;
-                if (gain > best.gain) {
-                    best.gain = gain; best.depth = 1.0 - depth; best.wi = wi; best.shift = i;
+#pragma unroll
+                for (int r = 0; r < TILE_SHIFTS; ++r)
+                    if (i0 + r < n_shifts && box[r] > tp.depth_min)
+                        offer(best, box[r], ar[r], a2[r], ov, tp, wi, i0 + r);
+            }
+        } else {
+            for (int s = threadIdx.x; s < n_shifts; s += BLOCK) {
+                const int i = s * stride;
+                const double box = 1.0 - (csum[i + d] - csum[i]) / d;
+                if (box > tp.depth_min) {
+                    double ar = 0.0, a2 = 0.0;
+                    for (int j = 0; j < length; ++j) {
+                        const double aj = __ldg(aa + j);
+                        ar = fma(aj, rw[i + j], ar);
+                        a2 = fma(aj * aj, w[i + j], a2);
+                    }
+                    offer(best, box, ar, a2, ov, tp, wi, i);
                 }
             }
         }
