@@ -1,0 +1,7 @@
+"""Injection-recovery validation of a backend against CPU transitleastsquares.
+
+``python -m validation.recover --backend <name> --suite <quick|synthetic|k2|tess|all>``:
+suites of cases (``cases``), the searches and their on-disk cache (``runs``,
+``store``), per-case metrics and the summary (``metrics``), and the tables,
+figures and markdown report under ``reports/`` (``report``).
+"""

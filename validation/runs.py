@@ -1,0 +1,134 @@
+"""The two searches of a case: the backend under test (``backends.search``) and
+CPU transitleastsquares (``power(backend="fused")``, TLS's exact statistic),
+on the same cleaned arrays with the same options, so the grids match.
+
+A search's outcome is a flat dict of what the metrics compare (period, T0,
+duration, depth, SDE, SNR, FAP, runtime, error) plus small arrays for the
+report (periodogram, binned folded light curve). CPU TLS outcomes are cached
+on disk, keyed by the input's hash, the options and the TLS version, so a
+re-run of another backend never recomputes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from validation import store
+
+TLS_RUNNER = "fused"  # TLS 2.0.4's exact statistic, the contract every backend reproduces
+FOLD_BINS = 800
+FIELDS = ("period", "t0", "duration", "depth_ppm", "sde", "snr", "fap", "runtime_s", "error")
+
+
+def failed(error, runtime=math.nan):
+    out = dict.fromkeys(FIELDS, math.nan)
+    out.update(error=error, runtime_s=runtime)
+    return out, {}
+
+
+def outcome(results, runtime):
+    """(scalars, arrays) of a TLS results object."""
+    def num(key):
+        value = results.get(key)
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return math.nan
+
+    scalars = dict(period=num("period"), t0=num("T0"), duration=num("duration"),
+                   depth_ppm=(1.0 - num("depth")) * 1e6, sde=num("SDE"), snr=num("snr"),
+                   fap=num("FAP"), runtime_s=runtime, error=None)
+    arrays = dict(periods=np.asarray(results["periods"], np.float32),
+                  power=np.asarray(results["power"], np.float32))
+    phase = np.asarray(results.get("folded_phase", []), np.float64)
+    if phase.size:
+        edges = np.linspace(phase.min(), phase.max(), FOLD_BINS + 1)
+        idx = np.clip(np.searchsorted(edges, phase, side="right") - 1, 0, FOLD_BINS - 1)
+        counts = np.bincount(idx, minlength=FOLD_BINS)
+        ok = counts > 0
+        y = np.bincount(idx, weights=np.asarray(results["folded_y"]), minlength=FOLD_BINS)
+        arrays["fold_phase"] = (0.5 * (edges[1:] + edges[:-1]))[ok].astype(np.float32)
+        arrays["fold_y"] = (y[ok] / counts[ok]).astype(np.float32)
+        model_phase = np.asarray(results["model_folded_phase"])
+        step = max(1, model_phase.size // FOLD_BINS)
+        arrays["model_phase"] = model_phase[::step].astype(np.float32)
+        arrays["model_y"] = np.asarray(results["model_folded_model"])[::step].astype(np.float32)
+    return scalars, arrays
+
+
+def guarded(search):
+    """``search`` that returns a failed outcome (with the traceback's last line) instead of raising."""
+    def run(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return search(*args, **kwargs)
+        except Exception as exc:  # a backend failing on one case must not end the suite
+            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            return failed(last, time.perf_counter() - start)
+    return run
+
+
+def backend_search(backend, t, y, dy, options):
+    from backends import search
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = search(t, y, dy, backend=backend, **options)
+    scalars, arrays = outcome(results, results["meta"]["timings"]["total"])
+    scalars.update(name=results["meta"]["backend"], device=results["meta"]["device"])
+    return scalars, arrays
+
+
+def tls_search(t, y, dy, options, use_threads=1, runner=TLS_RUNNER):
+    from transitleastsquares import transitleastsquares
+
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = transitleastsquares(t, y, dy, verbose=False).power(
+            backend=runner, use_threads=use_threads, show_progress_bar=False, verbose=False,
+            **options)
+    scalars, arrays = outcome(results, time.perf_counter() - start)
+    scalars.update(name=f"tls-{runner}")
+    return scalars, arrays
+
+
+def cache_key(t, y, dy, options, runner=TLS_RUNNER):
+    from importlib.metadata import version
+
+    h = hashlib.sha256()
+    for arr in (t, y, dy):
+        h.update(b"none" if arr is None else np.ascontiguousarray(arr, np.float64).tobytes())
+    h.update(json.dumps([options, runner, version("transitleastsquares")], sort_keys=True).encode())
+    return h.hexdigest()[:32]
+
+
+class TLSCache:
+    """CPU transitleastsquares outcomes on disk, one record per (input, options, TLS version)."""
+
+    def __init__(self, directory, use_threads=1, search=tls_search):
+        self.directory = Path(directory)
+        self.use_threads = use_threads
+        self.search = search
+        self.hits = 0
+
+    def __call__(self, t, y, dy, options):
+        path = self.directory / f"{cache_key(t, y, dy, options)}.npz"
+        record = store.load(path)
+        if record is not None:
+            self.hits += 1
+            record[0]["cached"] = True
+            return record
+        scalars, arrays = guarded(self.search)(t, y, dy, options, use_threads=self.use_threads)
+        if scalars["error"] is None:  # failures are not cached: they may be transient
+            store.save(path, scalars, arrays)
+        scalars["cached"] = False
+        return scalars, arrays
