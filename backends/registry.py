@@ -104,7 +104,9 @@ def resolve(name: str = "auto") -> str:
     if name != "auto":
         _check_known(name)
         return name
-    for candidate in AUTO_ORDER:
+    from backends.variants import auto_order  # measured order for this GPU model, if any
+
+    for candidate in auto_order(AUTO_ORDER):
         if candidate in _REGISTRY and _why_not(candidate) is None:
             log.info("backend 'auto' chose %r", candidate)
             return candidate

@@ -9,6 +9,7 @@ waited for the device by the time it returns.
 from __future__ import annotations
 
 import backends
+from benchmarks import REPO
 from benchmarks.bench_stages import BACKENDS, Timing
 from benchmarks.cases import NDATA, NPERIODS, case, require_budget, runnable_backend
 
@@ -40,7 +41,8 @@ class ColdStart(Timing):
     def timeraw_search_cold(self, name, ndata, nperiods):
         """First search in a fresh interpreter: GPU context, kernel compilation
         or loading, JIT (imports and the light curve are set up untimed)."""
-        setup = f"from benchmarks.bench_search import search, case; case({ndata}, {nperiods})"
+        setup = (f"import sys; sys.path.insert(0, {REPO!r}); "
+                 f"from benchmarks.bench_search import search, case; case({ndata}, {nperiods})")
         return f"search({name!r}, {ndata}, {nperiods})", setup
 
 

@@ -28,7 +28,6 @@ NDATA, NPERIODS = SWEEPS[os.environ.get("TLS_BENCH_SIZES", "full")]
 
 BASELINE = 27.0  # days
 INJECTED = dict(period=3.7, t0=1.3, snr=20.0)
-FOUND_TOLERANCE = 0.01  # relative period error that counts as "found"
 
 # ndata x nperiods a device may be given per timed call: the cpu backend and
 # the CPU peers skip what would take minutes (the GPU machine has 16 cores).

@@ -1,0 +1,74 @@
+"""The per-GPU variant table: which exact backend was fastest on this GPU model.
+
+``python -m benchmarks.select`` measures it and writes
+``reports/variants/<gpu>.json``; ``backend="auto"`` tries the backends in the
+table's order when the table was measured on the GPU model found here, and
+in ``registry.AUTO_ORDER`` otherwise. The GPU's name comes from the CUDA
+driver API (``cuDeviceGetName``), which creates no context.
+``TLS_VARIANTS_DIR`` points elsewhere than ``reports/variants`` of the checkout.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import json
+import logging
+import os
+import re
+from typing import Optional
+
+log = logging.getLogger("backends")
+
+DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "reports", "variants")
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_name(index: int = 0) -> Optional[str]:
+    """Name of CUDA device ``index`` (e.g. "NVIDIA H100 80GB HBM3"), None without one."""
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("cuda") or "libcuda.so.1")
+    except OSError:
+        return None
+    device = ctypes.c_int(0)
+    name = ctypes.create_string_buffer(256)
+    if (lib.cuInit(0) != 0 or lib.cuDeviceGet(ctypes.byref(device), index) != 0
+            or lib.cuDeviceGetName(name, len(name), device) != 0):
+        return None
+    return name.value.decode()
+
+
+def slug(name: str) -> str:
+    """File-name form of a GPU name: "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3"."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def table_path(name: str, directory: Optional[str] = None) -> str:
+    directory = directory or os.environ.get("TLS_VARIANTS_DIR", DEFAULT_DIR)
+    return os.path.join(directory, slug(name) + ".json")
+
+
+def load_table(name: str, directory: Optional[str] = None) -> Optional[dict]:
+    """The variant table measured on GPU model ``name``, or None if there is none."""
+    path = table_path(name, directory)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        table = json.load(f)
+    if table.get("gpu") != name:
+        raise ValueError(f"{path} was measured on {table.get('gpu')!r}, not on {name!r}")
+    return table
+
+
+def auto_order(default, gpu: Optional[str] = None, directory: Optional[str] = None):
+    """``default`` reordered by the variant table of this GPU (the table's
+    ranking first, the remaining backends after, in their default order)."""
+    gpu = gpu_name() if gpu is None else gpu
+    table = load_table(gpu, directory) if gpu else None
+    if table is None:
+        return list(default)
+    ranked = list(table["ranking"])
+    log.debug("backend 'auto' order from the variant table of %s: %s", gpu, ranked)
+    return ranked + [name for name in default if name not in ranked]

@@ -1,0 +1,90 @@
+"""CI regression check of the committed asv results.
+
+For every machine under ``reports/asv/results`` (GPU machines carry the GPU
+model in their name), compare its two newest result sets (by the date asv
+recorded) with asv's own comparison: ``asv compare --factor F --split``,
+which calls a change a regression only when it exceeds the factor and the
+confidence intervals of the two measurements do not overlap. Exits 1 naming
+each benchmark that got slower (or started failing); a machine with fewer
+than two result sets has nothing to compare and passes.
+
+    python scripts/bench_regress.py [--factor 1.10] [--results DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def result_sets(machine_dir):
+    """(date, commit hash) of each result set of a machine, newest first."""
+    sets = set()
+    for name in os.listdir(machine_dir):
+        if name.endswith(".json") and name != "machine.json":
+            with open(os.path.join(machine_dir, name)) as f:
+                data = json.load(f)
+            sets.add((data["date"], data["commit_hash"]))
+    return sorted(sets, reverse=True)
+
+
+def regressions(conf, machine, old, new, factor):
+    """Benchmarks asv marks worse ('+' slower, '!' newly failing) from old to new."""
+    from asv.commands.compare import Compare
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        Compare.print_table(conf, old, new, factor=factor, split=True, machine=machine,
+                            only_changed=True, commit_names={})
+    worse = []
+    for line in out.getvalue().splitlines():
+        fields = line.split()
+        if fields and fields[0] in ("+", "!"):
+            worse.append(f"{fields[-1]}  ({' '.join(fields[1:-1])})")
+    return worse
+
+
+def check(results_dir, factor):
+    """Messages naming each regression, over every machine in ``results_dir``."""
+    from asv.config import Config
+
+    conf = Config.load(os.path.join(REPO, "asv.conf.json"))
+    conf.results_dir = os.path.abspath(results_dir)
+    messages = []
+    for machine in sorted(os.listdir(results_dir)):
+        path = os.path.join(results_dir, machine)
+        if not os.path.isdir(path):
+            continue
+        sets = result_sets(path)
+        if len(sets) < 2:
+            print(f"{machine}: {len(sets)} result set(s), nothing to compare")
+            continue
+        (_, new), (_, old) = sets[:2]
+        worse = regressions(conf, machine, old, new, factor)
+        print(f"{machine}: {old[:8]} -> {new[:8]}: {len(worse)} regression(s)")
+        messages += [f"{machine}: {line}" for line in worse]
+    return messages
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--factor", type=float, default=1.10)
+    parser.add_argument("--results", default=os.path.join(REPO, "reports", "asv", "results"))
+    args = parser.parse_args(argv)
+    if not os.path.isdir(args.results):
+        print(f"no committed asv results under {args.results}")
+        return 0
+    messages = check(args.results, args.factor)
+    for message in messages:
+        print(f"REGRESSION {message}", file=sys.stderr)
+    return 1 if messages else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
