@@ -2,7 +2,8 @@
 cold first search (compilation included) and warm median, plus CPU
 transitleastsquares 2.0.4 (default and ``fused``) on the same machine.
 
-    python scripts/gpu_timing.py [--backends basic,simple,thrust] [--tls k2] [--out FILE]
+    python scripts/gpu_timing.py [--backends basic,simple,thrust] [--tls k2] [--block-sweep]
+                                 [--out FILE]
 """
 
 from __future__ import annotations
@@ -25,21 +26,24 @@ def light_curve(case):
     return lc.t, lc.y, lc.dy
 
 
-def time_backend(name, plan, periods, repeats):
-    """(cold s, warm median s, warm min s) of backend.search over the whole grid."""
+def time_backend(name, plan, periods, repeats, block_size=None, clear=True):
+    """(cold s, warm median s, warm min s, stage seconds of one warm search)."""
     from backends.implementations import pycuda_backends as pb
 
-    pb.KERNELS.clear()
-    backend = backends.get_backend(name)
+    if clear:
+        pb.KERNELS.clear()
+    backend = backends.registry.backend_class(name)(block_size=block_size)
     start = time.perf_counter()
     backend.search(plan, periods)
     cold = time.perf_counter() - start
     warm = []
     for _ in range(repeats):
+        backend.timings.clear()
         start = time.perf_counter()
         backend.search(plan, periods)
         warm.append(time.perf_counter() - start)
-    return cold, float(np.median(warm)), float(np.min(warm))
+    stages = {k: round(v, 5) for k, v in backend.timings.items()}
+    return cold, float(np.median(warm)), float(np.min(warm)), stages
 
 
 def time_tls(t, y, dy, method, threads):
@@ -63,6 +67,7 @@ def main():
     ap.add_argument("--tls", default="k2", help="cases to time CPU TLS on ('' for none)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--block-sweep", action="store_true", help="also time every block size")
     args = ap.parse_args()
     rows = []
     for case in args.cases.split(","):
@@ -78,10 +83,17 @@ def main():
             if name == "simple" and t.size > 6000:
                 rows.append(dict(case=label, backend=name, note="too large for shared memory"))
                 continue
-            cold, warm, best = time_backend(name, plan, periods, args.repeats)
+            cold, warm, best, stages = time_backend(name, plan, periods, args.repeats)
             rows.append(dict(case=label, backend=name, cold_s=cold, warm_median_s=warm,
-                             warm_min_s=best))
+                             warm_min_s=best, stages=stages))
             print(rows[-1], flush=True)
+            if args.block_sweep:
+                from backends.implementations.pycuda_backends import BLOCK_SIZES
+                for bs in BLOCK_SIZES:
+                    cold, warm, best, stages = time_backend(name, plan, periods, 3, bs, False)
+                    rows.append(dict(case=label, backend=f"{name} block={bs}", cold_s=cold,
+                                     warm_median_s=warm, warm_min_s=best, stages=stages))
+                    print(rows[-1], flush=True)
         if case in args.tls.split(","):
             for method in ("default", "fused"):
                 cold, warm = time_tls(t, y, dy, method, os.cpu_count())
