@@ -15,7 +15,7 @@ from backends.kernel_cache import KernelCache
 
 def test_block_size_rule():
     assert [pb.block_size_for(n) for n in (100, 499, 500, 4320, 19000, 100000)] == [
-        32, 32, 64, 128, 256, 256]
+        32, 32, 128, 256, 256, 256]
     assert all(pb.block_size_for(n) in pb.BLOCK_SIZES for n in range(1, 50000, 997))
 
 
