@@ -121,6 +121,7 @@ def test_tls_cache_hits_and_misses(tmp_path):
     t, y, dy = np.arange(5.0), np.ones(5), np.ones(5)
     stub = StubTLS()
     cache = runs.TLSCache(tmp_path, search=stub)
+    assert runs.TLSCache(tmp_path).runner == "fused"
     first, _ = cache(t, y, dy, {})
     again, arrays = cache(t, y, dy, {})
     assert stub.calls == 1 and cache.hits == 1 and again["cached"] and not first["cached"]
@@ -201,7 +202,7 @@ def test_run_case_masks_each_detection(monkeypatch):
     monkeypatch.setattr(cases, "materialize", fake_input)
     case = cases.Case("two", "synthetic", {"planets": 2}, {"case": "two"})
     cpu, backend = StubSearch(), StubSearch()
-    rows, arrays = recover.run_case(case, backend, cpu)
+    rows, arrays = recover.run_case(case, {"backend": backend, "cpu": cpu})
     assert [r["planet"] for r in rows] == ["b", "c"]
     assert all(r["backend_recovered"] and r["cpu_recovered"] for r in rows)
     assert cpu.sizes[1] < cpu.sizes[0]  # planet b's transits were masked before step 1
@@ -219,8 +220,11 @@ def fake_suite(monkeypatch, tmp_path):
 
     def use(backend=None, cpu=None):
         stubs["backend"], stubs["cpu"] = backend or StubSearch(), cpu or StubSearch()
-        monkeypatch.setattr(recover, "searches",
-                            lambda name, cache_dir, threads: (stubs["backend"], stubs["cpu"]))
+        def sides(name, cache_dir, threads, tls_default):
+            extra = {"tlsdefault": StubSearch()} if tls_default else {}
+            return {"backend": stubs["backend"], "cpu": stubs["cpu"], **extra}
+
+        monkeypatch.setattr(recover, "searches", sides)
         return stubs
 
     return tmp_path, use
@@ -278,3 +282,12 @@ def test_bad_arguments(fake_suite, capsys):
         recover.main(["--jobs", "0"])
     with pytest.raises(SystemExit):
         recover.main(["--suite", "kepler"])
+
+
+def test_tls_default_side(fake_suite):
+    out, use = fake_suite
+    use()
+    assert run_main(out, "--tls-default") == 0
+    table = pd.read_csv(out / "recover_quick_cpu.csv")
+    assert table["tlsdefault_recovered"].sum() == 3
+    assert (out / "cache" / "runs" / "quick-cpu-seed0-tlsdefault").is_dir()

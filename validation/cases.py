@@ -5,8 +5,9 @@ listing a 600-case suite is instant and ``--limit`` / resume are cheap. Every
 random draw is seeded from ``--seed`` and the case's index.
 
 quick      4 small synthetic curves (30-min cadence, 30-40 d) and the 7 shipped
-           real ones: K2 at full resolution, TESS binned to 10 min (TOI-540 also
-           restricted to periods of 1.0-1.5 d), so it runs in minutes on 2 cores.
+           real ones, K2 at full resolution and TESS binned to 10 min, each searched
+           over periods from half the shortest to twice the longest known planet's
+           (TLS caps them at half the baseline), so it runs in minutes on 2 cores.
 synthetic  a grid of 648 injections: 9 survey layouts (ndata 500 to 100,000,
            2 and 30 min cadence, 27-140 d with gaps) x noise 200/1000/4000 ppm x
            impact parameter 0/0.5/0.85/1.0 (grazing) x SNR 0 (noise only)/4/7/10/15/30.
@@ -92,8 +93,9 @@ def real_cases(names, bin_minutes=None, restrict=False):
     cases = []
     for name in names:
         options = {}
-        if restrict and name.startswith("TOI-540"):
-            options = dict(period_min=1.0, period_max=1.5)
+        if restrict:  # periods from half the shortest to twice the longest known one
+            periods = [p.period for p in real.planets(name)]
+            options = dict(period_min=0.5 * min(periods), period_max=2.0 * max(periods))
         mission = "k2" if "_K2_" in name else "tess"
         binning = bin_minutes if mission == "tess" else None
         cases.append(Case(f"{name}", "real", dict(name=name, bin_minutes=binning), options))

@@ -43,7 +43,7 @@ def pick_truth(remaining, *found):
     return max(remaining, key=lambda p: p["snr"]) if remaining else None
 
 
-def make_row(case, info, step, n_points, truth, got, cpu):
+def make_row(case, info, step, n_points, truth, outcomes):
     row = dict(case_id=case.id, kind=case.kind, target=info["target"], step=step,
                planet=None if truth is None else truth["name"], n_points=n_points,
                options=str(case.options or ""), preprocessing=info.get("steps", ""))
@@ -51,18 +51,23 @@ def make_row(case, info, step, n_points, truth, got, cpu):
         row[f"truth_{key}"] = math.nan if truth is None else truth.get(key, math.nan)
     if truth is None:
         row["truth_snr"] = 0.0
-    for side, outcome in (("backend", got), ("cpu", cpu)):
+    for side, outcome in outcomes.items():
         for key in runs.FIELDS:
             row[f"{side}_{key}"] = outcome[key]
         row.update({f"{side}_{k}": v for k, v in metrics.compare(outcome, truth).items()})
+    got, cpu = outcomes["backend"], outcomes["cpu"]
     row.update(metrics.agreement(got, cpu))
     row.update(backend_name=got.get("name"), device=got.get("device"),
                cpu_cached=cpu.get("cached", False))
     return row
 
 
-def run_case(case, backend_search, cpu_search):
-    """(rows, arrays): one row per search of the case, arrays of its first search."""
+def run_case(case, sides):
+    """(rows, arrays): one row per search of the case, arrays of its first search.
+
+    ``sides``: name -> search(t, y, dy, options) -> (scalars, arrays), with at
+    least "backend" and "cpu" (CPU TLS, whose detections are masked between
+    the searches of a multi-planet curve)."""
     from backends.inputs import clean
     from transitleastsquares import transit_mask
 
@@ -74,13 +79,13 @@ def run_case(case, backend_search, cpu_search):
     remaining = list(data.truths)
     rows, arrays = [], {}
     for step in range(max(1, len(data.truths))):
-        cpu, cpu_arrays = cpu_search(t, y, dy, case.options)
-        got, got_arrays = backend_search(t, y, dy, case.options)
-        truth = pick_truth(remaining, cpu, got)
-        rows.append(make_row(case, data.info, step, t.size, truth, got, cpu))
+        found = {side: search(t, y, dy, case.options) for side, search in sides.items()}
+        outcomes = {side: scalars for side, (scalars, _) in found.items()}
+        cpu = outcomes["cpu"]
+        truth = pick_truth(remaining, cpu, outcomes["backend"])
+        rows.append(make_row(case, data.info, step, t.size, truth, outcomes))
         if step == 0:
-            arrays = {**{f"cpu_{k}": v for k, v in cpu_arrays.items()},
-                      **{f"backend_{k}": v for k, v in got_arrays.items()}}
+            arrays = {f"{side}_{k}": v for side, (_, arr) in found.items() for k, v in arr.items()}
         if truth is not None:
             remaining.remove(truth)
         if not remaining or not np.isfinite(cpu["period"]):
@@ -90,14 +95,18 @@ def run_case(case, backend_search, cpu_search):
     return rows, arrays
 
 
-def searches(backend, cache_dir, threads):
-    return (functools.partial(runs.guarded(runs.backend_search), backend),
-            runs.TLSCache(cache_dir, use_threads=threads))
+def searches(backend, cache_dir, threads, tls_default=False):
+    sides = {"backend": functools.partial(runs.guarded(runs.backend_search), backend),
+             "cpu": runs.TLSCache(cache_dir, use_threads=threads)}
+    if tls_default:
+        sides["tlsdefault"] = runs.TLSCache(cache_dir, use_threads=threads,
+                                            runner=runs.tls_default_runner())
+    return sides
 
 
-def _work(case, backend, cache_dir, threads):
+def _work(case, backend, cache_dir, threads, tls_default):
     """One case in a worker process."""
-    return run_case(case, *searches(backend, cache_dir, threads))
+    return run_case(case, searches(backend, cache_dir, threads, tls_default))
 
 
 class Journal:
@@ -123,12 +132,12 @@ class Journal:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def execute(pending, journal, jobs, backend, cache_dir, threads, progress):
+def execute(pending, journal, jobs, progress, *search_args):
     """Run the pending cases (in ``jobs`` processes) and journal each as it finishes."""
     if jobs <= 1:
-        backend_search, cpu_search = searches(backend, cache_dir, threads)
+        sides = searches(*search_args)
         for case in pending:
-            journal.save(case.id, *run_case(case, backend_search, cpu_search))
+            journal.save(case.id, *run_case(case, sides))
             progress.update()
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -136,7 +145,7 @@ def execute(pending, journal, jobs, backend, cache_dir, threads, progress):
     # spawn: workers must not inherit a GPU context or numba's threading state
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = {pool.submit(_work, case, backend, cache_dir, threads): case for case in pending}
+        futures = {pool.submit(_work, case, *search_args): case for case in pending}
         try:
             for future in as_completed(futures):
                 journal.save(futures[future].id, *future.result())
@@ -179,6 +188,8 @@ def parse_args(argv):
                    help="allowed detection shortfall vs CPU TLS, fraction of searches (default 0.02)")
     p.add_argument("--threads", type=int, default=None,
                    help="CPU threads per CPU TLS search (default: cores / jobs)")
+    p.add_argument("--tls-default", action="store_true",
+                   help="also run transitleastsquares' default backend (columns tlsdefault_*)")
     p.add_argument("--fresh", action="store_true", help="discard this run's journal and start over")
     args = p.parse_args(argv)
     if args.jobs < 1 or (args.limit is not None and args.limit < 1) or not 0 <= args.margin < 1:
@@ -197,7 +208,8 @@ def main(argv=None):
         return 2
     out = Path(args.out)
     case_list = suites.suite(args.suite, args.seed)[: args.limit]
-    journal = Journal(out / "cache" / "runs" / f"{args.suite}-{backend}-seed{args.seed}")
+    extra = "-tlsdefault" if args.tls_default else ""
+    journal = Journal(out / "cache" / "runs" / f"{args.suite}-{backend}-seed{args.seed}{extra}")
     if args.fresh:
         journal.clear()
     pending = [c for c in case_list if not journal.done(c.id)]
@@ -210,7 +222,8 @@ def main(argv=None):
     progress = tqdm(total=len(case_list), initial=len(case_list) - len(pending), unit="case",
                     file=sys.stderr)
     try:
-        execute(pending, journal, args.jobs, backend, out / "cache" / "tls", threads, progress)
+        execute(pending, journal, args.jobs, progress, backend, out / "cache" / "tls", threads,
+                args.tls_default)
     except KeyboardInterrupt:
         progress.close()
         done = sum(journal.done(c.id) for c in case_list)
@@ -226,6 +239,7 @@ def main(argv=None):
                   searches=len(table), reference=f"transitleastsquares power(backend='{runs.TLS_RUNNER}')",
                   device=table["device"].dropna().iloc[0] if table["device"].notna().any() else "")
     md = report.write(table, example, out, stem, header)
+    print(report.markdown_table(metrics.summary_by_snr(table)))
     for key, value in report.overall(table).items():
         print(f"  {key}: {value}")
     ok, reasons = metrics.verdict(table, args.margin)

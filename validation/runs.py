@@ -6,11 +6,14 @@ A search's outcome is a flat dict of what the metrics compare (period, T0,
 duration, depth, SDE, SNR, FAP, runtime, error) plus small arrays for the
 report (periodogram, binned folded light curve). CPU TLS outcomes are cached
 on disk, keyed by the input's hash, the options and the TLS version, so a
-re-run of another backend never recomputes them.
+re-run of another backend never recomputes them. Optionally TLS's default
+backend runs too (``--tls-default``), for users who compare with plain
+``power()``.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -26,6 +29,13 @@ from validation import store
 TLS_RUNNER = "fused"  # TLS 2.0.4's exact statistic, the contract every backend reproduces
 FOLD_BINS = 800
 FIELDS = ("period", "t0", "duration", "depth_ppm", "sde", "snr", "fap", "runtime_s", "error")
+
+
+def tls_default_runner():
+    """The backend transitleastsquares uses when none is named."""
+    from transitleastsquares import tls_constants
+
+    return tls_constants.DEFAULT_BACKEND
 
 
 def failed(error, runtime=math.nan):
@@ -114,14 +124,15 @@ def cache_key(t, y, dy, options, runner=TLS_RUNNER):
 class TLSCache:
     """CPU transitleastsquares outcomes on disk, one record per (input, options, TLS version)."""
 
-    def __init__(self, directory, use_threads=1, search=tls_search):
+    def __init__(self, directory, use_threads=1, runner=TLS_RUNNER, search=None):
         self.directory = Path(directory)
         self.use_threads = use_threads
-        self.search = search
+        self.runner = runner
+        self.search = search or functools.partial(tls_search, runner=runner)
         self.hits = 0
 
     def __call__(self, t, y, dy, options):
-        path = self.directory / f"{cache_key(t, y, dy, options)}.npz"
+        path = self.directory / f"{cache_key(t, y, dy, options, self.runner)}.npz"
         record = store.load(path)
         if record is not None:
             self.hits += 1
