@@ -68,11 +68,11 @@ def light_curve(ndata: int, seed: int = 0):
 
 
 def tls_options(t, nperiods: int) -> dict:
-    """``power()`` options whose period grid has about ``nperiods`` periods."""
+    """``power()`` options whose period grid has about 1 % more than ``nperiods`` periods."""
     from backends.grids import period_grid
 
     per_unit = period_grid(float(t.max() - t.min()), oversampling_factor=1).size
-    return {"oversampling_factor": nperiods / per_unit, "use_threads": os.cpu_count()}
+    return {"oversampling_factor": 1.01 * nperiods / per_unit, "use_threads": os.cpu_count()}
 
 
 @functools.lru_cache(maxsize=2)

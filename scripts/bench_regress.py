@@ -43,10 +43,11 @@ def regressions(conf, machine, old, new, factor):
         Compare.print_table(conf, old, new, factor=factor, split=True, machine=machine,
                             only_changed=True, commit_names={})
     worse = []
-    for line in out.getvalue().splitlines():
-        fields = line.split()
-        if fields and fields[0] in ("+", "!"):
-            worse.append(f"{fields[-1]}  ({' '.join(fields[1:-1])})")
+    for line in out.getvalue().splitlines():  # "| + | before | after | ratio | name |"
+        fields = [field.strip() for field in line.strip().strip("|").split("|")]
+        if len(fields) == 5 and fields[0] in ("+", "!"):
+            mark, before, after, ratio, name = fields
+            worse.append(f"{name}: {before} -> {after} (x{ratio})")
     return worse
 
 

@@ -1,0 +1,156 @@
+"""``python -m benchmarks.select``: the per-GPU variant table.
+
+Sweeps ndata x nperiods (the benchmark cases) over every exact backend that
+runs here, timing warm ``backend.search`` (best of ``--repeat``, device
+synchronised), and writes ``reports/variants/<gpu>.json``: per regime the
+fastest backend, every time and the margin (runner-up time / fastest time),
+plus a ranking that ``backend="auto"`` follows on this GPU model
+(``backends.variants``). The README's table between the markers
+``<!-- variants-table -->`` and ``<!-- /variants-table -->`` is replaced by
+the new one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import sys
+import time
+
+from benchmarks import REPO
+from benchmarks.cases import NDATA, NPERIODS, case, runnable_backend
+
+MARKERS = ("<!-- variants-table -->", "<!-- /variants-table -->")
+
+
+def candidates():
+    """Exact backends that can run here (the slow ``reference`` oracle aside)."""
+    from backends.registry import available_backends, backend_class
+
+    return [name for name, why in available_backends().items()
+            if why is None and name != "reference" and backend_class(name).exact]
+
+
+def best_time(name, ndata, nperiods, repeat):
+    """Best warm wall time [s] of ``backend.search`` on a case, or None when
+    the case is over the backend's work budget."""
+    try:
+        backend = runnable_backend(name, ndata, nperiods)
+    except NotImplementedError:
+        return None
+    c = case(ndata, nperiods)
+    backend.search(c.plan, c.periods[:64])  # compile, allocate
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        backend.search(c.plan, c.periods)
+        backend.synchronize()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def regime(ndata, nperiods, seconds):
+    """A table row: the fastest backend and its margin over the runner-up."""
+    order = sorted((t, name) for name, t in seconds.items() if t is not None)
+    row = {"ndata": ndata, "nperiods": nperiods, "seconds": seconds,
+           "fastest": order[0][1] if order else None}
+    if len(order) > 1:
+        row["runner_up"] = order[1][1]
+        row["margin"] = order[1][0] / order[0][0]
+    return row
+
+
+def ranking(rows):
+    """Backends by regimes won, then by the geometric mean of their time over
+    the fastest one's in the regimes they ran."""
+    names = {name for row in rows for name, t in row["seconds"].items() if t is not None}
+
+    def key(name):
+        wins = sum(row["fastest"] == name for row in rows)
+        ratios = [row["seconds"][name] / row["seconds"][row["fastest"]]
+                  for row in rows if row["seconds"].get(name) is not None]
+        return -wins, math.exp(sum(map(math.log, ratios)) / len(ratios))
+
+    return sorted(names, key=key)
+
+
+def markdown(table) -> str:
+    lines = [f"Fastest exact backend per regime on **{table['gpu']}** "
+             f"(warm `backend.search`, measured {table['measured']}):", "",
+             "| ndata | nperiods | fastest | time [s] | runner-up | margin |",
+             "|---:|---:|---|---:|---|---:|"]
+    for row in table["regimes"]:
+        if row["fastest"] is None:
+            continue
+        best = row["seconds"][row["fastest"]]
+        margin = f"{row['margin']:.2f}x" if "margin" in row else "-"
+        lines.append(f"| {row['ndata']:,} | {row['nperiods']:,} | `{row['fastest']}` | "
+                     f"{best:.4g} | {row.get('runner_up', '-')} | {margin} |")
+    lines += ["", "`backend=\"auto\"` order on this GPU: "
+              + ", ".join(f"`{name}`" for name in table["ranking"])]
+    return "\n".join(lines)
+
+
+def update_readme(path, text) -> bool:
+    """Replace the README's variant table between the markers (False if absent)."""
+    if not os.path.exists(path):
+        return False
+    with open(path) as f:
+        readme = f.read()
+    start, end = readme.find(MARKERS[0]), readme.find(MARKERS[1])
+    if start < 0 or end < start:
+        return False
+    readme = readme[:start + len(MARKERS[0])] + "\n" + text + "\n" + readme[end:]
+    with open(path, "w") as f:
+        f.write(readme)
+    return True
+
+
+def sweep(gpu, ndata, nperiods, repeat, names):
+    rows = []
+    for n in ndata:
+        for p in nperiods:
+            seconds = {name: best_time(name, n, p, repeat) for name in names}
+            rows.append(regime(n, p, seconds))
+            print(f"{n:>7} x {p:>7}: " + ", ".join(
+                f"{k} {v:.4g}s" for k, v in seconds.items() if v is not None), flush=True)
+    return {"gpu": gpu, "measured": datetime.date.today().isoformat(),
+            "cpu_count": os.cpu_count(), "repeat": repeat, "regimes": rows,
+            "ranking": ranking(rows)}
+
+
+def main(argv=None):
+    from backends import variants
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ndata", type=int, nargs="+", default=NDATA)
+    parser.add_argument("--nperiods", type=int, nargs="+", default=NPERIODS)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--backends", nargs="+", help="default: every exact backend that runs here")
+    parser.add_argument("--gpu", help="GPU name to file the table under (default: this GPU)")
+    parser.add_argument("--out", default=os.path.join(REPO, "reports", "variants"))
+    parser.add_argument("--readme", default=os.path.join(REPO, "README.md"))
+    args = parser.parse_args(argv)
+
+    gpu = args.gpu or variants.gpu_name()
+    if gpu is None:
+        parser.error("no CUDA GPU here (give --gpu NAME to file a table anyway)")
+    names = args.backends or candidates()
+    table = sweep(gpu, args.ndata, args.nperiods, args.repeat, names)
+    os.makedirs(args.out, exist_ok=True)
+    path = variants.table_path(gpu, args.out)
+    with open(path, "w") as f:
+        json.dump(table, f, indent=1)
+    text = markdown(table)
+    with open(path[:-len(".json")] + ".md", "w") as f:
+        f.write(text + "\n")
+    print(text)
+    print(f"wrote {path}" + (f"; updated {args.readme}" if update_readme(args.readme, text) else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

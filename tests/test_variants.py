@@ -1,0 +1,100 @@
+"""The per-GPU variant table: GPU naming, table lookup and ``auto``'s order."""
+
+import json
+
+import pytest
+
+import backends
+from backends import registry, variants
+from benchmarks import select
+
+
+def write_table(directory, gpu, ranking):
+    path = variants.table_path(gpu, str(directory))
+    with open(path, "w") as f:
+        json.dump({"gpu": gpu, "ranking": ranking, "regimes": []}, f)
+    return path
+
+
+def test_slug_names_a_file_per_gpu_model():
+    assert variants.slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
+    assert variants.table_path("NVIDIA H200", "/x") == "/x/nvidia-h200.json"
+
+
+def test_gpu_name_without_a_gpu_is_none():
+    from backends.gpu import cuda_device_count
+
+    if cuda_device_count():
+        assert variants.gpu_name()
+    else:
+        assert variants.gpu_name() is None
+
+
+def test_auto_order_follows_the_table_of_this_gpu(tmp_path):
+    write_table(tmp_path, "Test GPU", ["cupy", "basic"])
+    order = variants.auto_order(["thrust", "cupy", "simple", "cpu"], gpu="Test GPU",
+                                directory=str(tmp_path))
+    assert order == ["cupy", "basic", "thrust", "simple", "cpu"]
+
+
+def test_auto_order_is_the_default_for_another_gpu_or_none(tmp_path):
+    write_table(tmp_path, "Test GPU", ["cpu"])
+    default = ["thrust", "cpu"]
+    assert variants.auto_order(default, gpu="Other GPU", directory=str(tmp_path)) == default
+    assert variants.auto_order(default, gpu="", directory=str(tmp_path)) == default
+
+
+def test_a_table_filed_under_the_wrong_gpu_is_refused(tmp_path):
+    path = write_table(tmp_path, "Test GPU", ["cpu"])
+    with open(path, "w") as f:
+        json.dump({"gpu": "Other GPU", "ranking": ["cpu"]}, f)
+    with pytest.raises(ValueError, match="measured on 'Other GPU'"):
+        variants.load_table("Test GPU", str(tmp_path))
+
+
+def test_resolve_auto_uses_the_table(tmp_path, monkeypatch):
+    write_table(tmp_path, "Test GPU", ["reference", "cpu"])
+    monkeypatch.setenv("TLS_VARIANTS_DIR", str(tmp_path))
+    monkeypatch.setattr(variants, "gpu_name", lambda: "Test GPU")
+    assert registry.resolve("auto") == "reference"
+    monkeypatch.setattr(variants, "gpu_name", lambda: None)
+    assert registry.resolve("auto") != "reference"
+
+
+def test_regime_margin_and_ranking():
+    rows = [select.regime(500, 1000, {"a": 1.0, "b": 1.5, "c": None}),
+            select.regime(2000, 1000, {"a": 2.0, "b": 1.0, "c": None}),
+            select.regime(9000, 1000, {"a": 4.0, "b": 2.0, "c": None})]
+    assert rows[0]["fastest"] == "a" and rows[0]["runner_up"] == "b"
+    assert rows[0]["margin"] == pytest.approx(1.5)
+    assert select.ranking(rows) == ["b", "a"]
+    assert select.regime(1, 1, {"a": None})["fastest"] is None
+
+
+def test_readme_table_is_replaced_between_markers(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{select.MARKERS[0]}\nold\n{select.MARKERS[1]}\nend\n")
+    assert select.update_readme(str(readme), "NEW")
+    assert readme.read_text() == f"intro\n{select.MARKERS[0]}\nNEW\n{select.MARKERS[1]}\nend\n"
+    plain = tmp_path / "plain.md"
+    plain.write_text("no markers\n")
+    assert not select.update_readme(str(plain), "NEW")
+    assert plain.read_text() == "no markers\n"
+
+
+def test_select_writes_a_table_auto_can_use(tmp_path):
+    assert select.main(["--gpu", "Test GPU", "--ndata", "500", "--nperiods", "1000",
+                        "--repeat", "1", "--backends", "cpu", "--out", str(tmp_path),
+                        "--readme", str(tmp_path / "none.md")]) == 0
+    table = variants.load_table("Test GPU", str(tmp_path))
+    assert table["regimes"][0]["fastest"] == "cpu"
+    assert table["regimes"][0]["seconds"]["cpu"] > 0
+    assert variants.auto_order(["thrust", "cpu"], gpu="Test GPU", directory=str(tmp_path)) == [
+        "cpu", "thrust"]
+    assert (tmp_path / "test-gpu.md").read_text().startswith("Fastest exact backend")
+
+
+def test_select_without_a_gpu_needs_a_name(monkeypatch, tmp_path):
+    monkeypatch.setattr(variants, "gpu_name", lambda: None)
+    with pytest.raises(SystemExit):
+        select.main(["--out", str(tmp_path)])
