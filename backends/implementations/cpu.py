@@ -24,9 +24,18 @@ from backends.protocol import PeriodStats, TLSBackend
 
 
 @numba.njit(cache=True)
+def fold(t, period):
+    """Phase at epoch 0, rounded exactly as TLS's fastmath ``foldfast``:
+    x = t * (1 / period), phase = x - floor(x). Samples whose phases tie
+    mathematically (e.g. at P = span / 2) then sort in TLS's order."""
+    x = t * (1.0 / period)
+    return x - np.floor(x)
+
+
+@numba.njit(cache=True)
 def fold_sort_period(t, y, w, period, maxwidth):
     """Fold at epoch 0, stable-sort by phase, append the wrap-around patch."""
-    phase = t / period - np.floor(t / period)
+    phase = fold(t, period)
     order = np.argsort(phase, kind="mergesort")
     n = t.size
     f = np.empty(n + maxwidth)
