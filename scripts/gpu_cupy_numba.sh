@@ -5,8 +5,9 @@
 # fails on numpy 2.5), then for the cupy and numba backends: their tests and
 # the conformance suite on the GPU (slow ones included), the exactness sweep
 # against cpu, and the timing table against the PyCUDA backends and CPU TLS.
-# Logs go to $OUT (or reports/gpu/ when OUT is unset). Each part has a time
-# limit (seconds): TESTS_S, EXACT_S, TIMING_S.
+# Logs go to $OUT (or reports/gpu/ when OUT is unset). PARTS picks the parts
+# (default "tests exact timing"); each has a time limit in seconds: TESTS_S,
+# EXACT_S, TIMING_S. COMMIT names the commit when the tree has no .git.
 set -o pipefail
 OUT=${OUT:-reports/gpu}
 mkdir -p "$OUT"
@@ -21,14 +22,15 @@ export PYTHONUNBUFFERED=1
     python3 -c "import numpy, cupy, numba, numba.cuda; print('numpy', numpy.__version__, \
 'cupy', cupy.__version__, 'numba', numba.__version__)"
 } 2>&1 | tee "$OUT/cupy_numba_header.txt"
+PARTS=${PARTS:-tests exact timing}
 rc=0
-timeout "${TESTS_S:-240}" python3 -m pytest -m "gpu or not gpu" -q -rP -p no:cacheprovider \
+[[ " $PARTS " == *" tests "* ]] && { timeout "${TESTS_S:-240}" python3 -m pytest -m "gpu or not gpu" -q -rP -p no:cacheprovider \
     -k "cupy or numba" tests/test_cupy_backend.py tests/test_numba_cuda.py \
-    tests/test_conformance.py 2>&1 | tee "$OUT/cupy_numba_tests.log" || rc=1
-timeout "${EXACT_S:-150}" python3 scripts/exactness.py --backends cupy numba \
+    tests/test_conformance.py 2>&1 | tee "$OUT/cupy_numba_tests.log" || rc=1; }
+[[ " $PARTS " == *" exact "* ]] && { timeout "${EXACT_S:-150}" python3 scripts/exactness.py --backends cupy numba \
     --synthetic "${SYNTHETIC:-10}" --out "$OUT/exactness_cupy_numba" 2>&1 \
-    | tee "$OUT/cupy_numba_exactness.log" || rc=1
-timeout "${TIMING_S:-180}" python3 scripts/gpu_timing.py --backends thrust,cupy,numba \
+    | tee "$OUT/cupy_numba_exactness.log" || rc=1; }
+[[ " $PARTS " == *" timing "* ]] && { timeout "${TIMING_S:-180}" python3 scripts/gpu_timing.py --backends thrust,cupy,numba \
     --cases k2,tess --tls k2 --repeats 3 --out "$OUT/cupy_numba_timing.json" 2>&1 \
-    | tee "$OUT/cupy_numba_timing.log" || rc=1
+    | tee "$OUT/cupy_numba_timing.log" || rc=1; }
 exit $rc

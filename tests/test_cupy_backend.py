@@ -34,6 +34,14 @@ def test_missing_names_the_package_then_the_gpu(monkeypatch):
     assert "'cupy'" in cb.CuPyBackend.missing()
 
 
+@pytest.mark.parametrize("bad", [0, 96, 1024])
+def test_block_size_must_be_a_listed_power_of_two(bad):
+    with pytest.raises(ValueError, match="block_size"):
+        cb.CuPyBackend(block_size=bad)
+    backend = cb.CuPyBackend(block_size=64)
+    assert (backend.block, backend.chunk) == (64, 64 * cb.SHIFTS_PER_THREAD)
+
+
 def test_import_loads_no_gpu_framework():
     code = ("import sys, backends.implementations.cupy_backend as m; m.CuPyBackend.missing(); "
             "assert not [x for x in sys.modules if x.split('.')[0] in ('cupy', 'cupy_backends')]")
@@ -75,8 +83,9 @@ def test_per_period_stats_match_cpu_in_any_batching(case, monkeypatch):
     ref = backends.get_backend("cpu").search(plan, periods)
     _assert_same(backend.search(plan, periods), ref)
     monkeypatch.setattr(cb, "BATCH_BYTES", 37 * cb.bytes_per_period(plan))
-    assert backend.max_batch_periods(plan) == 37
-    _assert_same(backend.search(plan, periods), ref)
+    small_blocks = cb.CuPyBackend(block_size=32)
+    assert small_blocks.max_batch_periods(plan) == 37
+    _assert_same(small_blocks.search(plan, periods), ref)
 
 
 @pytest.mark.gpu

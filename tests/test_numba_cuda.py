@@ -97,6 +97,13 @@ def test_batches_bound_device_memory(small_plan):
     assert nc.bytes_per_period(plan) > 16 * plan.lc.size
 
 
+@pytest.mark.parametrize("bad", [0, 96, 1024])
+def test_block_size_must_be_a_listed_power_of_two(bad):
+    with pytest.raises(ValueError, match="block_size"):
+        nc.NumbaCUDABackend(block_size=bad)
+    assert nc.NumbaCUDABackend(block_size=64).block == 64
+
+
 def test_missing_names_the_package_then_the_gpu(monkeypatch):
     monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
     monkeypatch.setattr(backends.gpu, "cuda_device_count", lambda: 0)

@@ -29,24 +29,26 @@ MAX_BATCH_PERIODS = 4096
 # peak bytes per (period, sample of the patched fold): phase, argsort output
 # and thrust's segmented stable-sort scratch, then patched order, flux, rw, w, csum
 BYTES_PER_SAMPLE = 128
-BLOCK = 128
-CHUNK = 4 * BLOCK  # phase shifts per scan job
+BLOCK_SIZES = (32, 64, 128, 256, 512)  # powers of two: the block reduction halves
+DEFAULT_BLOCK = 128
+SHIFTS_PER_THREAD = 4  # a scan job is this many block-widths of phase shifts
 SOURCE = "cupy_scan.cu"
 
 _modules = KernelCache(maxsize=8)
 
 
-def _module(cp):
-    """The scan module for the current device, compiled (NVRTC) once per device."""
+def _module(cp, block, chunk):
+    """The scan module for the current device, compiled (NVRTC) once per
+    device and block size."""
     device = cp.cuda.Device().id
 
     def build():
         return cp.RawModule(
             code=(CUDA_DIR / SOURCE).read_text(),
-            options=("-std=c++17", f"-I{CUDA_DIR}", f"-DBLOCK={BLOCK}", f"-DCHUNK={CHUNK}"),
+            options=("-std=c++17", f"-I{CUDA_DIR}", f"-DBLOCK={block}", f"-DCHUNK={chunk}"),
         )
 
-    return _modules.get((SOURCE, BLOCK, CHUNK, device), build)
+    return _modules.get((SOURCE, block, chunk, device), build)
 
 
 def bytes_per_period(plan) -> int:
@@ -60,6 +62,13 @@ class CuPyBackend(TLSBackend):
     summary = "exact: CuPy batched argsort + cumsum, RawModule block-per-job chi2 scan"
     device = "gpu"
 
+    def __init__(self, block_size=None):
+        super().__init__()
+        self.block = DEFAULT_BLOCK if block_size is None else block_size
+        if self.block not in BLOCK_SIZES:
+            raise ValueError(f"block_size must be one of {BLOCK_SIZES}, not {block_size!r}")
+        self.chunk = SHIFTS_PER_THREAD * self.block
+
     @classmethod
     def missing(cls):
         return missing_requirements(("cupy",))
@@ -70,7 +79,7 @@ class CuPyBackend(TLSBackend):
         tp = plan.templates
         arrays = dict(t=plan.lc.t, y=plan.lc.y, w=plan.lc.w, widths=tp.widths,
                       strides=tp.strides, offsets=tp.offsets, a=tp.a, overshoot=tp.overshoot)
-        return plan, {k: cp.asarray(v) for k, v in arrays.items()}, _module(cp)
+        return plan, {k: cp.asarray(v) for k, v in arrays.items()}, _module(cp, self.block, self.chunk)
 
     def fold_sort(self, state, periods):
         """Device (rw, w, csum): (periods, m) and (periods, m + 1), m = N + maxwidth."""
@@ -99,14 +108,14 @@ class CuPyBackend(TLSBackend):
         tp = plan.templates
         rw, w, csum = folded
         m = rw.shape[1]
-        jobs = scan_jobs(lo, hi, tp.widths, tp.strides, m, CHUNK)
+        jobs = scan_jobs(lo, hi, tp.widths, tp.strides, m, self.chunk)
         b = len(periods)
         job_gain = cp.zeros(max(jobs.size, 1))
         job_index = cp.full(max(jobs.size, 1), -1, np.int32)
         job_depth = cp.zeros(max(jobs.size, 1))
         if jobs.size:
             module.get_function("scan_jobs")(
-                (jobs.size,), (BLOCK,),
+                (jobs.size,), (self.block,),
                 (rw, w, csum, np.int32(m), cp.asarray(jobs.period), cp.asarray(jobs.width),
                  cp.asarray(jobs.first), dev["widths"], dev["strides"], dev["offsets"], dev["a"],
                  dev["overshoot"], np.float64(tp.depth_min), np.float64(tp.signal_depth),
@@ -116,7 +125,7 @@ class CuPyBackend(TLSBackend):
         index = cp.empty(b, np.int32)
         depth = cp.empty(b)
         module.get_function("reduce_jobs")(
-            (-(-b // BLOCK),), (BLOCK,),
+            (-(-b // self.block),), (self.block,),
             (job_gain, job_index, job_depth, cp.asarray(jobs.period_start), np.int32(b),
              gain, index, depth),
         )

@@ -30,6 +30,7 @@ from backends.scan_jobs import scan_jobs
 BATCH_BYTES = 256 << 20  # device memory a batch of folded periods may take
 MAX_BATCH_PERIODS = 4096
 SHIFTS_PER_THREAD = 4  # a scan job is this many block-widths of phase shifts
+BLOCK_SIZES = (32, 64, 128, 256, 512)  # powers of two: the block reduction halves
 cuda = None  # numba.cuda, bound by _kernels() on first use
 
 
@@ -38,16 +39,17 @@ def simulator() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
 
 
-def block_size() -> int:
+def default_block_size() -> int:
     """Threads per block; the simulator runs a Python thread per CUDA thread,
     so it gets small blocks."""
     return 32 if simulator() else 128
 
 
 @functools.lru_cache(maxsize=None)
-def _kernels():
-    """Kernels, compiled on first launch; numba.cuda is imported here, not at
-    module import. Block size and chunk are compile-time constants."""
+def _kernels(threads):
+    """Kernels for blocks of ``threads``, compiled on first launch; numba.cuda
+    is imported here, not at module import. Block size and chunk are
+    compile-time constants."""
     # a module global, not a closure: the simulator swaps the kernels' global ``cuda``
     global cuda
     import math
@@ -58,7 +60,6 @@ def _kernels():
         numba.core.config.reload_config()
     from numba import cuda, float64, int32
 
-    threads = block_size()
     chunk = SHIFTS_PER_THREAD * threads
 
     @cuda.jit
@@ -195,6 +196,12 @@ class NumbaCUDABackend(TLSBackend):
     summary = "exact: numba.cuda kernels, device merge sort, block-per-job chi2 scan"
     device = "gpu"
 
+    def __init__(self, block_size=None):
+        super().__init__()
+        self.block = default_block_size() if block_size is None else block_size
+        if self.block not in BLOCK_SIZES:
+            raise ValueError(f"block_size must be one of {BLOCK_SIZES}, not {block_size!r}")
+
     @classmethod
     def missing(cls):
         if simulator() and importlib.util.find_spec("numba_cuda") is not None:
@@ -202,7 +209,7 @@ class NumbaCUDABackend(TLSBackend):
         return missing_requirements(("numba_cuda",))
 
     def upload(self, plan):
-        k = _kernels()
+        k = _kernels(self.block)
         tp = plan.templates
         arrays = dict(
             t=plan.lc.t, y=plan.lc.y, w=plan.lc.w, widths=tp.widths, strides=tp.strides,
@@ -212,7 +219,7 @@ class NumbaCUDABackend(TLSBackend):
 
     def fold_sort(self, state, periods):
         """Device (r, w) of shape (periods, N + maxwidth), phase-sorted and patched."""
-        k = _kernels()
+        k = _kernels(self.block)
         plan, dev = state
         n, b = plan.lc.size, len(periods)
         keys = [k.cuda.device_array((b, n), np.float64) for _ in range(2)]
@@ -233,7 +240,7 @@ class NumbaCUDABackend(TLSBackend):
         return r, w
 
     def chi2_scan(self, state, folded, periods, lo, hi):
-        k = _kernels()
+        k = _kernels(self.block)
         plan, dev = state
         tp = plan.templates
         r, w = folded
@@ -257,7 +264,7 @@ class NumbaCUDABackend(TLSBackend):
         return period_stats(plan, gain.copy_to_host(), index.copy_to_host(), depth.copy_to_host())
 
     def synchronize(self):
-        _kernels().cuda.synchronize()
+        _kernels(self.block).cuda.synchronize()
 
     def max_batch_periods(self, plan):
         return int(np.clip(BATCH_BYTES // bytes_per_period(plan), 1, MAX_BATCH_PERIODS))
@@ -265,5 +272,5 @@ class NumbaCUDABackend(TLSBackend):
     def device_name(self):
         if simulator():
             return "numba CUDA simulator (CPU)"
-        name = _kernels().cuda.get_current_device().name
+        name = _kernels(self.block).cuda.get_current_device().name
         return f"GPU: {name.decode() if isinstance(name, bytes) else name}"
