@@ -10,9 +10,11 @@ import time.
 import os
 import sys
 
-# asv imports this package from the checkout with a clean environment
-# (no PYTHONPATH) and the project need not be installed: make ``backends``
-# and ``datasets`` importable from the checkout.
+# asv imports this package with a clean environment (PYTHONPATH dropped) and
+# the project need not be installed: make ``backends`` and ``datasets``
+# importable from the checkout, after the directories of
+# ``TLS_BENCH_PYTHONPATH`` (wheels installed with --target on the GPU machine).
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+for _path in [*os.environ.get("TLS_BENCH_PYTHONPATH", "").split(os.pathsep), REPO][::-1]:
+    if _path and _path not in sys.path:
+        sys.path.insert(0, _path)

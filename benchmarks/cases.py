@@ -8,8 +8,8 @@ limb-darkened transit at P = 3.7 d. The number of trial periods is set with
 TLS's own ``oversampling_factor`` so that the end-to-end search and the stage
 benchmarks search the same TLS grid.
 
-``TLS_BENCH_SIZES=ci`` shrinks the sweep to the smallest case (CI's quick
-CPU run); ``TLS_BENCH_WORK_<DEVICE>`` overrides a device's work budget.
+``TLS_BENCH_SIZES=medium`` (3 x 2 cases) or ``ci`` (the smallest case, CI's
+quick CPU run) shrink the sweep; ``TLS_BENCH_WORK_<DEVICE>`` overrides a device's work budget.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 
 SWEEPS = {
     "full": ([500, 2000, 4320, 20000, 100000], [1000, 10000, 100000]),
+    "medium": ([500, 4320, 20000], [1000, 10000]),
     "ci": ([500], [1000]),
 }
 NDATA, NPERIODS = SWEEPS[os.environ.get("TLS_BENCH_SIZES", "full")]

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Benchmarks on the offline GPU machine: the asv suite, the per-GPU variant
+# table (python -m benchmarks.select) and the scaling figure, results into $OUT.
+#
+#   here (PyPI):   scripts/gpu_bench.sh fetch          # wheels -> .whl/bench (carry ".whl")
+#   GPU machine:   scripts/gpu_bench.sh all            # install + asv + select + figure
+#                  scripts/gpu_bench.sh asv 'EndToEnd|Search'   # a part (asv -b regex)
+#                  scripts/gpu_bench.sh select | figure
+# Each part fits one 10-minute device command for a sweep chosen with
+# TLS_BENCH_SIZES (full | medium | ci); results accumulate in reports/ and
+# are copied to $OUT/reports after every part.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WHEELS=.whl/bench
+SITE=/tmp/site
+
+fetch() {
+    mkdir -p "$WHEELS"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+        --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \
+        --platform manylinux_2_17_x86_64 -d "$WHEELS" \
+        asv asv-runner json5 pympler virtualenv distlib "importlib-metadata<9" zipp \
+        platformdirs filelock tabulate packaging build pyproject_hooks python-discovery pyyaml \
+        transitleastsquares batman-package "numpy>=2.4,<2.5" \
+        astropy pyerfa astropy-iers-data \
+        pytools mako markupsafe siphash24 typing_extensions \
+        gputls nvidia-ml-py cetra
+    cp ../shared/wheels/pycuda-*.whl "$WHEELS"/ 2>/dev/null || true
+    du -sh "$WHEELS"
+}
+
+install() {
+    # numpy 2.4 first on the path: numba-cuda 0.30 breaks with the venv's numpy 2.5
+    python3 -m pip install --quiet --no-index --no-deps --target "$SITE" "$WHEELS"/*.whl
+}
+
+env_setup() {
+    # asv drops PYTHONPATH from sys.path in its benchmark processes: benchmarks/__init__.py
+    # puts TLS_BENCH_PYTHONPATH back (ASV_PYTHONPATH lets asv_runner itself import)
+    export PYTHONPATH="$SITE:$PWD" ASV_PYTHONPATH="$SITE" TLS_BENCH_PYTHONPATH="$SITE" PATH="$SITE/bin:/usr/local/cuda/bin:$PATH"
+    MACHINE="gpu-$(python3 -c 'from backends.variants import gpu_name, slug; print(slug(gpu_name()))')"
+    if ! git rev-parse HEAD >/dev/null 2>&1; then  # a copy without .git: a throwaway repo
+        git init -q && git add -A >/dev/null && git -c user.name=bench -c user.email=bench@localhost \
+            commit -qm "benchmark tree" >/dev/null
+    fi
+    python3 -m asv machine --yes --machine "$MACHINE" >/dev/null
+}
+
+run_asv() {
+    python3 -m asv run --python=same --machine "$MACHINE" --set-commit-hash "$(git rev-parse HEAD)" \
+        --show-stderr ${1:+-b "$1"} || true  # failed benchmarks are recorded, not fatal
+}
+
+copy_out() {
+    if [ -n "${OUT:-}" ]; then
+        mkdir -p "$OUT/reports"
+        cp -r reports/asv reports/variants reports/scaling.png "$OUT/reports/" 2>/dev/null || true
+    fi
+}
+
+case "${1:-all}" in
+    fetch) fetch; exit ;;
+    install) install; exit ;;
+esac
+[ -d "$SITE" ] || install
+env_setup
+case "${1:-all}" in
+    asv) run_asv "${2:-}" ;;
+    select) python3 -m benchmarks.select ;;
+    figure) python3 -m benchmarks.figure "$MACHINE" ;;
+    all) run_asv ""; python3 -m benchmarks.select; python3 -m benchmarks.figure "$MACHINE" ;;
+    *) echo "usage: $0 fetch|install|asv [regex]|select|figure|all" >&2; exit 2 ;;
+esac
+copy_out
