@@ -51,3 +51,19 @@ def test_flat_fallback_when_nothing_passes_depth_filter():
     stats = backends.get_backend("cpu").search(plan, periods[:50])
     np.testing.assert_array_equal(stats.chi2, plan.lc.chi2_flat)
     assert not stats.rows.any() and not stats.depths.any()
+
+
+def test_phase_ties_sort_as_in_tls():
+    """At P = span / 2 the first and last samples fold to the same phase in
+    exact arithmetic; the fold must round as TLS's fastmath fold does, or the
+    order (and chi2, here by ~1e-5) differs from TLS."""
+    import datasets
+
+    lc = datasets.simulate(seed=0, preset="k2", start=3000.0)
+    t = lc.t
+    plan, periods = backends.make_plan(lc.t, lc.y, lc.dy)
+    longest = periods[:1]
+    assert longest[0] == pytest.approx((t[-1] - t[0]) / 2, rel=1e-12)
+    ref = backends.get_backend("reference").search(plan, longest)
+    cpu = backends.get_backend("cpu").search(plan, longest)
+    np.testing.assert_allclose(cpu.chi2, ref.chi2, rtol=1e-12)

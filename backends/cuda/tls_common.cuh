@@ -13,11 +13,13 @@
 // Sort key larger than any phase in [0, 1): pads a sort to a power of two.
 #define PAD_KEY 2.0
 
-// Phase exactly as numpy computes it (IEEE float64 division, no fast math),
-// so that the order matches the CPU reference bit for bit.
+// Phase rounded exactly as TLS's fastmath foldfast (and the cpu backend):
+// x = t * (1 / period), phase = x - floor(x). __dmul_rn keeps the product
+// rounded on its own (no FMA contraction), so samples whose phases tie
+// mathematically (e.g. at P = span / 2) sort in TLS's order.
 __device__ __forceinline__ double fold_phase(double t, double period)
 {
-    double x = t / period;
+    double x = __dmul_rn(t, 1.0 / period);
     return x - floor(x);
 }
 
