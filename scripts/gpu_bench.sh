@@ -2,7 +2,7 @@
 # Benchmarks on the offline GPU machine: the asv suite, the per-GPU variant
 # table (python -m benchmarks.select) and the scaling figure, results into $OUT.
 #
-#   here (PyPI):   scripts/gpu_bench.sh fetch          # wheels -> .whl/bench (carry ".whl")
+#   here (PyPI):   scripts/gpu_bench.sh fetch          # wheels -> .whl + .whl-bench (carry both)
 #   GPU machine:   scripts/gpu_bench.sh all            # install + asv + select + figure
 #                  scripts/gpu_bench.sh asv 'EndToEnd|Search'   # a part (asv -b regex)
 #                  scripts/gpu_bench.sh select | figure
@@ -11,7 +11,7 @@
 # are copied to $OUT/reports after every part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WHEELS=.whl/bench
+WHEELS=.whl-bench  # benchmark-only wheels; the core ones (.whl) are shared with gpu_check.sh
 SITE=/tmp/site
 
 fetch() {
@@ -25,13 +25,15 @@ fetch() {
         astropy pyerfa astropy-iers-data \
         pytools mako markupsafe siphash24 typing_extensions \
         gputls nvidia-ml-py cetra
-    cp ../shared/wheels/pycuda-*.whl "$WHEELS"/ 2>/dev/null || true
-    du -sh "$WHEELS"
+    for f in "$WHEELS"/*.whl; do  # keep one copy of each: the core set lives in .whl
+        [ -e ".whl/$(basename "$f")" ] && rm "$f"
+    done
+    du -sh .whl "$WHEELS"
 }
 
 install() {
     # numpy 2.4 first on the path: numba-cuda 0.30 breaks with the venv's numpy 2.5
-    python3 -m pip install --quiet --no-index --no-deps --target "$SITE" "$WHEELS"/*.whl
+    python3 -m pip install --quiet --no-index --no-deps --target "$SITE" .whl/*.whl "$WHEELS"/*.whl
 }
 
 env_setup() {
