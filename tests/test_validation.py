@@ -291,3 +291,9 @@ def test_tls_default_side(fake_suite):
     table = pd.read_csv(out / "recover_quick_cpu.csv")
     assert table["tlsdefault_recovered"].sum() == 3
     assert (out / "cache" / "runs" / "quick-cpu-seed0-tlsdefault").is_dir()
+
+
+def test_warm_up_runs_each_search_and_swallows_failures():
+    stub, broken = StubSearch(), StubTLS(fail=True)
+    runs.warm_up(stub, broken)
+    assert stub.calls == 1 and broken.calls == 1

@@ -14,8 +14,9 @@ synthetic  a grid of 648 injections: 9 survey layouts (ndata 500 to 100,000,
 k2, tess   the shipped curves of that mission at full resolution (each known
            planet recovered; multi-planet systems searched again with each
            detection masked), plus 20 transits per curve injected into its real
-           noise (known transits removed) at random periods, impact parameters
-           and SNR 4-40.
+           noise (flattened, known transits removed; the injection comes after
+           the flattening, so it measures the search, not the detrending) at
+           random periods, impact parameters and SNR 4-40.
 all        synthetic + k2 + tess.
 """
 

@@ -101,6 +101,9 @@ def searches(backend, cache_dir, threads, tls_default=False):
     if tls_default:
         sides["tlsdefault"] = runs.TLSCache(cache_dir, use_threads=threads,
                                             runner=runs.tls_default_runner())
+    uncached = [functools.partial(side.search, use_threads=threads) if isinstance(side, runs.TLSCache)
+                else side for side in sides.values()]
+    runs.warm_up(*uncached)
     return sides
 
 
