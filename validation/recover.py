@@ -154,8 +154,7 @@ def execute(pending, journal, jobs, progress, *search_args):
                 journal.save(futures[future].id, *future.result())
                 progress.update()
         except BaseException:
-            for future in futures:
-                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
             raise
 
 
@@ -163,18 +162,17 @@ def collect(case_list, journal):
     """(table, example): all journaled rows of the cases, and the arrays of the example case."""
     import pandas as pd
 
-    rows, example = [], None
+    rows, example, best = [], None, None
     for case in case_list:
         case_rows, arrays = journal.load(case.id)
         if case_rows is None:
             continue
         rows.extend(case_rows)
         first = case_rows[0]
-        score = first["cpu_sde"] if np.isfinite(first["cpu_sde"]) else -1
-        if arrays and (example is None or (case.kind == "real") > example["real"]
-                       or ((case.kind == "real") == example["real"] and score > example["score"])):
-            example = dict(arrays=arrays, real=case.kind == "real", score=score,
-                           title=f"{case.id}: {first['target']}")
+        rank = (case.kind == "real", first["cpu_sde"] if np.isfinite(first["cpu_sde"]) else -1.0)
+        if arrays and (best is None or rank > best):  # prefer a real curve, then the highest SDE
+            best = rank
+            example = dict(arrays=arrays, title=f"{case.id}: {first['target']}")
     return pd.DataFrame(rows), example
 
 
