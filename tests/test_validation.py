@@ -297,3 +297,13 @@ def test_warm_up_runs_each_search_and_swallows_failures():
     stub, broken = StubSearch(), StubTLS(fail=True)
     runs.warm_up(stub, broken)
     assert stub.calls == 1 and broken.calls == 1
+
+
+def test_limit_and_unreadable_journal_entries(fake_suite):
+    out, use = fake_suite
+    use()
+    assert run_main(out, "--limit", "1") == 0
+    assert list(pd.read_csv(out / "recover_quick_cpu.csv")["case_id"]) == ["one"]
+    (out / "cache" / "runs" / "quick-cpu-seed0" / "one.npz").write_bytes(b"garbage")
+    stubs = use()
+    assert run_main(out, "--limit", "1") == 0 and stubs["backend"].calls == 1

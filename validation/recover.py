@@ -122,7 +122,7 @@ class Journal:
         return self.directory / f"{case_id}.npz"
 
     def done(self, case_id):
-        return self.path(case_id).exists()
+        return store.load(self.path(case_id)) is not None  # an unreadable record is redone
 
     def save(self, case_id, rows, arrays):
         store.save(self.path(case_id), {"rows": rows}, arrays)

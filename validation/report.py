@@ -57,6 +57,8 @@ def figures(table, example, directory, stem):
     paths = {}
 
     by_snr = metrics.summary_by_snr(table)
+    null = by_snr[by_snr["snr_bin"] == "null"]
+    by_snr = by_snr[by_snr["snr_bin"] != "null"]
     fig, ax = plt.subplots(figsize=(6, 3.5))
     x = np.arange(len(by_snr))
     ax.bar(x - 0.2, by_snr["backend_detected"], 0.4, label="backend")
@@ -64,6 +66,10 @@ def figures(table, example, directory, stem):
     ax.set_xticks(x, by_snr["snr_bin"])
     ax.set(xlabel="expected SNR of the injected/known transit",
            ylabel=f"recovered at SDE >= {metrics.SDE_THRESHOLD:g}", ylim=(0, 1.05))
+    if len(null):
+        n = null.iloc[0]
+        ax.set_title(f"noise-only curves: {n['cases']}, false alarms: backend "
+                     f"{n['backend_false_alarms']}, CPU TLS {n['cpu_false_alarms']}", fontsize=9)
     ax.legend()
     paths["recovery_vs_snr"] = _save(fig, directory / f"{stem}_recovery_vs_snr.png")
 
