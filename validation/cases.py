@@ -9,7 +9,7 @@ quick      4 small synthetic curves (30-min cadence, 30-40 d) and the 7 shipped
            over periods from half the shortest to twice the longest known planet's
            (TLS caps them at half the baseline), so it runs in minutes on 2 cores.
 synthetic  a grid of 648 injections: 9 survey layouts (ndata 500 to 100,000,
-           2 and 30 min cadence, 27-140 d with gaps) x noise 200/1000/4000 ppm x
+           2 and 30 min cadence, 27-150 d with gaps) x noise 200/1000/4000 ppm x
            impact parameter 0/0.5/0.85/1.0 (grazing) x SNR 0 (noise only)/4/7/10/15/30.
 k2, tess   the shipped curves of that mission at full resolution (each known
            planet recovered; multi-planet systems searched again with each
@@ -55,7 +55,7 @@ class Input:
 # (cadence [min], baseline [d], ndata or None for every cadence)
 LAYOUTS = ((30.0, 27.0, 500), (30.0, 27.0, None), (30.0, 90.0, None), (30.0, 120.0, None),
            (2.0, 27.0, 5000), (2.0, 27.0, None), (2.0, 54.0, None), (2.0, 90.0, None),
-           (2.0, 140.0, 100_000))
+           (2.0, 150.0, 100_000))
 NOISE_PPM = (200.0, 1000.0, 4000.0)
 IMPACTS = (0.0, 0.5, 0.85, 1.0)
 SNRS = (0.0, 4.0, 7.0, 10.0, 15.0, 30.0)
