@@ -17,6 +17,7 @@ from backends.implementations import cupy_backend as cb
 from backends.kernel_cache import nvcc_command
 from tests.conftest import box_light_curve
 from tests.test_cuda_sources import parse_ptxas
+from tests.test_numba_cuda import FOLD_CASES
 
 ROOT = Path(__file__).parents[1]
 needs_gpu = pytest.mark.skipif(
@@ -90,13 +91,13 @@ def test_per_period_stats_match_cpu_in_any_batching(case, monkeypatch):
 
 @pytest.mark.gpu
 @needs_gpu
-def test_fold_sort_is_the_cpus_stable_order(small_plan):
-    """Phase ties (times on multiples of the period) keep input order."""
-    t = np.arange(400) * 0.25
+@pytest.mark.parametrize("case", sorted(FOLD_CASES))
+def test_fold_sort_is_the_cpus_stable_order(small_plan, case):
+    t, periods = FOLD_CASES[case]
+    periods = np.array(periods)
     y = 1.0 + np.random.default_rng(3).normal(0.0, 1e-3, t.size)
     lc = backends.LightCurve.from_arrays(t, y, np.full(t.size, 1e-3))
     plan = backends.Plan(lc, small_plan[0].templates, 1.0, 1.0, 1.0, 1.0)
-    periods = np.array([0.25, 0.5, 1.0, 1.2345])
     backend = backends.get_backend("cupy")
     rw, w, csum = (x.get() for x in backend.fold_sort(backend.upload(plan), periods))
     for k, period in enumerate(periods):

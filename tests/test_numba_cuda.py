@@ -62,13 +62,26 @@ def test_per_period_stats_match_cpu_across_batches(backend, monkeypatch):
     assert np.all(got.rows > 0)  # the dip is found: not the no-fit fallback
 
 
-def test_fold_sort_is_the_cpus_stable_order(backend):
-    """Phase ties (times on multiples of the period) keep input order."""
-    t = np.arange(40) * 0.5
+def _even_k2(n=101):
+    """Evenly sampled K2-cadence times at t ~ 3000 d and P = span / 2, where
+    samples tie in exact arithmetic and TLS's fastmath rounding decides."""
+    t = 3000.0 + np.arange(n) * (29.4 / 1440.0)
+    return t, [(t[-1] - t[0]) / 2]
+
+
+FOLD_CASES = {  # times, periods
+    "exact-ties": (np.arange(40) * 0.5, [0.5, 1.0, 1.2345]),  # times on multiples of P
+    "rounded-ties": _even_k2(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOLD_CASES))
+def test_fold_sort_is_the_cpus_stable_order(backend, case):
+    t, periods = FOLD_CASES[case]
+    periods = np.array(periods)
     y = 1.0 + np.random.default_rng(3).normal(0.0, 1e-3, t.size)
     plan = backends.Plan(backends.LightCurve.from_arrays(t, y, np.full(t.size, 1e-3)),
                          _tiny_plan()[0].templates, 1.0, 1.0, 1.0, 1.0)
-    periods = np.array([0.5, 1.0, 1.2345])
     r, w = (x.copy_to_host() for x in backend.fold_sort(backend.upload(plan), periods))
     for k, period in enumerate(periods):
         f, fw = cpu.fold_sort_period(t, y, plan.lc.w, period, plan.templates.maxwidth)

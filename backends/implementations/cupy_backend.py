@@ -1,7 +1,7 @@
 """``cupy``: the exact TLS statistic with CuPy, as CuPy users write it.
 
 Per batch of periods, array operations on device: the float64 fold of every
-(period, sample) at epoch 0, a batched stable ``argsort`` by phase, one fancy
+(period, sample) at epoch 0, rounded as TLS's fastmath fold, a batched stable ``argsort`` by phase, one fancy
 index for the wrap-around-patched order, and ``cumsum`` for the running box
 means. The chi2 scan is a RawModule (``backends/cuda/cupy_scan.cu``, built on
 the PyCUDA kernels' ``tls_common.cuh``): one block per job of
@@ -88,7 +88,9 @@ class CuPyBackend(TLSBackend):
         plan, dev, _ = state
         n = plan.lc.size
         m = n + plan.templates.maxwidth
-        phase = dev["t"][None, :] / cp.asarray(periods)[:, None]
+        # TLS's fastmath fold: x = t * (1 / P) rounded on its own, phase = x - floor(x);
+        # separate elementwise kernels, so no FMA contraction changes phase ties
+        phase = dev["t"][None, :] * cp.asarray(1.0 / np.asarray(periods))[:, None]
         phase -= cp.floor(phase)
         order = cp.argsort(phase, axis=1)  # thrust stable sort: ties keep input order
         del phase

@@ -1,11 +1,12 @@
 """``numba``: the exact TLS statistic as numba.cuda kernels.
 
-Per batch of periods: a fold kernel (phase in float64 at epoch 0), a stable
-parallel merge sort by phase (log2 N passes, each element finds its place by
-binary search in the partner run; no sort library exists for numba.cuda), a
-gather that builds the wrap-around-patched r = 1 - flux and weights, then the
-chi2 scan over ``backends.scan_jobs`` (one block per job, box depth and the
-two template dot products per shift) and a per-period reduction.
+Per batch of periods: fold kernels (phase in float64 at epoch 0, rounded as
+TLS's fastmath fold), a stable parallel merge sort by phase (log2 N passes,
+each element finds its place by binary search in the partner run; no sort
+library exists for numba.cuda), a gather that builds the wrap-around-patched
+r = 1 - flux and weights, then the chi2 scan over ``backends.scan_jobs`` (one
+block per job, box depth and the two template dot products per shift) and a
+per-period reduction.
 
 Runs on a GPU, and without one under ``NUMBA_ENABLE_CUDASIM=1`` (numba's CUDA
 simulator, how CI tests it). ``numba.cuda`` is imported only when the backend
@@ -63,12 +64,19 @@ def _kernels(threads):
     chunk = SHIFTS_PER_THREAD * threads
 
     @cuda.jit
-    def fold(t, periods, keys, vals):
+    def scale(t, inverse_periods, keys, vals):
+        """x = t * (1 / P), TLS's fastmath fold; the fraction is taken in a
+        second kernel so that NVVM cannot contract x - floor(x) into an FMA."""
         k, p = cuda.grid(2)
         if p < keys.shape[0] and k < keys.shape[1]:
-            x = t[k] / periods[p]
-            keys[p, k] = x - math.floor(x)
+            keys[p, k] = t[k] * inverse_periods[p]
             vals[p, k] = k
+
+    @cuda.jit
+    def fraction(keys):
+        k, p = cuda.grid(2)
+        if p < keys.shape[0] and k < keys.shape[1]:
+            keys[p, k] = keys[p, k] - math.floor(keys[p, k])
 
     @cuda.jit
     def merge_pass(kin, vin, kout, vout, run):
@@ -173,7 +181,7 @@ def _kernels(threads):
             index[p] = best_index
             depth[p] = best_depth
 
-    return SimpleNamespace(cuda=cuda, threads=threads, chunk=chunk, fold=fold,
+    return SimpleNamespace(cuda=cuda, threads=threads, chunk=chunk, scale=scale, fraction=fraction,
                            merge_pass=merge_pass, gather=gather, scan=scan,
                            reduce_jobs=reduce_jobs)
 
@@ -225,7 +233,9 @@ class NumbaCUDABackend(TLSBackend):
         keys = [k.cuda.device_array((b, n), np.float64) for _ in range(2)]
         order = [k.cuda.device_array((b, n), np.int32) for _ in range(2)]
         grid, block = _grid2(n, b, k.threads)
-        k.fold[grid, block](dev["t"], k.cuda.to_device(np.ascontiguousarray(periods)), keys[0], order[0])
+        inverse = k.cuda.to_device(1.0 / np.asarray(periods, np.float64))
+        k.scale[grid, block](dev["t"], inverse, keys[0], order[0])
+        k.fraction[grid, block](keys[0])
         run = 1
         while run < n:
             k.merge_pass[grid, block](keys[0], order[0], keys[1], order[1], run)
