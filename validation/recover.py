@@ -238,7 +238,9 @@ def main(argv=None):
     stem = f"recover_{args.suite}_{backend}"
     header = dict(backend=backend, suite=args.suite, seed=args.seed, cases=len(case_list),
                   searches=len(table), reference=f"transitleastsquares power(backend='{runs.TLS_RUNNER}')",
-                  device=table["device"].dropna().iloc[0] if table["device"].notna().any() else "")
+                  device=table["device"].dropna().iloc[0] if table["device"].notna().any() else "",
+                  cpu_from_cache=f"{int(table['cpu_cached'].sum())}/{len(table)} searches "
+                                 "(runtimes as measured when first computed)")
     md = report.write(table, example, out, stem, header)
     print(report.markdown_table(metrics.summary_by_snr(table)))
     for key, value in report.overall(table).items():
