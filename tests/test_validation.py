@@ -307,3 +307,20 @@ def test_limit_and_unreadable_journal_entries(fake_suite):
     (out / "cache" / "runs" / "quick-cpu-seed0" / "one.npz").write_bytes(b"garbage")
     stubs = use()
     assert run_main(out, "--limit", "1") == 0 and stubs["backend"].calls == 1
+
+
+def test_real_searches_on_a_tiny_curve(tmp_path):
+    """The cpu backend and CPU TLS through the real code path (cache included)."""
+    case = cases.Case("tiny", "synthetic", dict(seed=5, preset="k2", baseline=10.0, cadence_min=30.0,
+                                                gaps=(), ndata=None, noise_ppm=300.0, b=0.2,
+                                                snr=40.0, period=2.3))
+    sides = {"backend": lambda *a: runs.backend_search("cpu", *a),
+             "cpu": runs.TLSCache(tmp_path, use_threads=1)}
+    rows, arrays = recover.run_case(case, sides)
+    row = rows[0]
+    assert row["cpu_recovered"] and row["backend_recovered"] and row["sde_agree"]
+    assert row["backend_period"] == pytest.approx(row["cpu_period"], rel=1e-12)
+    assert np.isfinite([row["cpu_fap"], row["cpu_snr"], row["cpu_runtime_s"]]).all()
+    assert {"cpu_power", "backend_power", "cpu_fold_y", "cpu_model_y"} <= set(arrays)
+    again, _ = recover.run_case(case, sides)
+    assert again[0]["cpu_cached"] and again[0]["cpu_sde"] == row["cpu_sde"]
