@@ -15,7 +15,7 @@ KERNELS = {
     "basic.cu": ({}, {"basic_fold_sort", "scan_folded"}),
     "simple.cu": ({}, {"simple_search"}),
     "thrust.cu": ({"ITEMS": 8}, {"thrust_tile_sort", "thrust_merge_pass", "thrust_gather",
-                                 "scan_folded"}),
+                                 "thrust_scan", "scan_folded"}),
 }
 REGISTER_BUDGET = 128  # keeps 256-thread blocks at full residency
 

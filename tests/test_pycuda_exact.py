@@ -59,8 +59,8 @@ def test_per_period_matches_cpu(name, case, cpu_cache):
     ref = cpu_search(cpu_cache, case, plan, periods)
     ours = _backend(name).search(plan, periods)
     assert_same_spectrum(ours, ref)
-    same = np.isclose(ours.chi2, ref.chi2, rtol=1e-9)
-    assert np.mean(ours.rows[same] == ref.rows[same]) > 0.99
+    # float32 dot products: near-tied fits may swap at under 1 % of periods
+    assert np.mean(ours.rows == ref.rows) > 0.99
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -109,7 +109,8 @@ def test_simple_takes_the_largest_light_curve_it_admits():
     n = 6000
     t, y, dy = box_light_curve(days=n * 30 / 1440, seed=9)
     plan, periods = backends.make_plan(t, y, dy, period_min=10.0, period_max=10.3)
-    assert pb.simple_shared_bytes(plan.lc.size, plan.templates.maxwidth) > 48 * 1024
+    tp = plan.templates
+    assert pb.simple_shared_bytes(plan.lc.size, tp.maxwidth, tp.strides) > 48 * 1024
     ref = backends.get_backend("cpu").search(plan, periods)
     assert_same_spectrum(backend.search(plan, periods), ref)
 

@@ -4,6 +4,8 @@ import shutil
 import threading
 import time
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -23,10 +25,40 @@ def test_next_pow2():
     assert [pb.next_pow2(n) for n in (1, 2, 3, 4320, 8192, 8193)] == [1, 2, 4, 8192, 8192, 16384]
 
 
-def test_simple_shared_bytes_counts_sort_and_scan_arrays():
-    # 4320 points: keys region is 3m+1 doubles, order is 8192 ints
-    assert pb.simple_shared_bytes(4320, 518) == 8 * (3 * 4838 + 1) + 4 * 8192
-    assert pb.simple_shared_bytes(1000, 2) == 8 * 3007 + 4 * 1024
+def test_simple_shared_bytes_counts_csum_copies_and_order():
+    # 4320 points, strides 1..5: skewed csum, two copies sized for stride 5, int order
+    m = 4320 + 518
+    assert pb.phase_capacity(m, [1, 2, 5]) == pb.skewed(5 * pb.phase_length(m, 5)) == 5580
+    assert pb.simple_shared_bytes(4320, 518, [1, 2, 5]) == 8 * (pb.skewed(m) + 1) + 8 * 5580 + 4 * 4320
+    # the copies also hold the n float64 sort keys
+    assert all(8 * pb.phase_capacity(n + 2, [1]) >= 8 * n for n in (1, 7, 1000, 4320))
+
+
+@pytest.mark.parametrize("stride", [1, 2, 3, 5])
+def test_phase_templates_reproduce_the_direct_dot_products(stride):
+    """Polyphase taps (phase_scan.cuh's order) against polyphase copies of x give
+    sum_j a_j x[S s + j] for every shift, including the last, and the ring's
+    reads past the last shift stay inside one phase."""
+    rng = np.random.default_rng(stride)
+    d, m, t = 37, 300, pb.SHIFTS_PER_THREAD
+    a = rng.random(d)
+    tp = SimpleNamespace(a=np.concatenate([rng.random(5), a]), offsets=np.array([0, 5, 5 + d]),
+                         strides=np.array([1, stride], np.int32))
+    ta, first, taps = pb.phase_templates(tp)
+    assert first.tolist() == [0, t] and taps[1] % t == 0 and first[1] % 2 == 0
+    pairs = ta.reshape(-1, 2)[first[1]:first[1] + stride * taps[1]]
+    np.testing.assert_allclose(pairs[:, 1], pairs[:, 0] ** 2, rtol=1e-6)
+    x = rng.normal(size=m)
+    pl = pb.phase_length(m, stride)
+    e = np.arange(stride * pl)
+    p = (e % pl) * stride + e // pl
+    phases = np.where(p < m, x[np.minimum(p, m - 1)], 0.0).reshape(stride, pl)
+    n_shifts = (m - d) // stride + 1
+    assert n_shifts - 1 + taps[1] + t - 1 < pl
+    q = taps[1]
+    for s in range(n_shifts):
+        poly = sum(pairs[u * q:(u + 1) * q, 0] @ phases[u, s:s + q] for u in range(stride))
+        assert poly == pytest.approx(a @ x[stride * s:stride * s + d], rel=1e-5, abs=1e-5)
 
 
 def test_invalid_block_size_is_refused():

@@ -1,74 +1,78 @@
 // simple: one fused kernel per period with everything in shared memory:
-// fold in float64, bitonic sort of (phase, index) padded to a power of two
-// (correct for every n), gather the patched arrays, chunked block scan for the
-// cumulative flux, exact chi2 scan. The host checks that the light curve fits
-// the device's opt-in shared memory before it ever launches this kernel.
+// fold in float64, bitonic sort of (phase, index) over the n samples only
+// (virtual +inf padding), cumulative flux by a block scan, then the chi2 scan
+// with float32 dot products on polyphase copies (phase_scan.cuh). The host
+// checks that the light curve fits the device's opt-in shared memory before
+// it ever launches this kernel.
 //
-// Dynamic shared memory: doubles[max(n2, 3m + 1)] then ints[n2]; the sort keys
-// are overwritten by rw | w | csum once the order is known.
-#include "tls_common.cuh"
+// Dynamic shared memory (simple_shared_bytes on the host):
+//   csum: doubles[skewed(m) + 1] | xr, xw: floats[cap] each | order: ints[n];
+// the sort keys (doubles[n]) live in xr | xw until the order is known.
+#include "phase_scan.cuh"
 
-// csum[k] = y[order[0]] + ... + y[order[k-1]] over the patched order, k <= m.
+// csum[skewed(k)] = y[order[0]] + ... + y[order[k-1]] over the patched order, k <= m.
 __device__ void block_cumsum(const double *y, const int *idx, int n, int m, double *csum)
 {
-    __shared__ double part[BLOCK];
+    __shared__ double warp_total[BLOCK / 32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int chunk = (m + BLOCK - 1) / BLOCK;
     const int begin = min(m, (int)threadIdx.x * chunk);
     const int end = min(m, begin + chunk);
     double run = 0.0;
     for (int k = begin; k < end; ++k) run += y[idx[k % n]];
-    part[threadIdx.x] = run;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double total = 0.0;
-        for (int i = 0; i < BLOCK; ++i) {
-            double v = part[i];
-            part[i] = total;
-            total += v;
-        }
-        csum[0] = 0.0;
+    double inclusive = run;
+    for (int o = 1; o < 32; o <<= 1) {
+        const double v = __shfl_up_sync(0xffffffffu, inclusive, o);
+        if (lane >= o) inclusive += v;
     }
+    double before = __shfl_up_sync(0xffffffffu, inclusive, 1);
+    if (lane == 0) before = 0.0;
+    if (lane == 31) warp_total[warp] = inclusive;
     __syncthreads();
-    run = part[threadIdx.x];
+    run = 0.0;
+    for (int i = 0; i < warp; ++i) run += warp_total[i];
+    run += before;
+    if (threadIdx.x == 0) csum[0] = 0.0;
     for (int k = begin; k < end; ++k) {
         run += y[idx[k % n]];
-        csum[k + 1] = run;
+        csum[skewed(k + 1)] = run;
     }
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-simple_search(const double *t, const double *y, const double *w, int n, int n2, int m,
-              const double *periods, const int *lo, const int *hi,
-              const int *widths, const int *strides, const long long *offsets,
-              const double *a, const double *overshoot, double depth_min, double signal_depth,
+simple_search(const double *t, const double *y, const double *w, const double *periods,
+              int n, int m, int cap, const int *lo, const int *hi,
+              const int *widths, const int *strides, const double *overshoot,
+              const float4 *ta, const int *toff, const int *taps,
+              double depth_min, double signal_depth,
               double *gain, int *index, double *depth)
 {
     extern __shared__ double smem[];
-    const int region = max(n2, 3 * m + 1);
-    double *key = smem;
-    int *idx = (int *)(smem + region);
+    double *csum = smem;
+    float *xr = (float *)(smem + skewed(m) + 1);
+    float *xw = xr + cap;
+    int *idx = (int *)(xw + cap);
+    double *key = (double *)xr;
     const int b = blockIdx.x;
     const double period = periods[b];
 
-    for (int i = threadIdx.x; i < n2; i += BLOCK) {
-        key[i] = i < n ? fold_phase(t[i], period) : PAD_KEY;
+    for (int i = threadIdx.x; i < n; i += BLOCK) {
+        key[i] = fold_phase(t[i], period);
         idx[i] = i;
     }
     __syncthreads();
-    bitonic_sort(key, idx, n2);
-
-    double *rw_s = smem;
-    double *w_s = smem + m;
-    double *csum = smem + 2 * m;
-    for (int k = threadIdx.x; k < m; k += BLOCK) {
-        const int src = idx[k % n];
-        rw_s[k] = (1.0 - y[src]) * w[src];
-        w_s[k] = w[src];
-    }
+    bitonic_sort_n(key, idx, n);
     block_cumsum(y, idx, n, m, csum);
-    __syncthreads();
 
-    TemplateSet tp = {widths, strides, offsets, a, overshoot, depth_min, signal_depth};
-    Best mine = scan_thread(rw_s, w_s, csum, m, lo[b], hi[b], tp);
+    const TemplateSet tp = {widths, strides, nullptr, nullptr, overshoot, depth_min, signal_depth};
+    const PhaseTemplates pt = {ta, toff, taps};
+    auto src = [&](int p, float &r, float &v) {
+        const int s = idx[p % n];
+        const double ws = w[s];
+        r = (float)((1.0 - y[s]) * ws);
+        v = (float)ws;
+    };
+    auto cs = [&](int p) { return csum[skewed(p)]; };
+    Best mine = scan_phased(xr, xw, cs, src, m, lo[b], hi[b], tp, pt);
     reduce_best(mine, gain + b, index + b, depth + b);
 }

@@ -3,10 +3,12 @@
 // of TILE = BLOCK * ITEMS samples; thrust_merge_pass: stable pairwise merges
 // of sorted runs (each element finds its rank in the other run by binary
 // search); thrust_gather: patched arrays and cub::BlockScan cumulative flux;
-// scan_folded (scan_kernel.cuh): the exact chi2 scan.
+// thrust_scan: the chi2 scan with float32 dot products on polyphase copies in
+// shared memory (phase_scan.cuh); scan_folded (scan_kernel.cuh, float64, no
+// shared memory) for light curves whose copies do not fit.
 #include <cub/block/block_merge_sort.cuh>
 #include <cub/block/block_scan.cuh>
-#include "tls_common.cuh"
+#include "phase_scan.cuh"
 #include "scan_kernel.cuh"
 
 #ifndef ITEMS
@@ -113,4 +115,27 @@ thrust_gather(const double *y, const double *w, int n, int m, int padded, const 
         carry += total;
         __syncthreads();  // temp is reused by the next tile
     }
+}
+
+// One block per period: float32 polyphase copies of rw, w in dynamic shared
+// memory (floats[cap] each), cumulative flux read from global memory.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+thrust_scan(const double *rw, const double *w, const double *csum, int m, int cap,
+            const int *lo, const int *hi,
+            const int *widths, const int *strides, const double *overshoot,
+            const float4 *ta, const int *toff, const int *taps,
+            double depth_min, double signal_depth,
+            double *gain, int *index, double *depth)
+{
+    extern __shared__ float fsm[];
+    const int b = blockIdx.x;
+    const double *rw_b = rw + (size_t)b * m;
+    const double *w_b = w + (size_t)b * m;
+    const double *cs_b = csum + (size_t)b * (m + 1);
+    const TemplateSet tp = {widths, strides, nullptr, nullptr, overshoot, depth_min, signal_depth};
+    const PhaseTemplates pt = {ta, toff, taps};
+    auto src = [&](int p, float &r, float &v) { r = (float)rw_b[p]; v = (float)w_b[p]; };
+    auto cs = [&](int p) { return __ldg(cs_b + p); };
+    Best mine = scan_phased(fsm, fsm + cap, cs, src, m, lo[b], hi[b], tp, pt);
+    reduce_best(mine, gain + b, index + b, depth + b);
 }

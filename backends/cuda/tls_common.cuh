@@ -171,21 +171,27 @@ __device__ Best scan_thread(const double *rw, const double *w, const double *csu
     return best;
 }
 
-// Block-wide argmax of the threads' Best; thread 0 writes the period's result.
+// Block-wide argmax of the threads' Best (warp shuffles, then one entry per
+// warp); thread 0 writes the period's result. `better` is a total order, so
+// the result does not depend on the reduction tree.
 __device__ void reduce_best(Best mine, double *gain_out, int *index_out, double *depth_out)
 {
-    __shared__ Best red[BLOCK];
-    red[threadIdx.x] = mine;
-    __syncthreads();
-    for (int half = BLOCK / 2; half > 0; half >>= 1) {
-        if (threadIdx.x < half && better(red[threadIdx.x + half], red[threadIdx.x]))
-            red[threadIdx.x] = red[threadIdx.x + half];
-        __syncthreads();
+    __shared__ Best red[BLOCK / 32];
+    for (int o = 16; o > 0; o >>= 1) {
+        const Best other = {__shfl_down_sync(0xffffffffu, mine.gain, o),
+                            __shfl_down_sync(0xffffffffu, mine.depth, o),
+                            __shfl_down_sync(0xffffffffu, mine.wi, o),
+                            __shfl_down_sync(0xffffffffu, mine.shift, o)};
+        if (better(other, mine)) mine = other;
     }
+    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = mine;
+    __syncthreads();
     if (threadIdx.x == 0) {
-        *gain_out = red[0].gain;
-        *index_out = red[0].wi;
-        *depth_out = red[0].depth;
+        for (int i = 1; i < BLOCK / 32; ++i)
+            if (better(red[i], mine)) mine = red[i];
+        *gain_out = mine.gain;
+        *index_out = mine.wi;
+        *depth_out = mine.depth;
     }
 }
 

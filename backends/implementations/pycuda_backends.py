@@ -7,9 +7,11 @@ statistic on the GPU, three ways (sources in ``backends/cuda``).
 - ``thrust``: CUB block merge sort + stable merge passes + block scan, global
   memory, for large n and many periods.
 
-The fold is float64 (absolute BKJD/BTJD times fold exactly as on the CPU); the
-kernels return per-period gains and chi2 = chi2_flat - gain is formed on the
-host in float64. PyCUDA is imported lazily and works in the device's primary
+The fold is float64 (absolute BKJD/BTJD times fold exactly as on the CPU).
+``simple`` and ``thrust`` form the two template dot products in float32 on
+polyphase copies of the fold (``phase_scan.cuh``; thrust falls back to the
+float64 scan when the copies exceed shared memory); box depth, depth and gain
+stay float64, and chi2 = chi2_flat - gain is formed on the host in float64. PyCUDA is imported lazily and works in the device's primary
 context, so it shares one process (and context) with CuPy and numba.cuda.
 """
 
@@ -30,6 +32,7 @@ BLOCK_SIZES = (32, 64, 128, 256)
 MEMORY_BUDGET = 1 << 30  # device bytes of batch scratch
 LAUNCH_MACS = 2e10  # multiply-adds per scan launch: well under a second
 THRUST_ITEMS = 8  # samples per thread in a CUB tile
+SHIFTS_PER_THREAD = 8  # phase_scan.cuh's SHIFTS_PER_THREAD
 
 
 def block_size_for(n: int) -> int:
@@ -56,11 +59,47 @@ def scan_macs(plan, lo=None, hi=None) -> int:
     return int(np.sum(shifts * tp.lengths[sl]))
 
 
-def simple_shared_bytes(n: int, maxwidth: int) -> int:
-    """Dynamic shared memory of ``simple_search``: sort keys (later rw | w |
-    csum) as doubles, then the int order."""
-    n2, m = next_pow2(n), n + maxwidth
-    return 8 * max(n2, 3 * m + 1) + 4 * n2
+def skewed(k: int) -> int:
+    """phase_scan.cuh's skewed index: one pad slot every SHIFTS_PER_THREAD."""
+    return k + k // SHIFTS_PER_THREAD
+
+
+def phase_length(m: int, stride: int) -> int:
+    """Entries per phase of a polyphase copy (phase_scan.cuh's phase_length)."""
+    t = SHIFTS_PER_THREAD
+    return (-(-m // stride) + 3 * t) // t * t
+
+
+def phase_capacity(m: int, strides) -> int:
+    """Floats per polyphase copy (rw or w) for every stride of the plan."""
+    return max(skewed(int(s) * phase_length(m, int(s))) for s in np.unique(strides))
+
+
+def simple_shared_bytes(n: int, maxwidth: int, strides) -> int:
+    """Dynamic shared memory of ``simple_search``: skewed float64 cumulative
+    flux, two float32 polyphase copies (which first hold the sort keys), the
+    int order."""
+    m = n + maxwidth
+    return 8 * (skewed(m) + 1) + 8 * phase_capacity(m, strides) + 4 * n
+
+
+def phase_templates(tp):
+    """(float32 (a, a*a) tap pairs, int32 first tap, int32 taps per phase) of
+    every width, in phase_scan.cuh's polyphase order: phase u of width wi holds
+    a[u::stride], zero-padded to a multiple of SHIFTS_PER_THREAD taps."""
+    t = SHIFTS_PER_THREAD
+    parts, first, taps = [], [0], []
+    for wi, stride in enumerate(tp.strides.tolist()):
+        a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
+        q = -(-(-(-a.size // stride)) // t) * t
+        block = np.zeros((stride, q, 2), np.float32)
+        for u in range(stride):
+            block[u, :a[u::stride].size, 0] = a[u::stride]
+            block[u, :a[u::stride].size, 1] = a[u::stride] ** 2
+        parts.append(block.ravel())
+        taps.append(q)
+        first.append(first[-1] + stride * q)
+    return np.concatenate(parts), np.array(first[:-1], np.int32), np.array(taps, np.int32)
 
 
 @dataclass
@@ -75,6 +114,8 @@ class DeviceState:
     y: object
     w: object
     templates: tuple  # widths, strides, offsets, a, overshoot (device arrays)
+    phase: tuple  # phase_templates(), on the device
+    cap: int  # phase_capacity()
 
 
 class PyCUDABackend(TLSBackend):
@@ -152,8 +193,11 @@ class PyCUDABackend(TLSBackend):
             self.check_fits(plan, block)
             tp = plan.templates
             put = lambda x, dt: ga.to_gpu(np.ascontiguousarray(x, dtype=dt))  # noqa: E731
+            ta, first, taps = phase_templates(tp)
             return DeviceState(
                 plan=plan, n=n, m=n + tp.maxwidth, block=block,
+                phase=(put(ta, np.float32), put(first, np.int32), put(taps, np.int32)),
+                cap=phase_capacity(n + tp.maxwidth, tp.strides),
                 t=put(plan.lc.t, np.float64), y=put(plan.lc.y, np.float64),
                 w=put(plan.lc.w, np.float64),
                 templates=(put(tp.widths, np.int32), put(tp.strides, np.int32),
@@ -172,6 +216,39 @@ class PyCUDABackend(TLSBackend):
                 ga.to_gpu(np.ascontiguousarray(hi, np.int32)),
                 *state.templates, np.float64(tp.depth_min), np.float64(tp.signal_depth))
         return args, outs
+
+    def _phase_args(self, state, lo, hi):
+        """(lo, hi, template arrays, constants) and outputs of a phase_scan launch."""
+        import pycuda.gpuarray as ga
+
+        tp = state.plan.templates
+        b = len(lo)
+        widths, strides, _, _, overshoot = state.templates
+        outs = (ga.empty(b, np.float64), ga.empty(b, np.int32), ga.empty(b, np.float64))
+        args = (ga.to_gpu(np.ascontiguousarray(lo, np.int32)),
+                ga.to_gpu(np.ascontiguousarray(hi, np.int32)),
+                widths, strides, overshoot, *state.phase,
+                np.float64(tp.depth_min), np.float64(tp.signal_depth))
+        return args, outs
+
+    def shared_limit(self, kernel, block) -> int:
+        """Dynamic shared memory one block of ``kernel`` may opt into on this device."""
+        import pycuda.driver as cuda
+
+        optin = self._device().get_attribute(
+            cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        return optin - self.module(block).get_function(kernel).shared_size_bytes
+
+    def launch_phase_scan(self, kernel, state, lead, lo, hi, shared):
+        """Launch ``kernel`` (simple_search or thrust_scan) with ``shared`` bytes."""
+        import pycuda.driver as cuda
+
+        fn = self.module(state.block).get_function(kernel)
+        fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        args, outs = self._phase_args(state, lo, hi)
+        fn(*lead, np.int32(state.m), np.int32(state.cap), *args, *outs,
+           block=(state.block, 1, 1), grid=(len(lo), 1), shared=shared)
+        return self._stats(state, outs)
 
     def _stats(self, state, outs):
         gain, index, depth = (o.get() for o in outs)
@@ -277,6 +354,15 @@ class ThrustBackend(FoldedScanBackend):
     def sort_bytes(self, plan):
         return 24 * self.padded(plan.lc.size, max(BLOCK_SIZES))
 
+    def chi2_scan(self, state, folded, periods, lo, hi):
+        """thrust_scan when the polyphase copies fit in shared memory, else
+        the float64 scan_folded."""
+        shared = 8 * state.cap
+        with self.context():
+            if shared > self.shared_limit("thrust_scan", state.block):
+                return super().chi2_scan(state, folded, periods, lo, hi)
+            return self.launch_phase_scan("thrust_scan", state, folded, lo, hi, shared)
+
 
 class SimpleBackend(PyCUDABackend):
     """One fused kernel per period, all in shared memory; small light curves."""
@@ -286,18 +372,10 @@ class SimpleBackend(PyCUDABackend):
     variant = "simple"
     fuses_fold_sort = True
 
-    def shared_limit(self, block) -> int:
-        """Dynamic shared memory one block may opt into on this device."""
-        import pycuda.driver as cuda
-
-        optin = self._device().get_attribute(
-            cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        static = self.module(block).get_function("simple_search").shared_size_bytes
-        return optin - static
-
     def check_fits(self, plan, block):
-        need = simple_shared_bytes(plan.lc.size, plan.templates.maxwidth)
-        limit = self.shared_limit(block)
+        tp = plan.templates
+        need = simple_shared_bytes(plan.lc.size, tp.maxwidth, tp.strides)
+        limit = self.shared_limit("simple_search", block)
         if need > limit:
             raise ValueError(
                 f"backend 'simple' holds a light curve in shared memory: {plan.lc.size} points "
@@ -308,16 +386,12 @@ class SimpleBackend(PyCUDABackend):
         raise NotImplementedError("'simple' folds, sorts and scans in one kernel (chi2_scan)")
 
     def chi2_scan(self, state, folded, periods, lo, hi):
-        import pycuda.driver as cuda
         import pycuda.gpuarray as ga
 
+        tp = state.plan.templates
         with self.context():
-            n2 = next_pow2(state.n)
-            need = simple_shared_bytes(state.n, state.plan.templates.maxwidth)
-            fn = self.module(state.block).get_function("simple_search")
-            fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, need)
-            args, outs = self._scan_args(state, periods, lo, hi)
-            fn(state.t, state.y, state.w, np.int32(state.n), np.int32(n2), np.int32(state.m),
-               ga.to_gpu(np.ascontiguousarray(periods, np.float64)), *args, *outs,
-               block=(state.block, 1, 1), grid=(len(lo), 1), shared=need)
-            return self._stats(state, outs)
+            lead = (state.t, state.y, state.w,
+                    ga.to_gpu(np.ascontiguousarray(periods, np.float64)), np.int32(state.n))
+            return self.launch_phase_scan(
+                "simple_search", state, lead, lo, hi,
+                simple_shared_bytes(state.n, tp.maxwidth, tp.strides))

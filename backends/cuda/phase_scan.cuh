@@ -1,0 +1,170 @@
+// The chi2 scan with float32 dot products, shared by simple and thrust.
+//
+// Why it is fast: each thread scores SHIFTS_PER_THREAD consecutive shifts of
+// one width, sliding a register ring along the template (one shared-memory
+// load per array per template tap for all its shifts); a width of stride S is
+// scanned as S stride-1 correlations of its polyphase parts
+// (x_u[k] = x[S k + u] against a_u[q] = a[S q + u]), so every stride uses the
+// ring. Shared arrays are skewed (one pad slot every SHIFTS_PER_THREAD
+// entries) so the 32 lanes of a warp, SHIFTS_PER_THREAD entries apart, hit 32
+// distinct banks. Warps take chunks of 32 tiles of one width in (width, shift)
+// order, which keeps a thread's offers in TLS's order and the block busy.
+//
+// What stays float64: the box depth (cumulative flux, exact filter decision),
+// the depth and the gain formed from the float32 sums; the host forms chi2.
+#pragma once
+#include "tls_common.cuh"
+
+#ifndef SHIFTS_PER_THREAD
+#define SHIFTS_PER_THREAD 8
+#endif
+#define SPT SHIFTS_PER_THREAD
+#define CHUNK_SHIFTS (32 * SPT)
+
+// Templates in polyphase order as float32 (a, a*a) tap pairs, two taps per
+// float4: phase u of width wi starts at tap offset[wi] + u * taps[wi]; taps[wi]
+// (a multiple of SPT) is ceil(length / stride) rounded up, padded with zeros.
+struct PhaseTemplates {
+    const float4 *ta;
+    const int *offset;
+    const int *taps;
+};
+
+__device__ __forceinline__ int skewed(int k) { return k + k / SPT; }
+
+// Entries per phase of a stride-S polyphase array of m samples: room for the
+// ring's reads past the last shift (never more than m / S + 2 SPT - 1).
+__device__ __forceinline__ int phase_length(int m, int S)
+{
+    return ((m + S - 1) / S + 3 * SPT) / SPT * SPT;
+}
+
+// Ascending bitonic network over n (any) (key, index) entries, padded
+// virtually with +inf: every comparator puts the smaller entry first, so the
+// padding never moves and comparators that reach it are skipped.
+__device__ void bitonic_sort_n(double *key, int *idx, int n)
+{
+    int n2 = 1;
+    while (n2 < n) n2 <<= 1;
+    for (int k = 2; k <= n2; k <<= 1) {
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            for (int q = threadIdx.x; q < n2 / 2; q += BLOCK) {
+                const int off = q & (j - 1);
+                const int lo = (q - off) * 2 + off;
+                // first step of a merge: mirror partner; later steps: lo + j
+                const int hi = j == k >> 1 ? (lo - off) + k - 1 - off : lo + j;
+                if (hi < n && key_less(key[hi], idx[hi], key[lo], idx[lo])) {
+                    double tk = key[lo]; key[lo] = key[hi]; key[hi] = tk;
+                    int ti = idx[lo]; idx[lo] = idx[hi]; idx[hi] = ti;
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// Polyphase, skewed float32 copies of rw and w for stride S (zeros past m);
+// src(p, rw, w) gives sample p < m of the patched fold.
+template <class Src>
+__device__ void fill_phases(float *xr, float *xw, int m, int S, Src src)
+{
+    const int pl = phase_length(m, S);
+    for (int e = threadIdx.x; e < S * pl; e += BLOCK) {
+        const int u = e / pl;
+        const int p = (e - u * pl) * S + u;
+        float r = 0.0f, v = 0.0f;
+        if (p < m) src(p, r, v);
+        xr[skewed(e)] = r;
+        xw[skewed(e)] = v;
+    }
+}
+
+// One thread's tile: shifts s0 .. s0 + SPT - 1 (positions S * s) of width wi.
+template <class Csum>
+__device__ __forceinline__ void scan_tile(Best &best, const float *xr, const float *xw, Csum csum,
+                                          int S, int pl, int wi, int s0, int n_shifts,
+                                          const TemplateSet &tp, const PhaseTemplates &pt)
+{
+    const int d = tp.widths[wi];
+    double box[SPT];
+    bool any = false;
+#pragma unroll
+    for (int r = 0; r < SPT; ++r) {
+        const int i = min(s0 + r, n_shifts - 1) * S;
+        box[r] = 1.0 - (csum(i + d) - csum(i)) / d;
+        any |= s0 + r < n_shifts && box[r] > tp.depth_min;
+    }
+    if (!any) return;
+    float ar[SPT], a2[SPT];
+#pragma unroll
+    for (int r = 0; r < SPT; ++r) { ar[r] = 0.0f; a2[r] = 0.0f; }
+    const int taps = pt.taps[wi];
+    for (int u = 0; u < S; ++u) {
+        // x[u * pl + s0 + c] sits at base[c + c / SPT]: s0 and pl are multiples of SPT
+        const float *rbase = xr + skewed(u * pl + s0);
+        const float *wbase = xw + skewed(u * pl + s0);
+        const float4 *tq = pt.ta + (pt.offset[wi] + u * taps) / 2;
+        float rr[SPT], rv[SPT];  // ring: slot c % SPT holds x[s0 + q + c] at tap q
+#pragma unroll
+        for (int r = 0; r < SPT; ++r) { rr[r] = rbase[r]; rv[r] = wbase[r]; }
+        for (int q0 = 0; q0 < taps; q0 += SPT) {
+            const float *rq = rbase + q0 + q0 / SPT;
+            const float *wq = wbase + q0 + q0 / SPT;
+#pragma unroll
+            for (int jj = 0; jj < SPT; jj += 2) {
+                const float4 t2 = __ldg(tq + (q0 + jj) / 2);
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int j = jj + h;
+                    const float aj = h ? t2.z : t2.x;
+                    const float aj2 = h ? t2.w : t2.y;
+#pragma unroll
+                    for (int r = 0; r < SPT; ++r) {
+                        ar[r] = fmaf(aj, rr[(j + r) % SPT], ar[r]);
+                        a2[r] = fmaf(aj2, rv[(j + r) % SPT], a2[r]);
+                    }
+                    rr[j] = rq[j + SPT + 1];  // x[s0 + q0 + j + SPT], skewed
+                    rv[j] = wq[j + SPT + 1];
+                }
+            }
+        }
+    }
+    const double ov = tp.overshoot[wi];
+#pragma unroll
+    for (int r = 0; r < SPT; ++r)
+        if (s0 + r < n_shifts && box[r] > tp.depth_min)
+            offer(best, box[r], ar[r], a2[r], ov, tp, wi, (s0 + r) * S);
+}
+
+// This thread's share of one period's scan over widths [lo, hi): per run of
+// widths with one stride, fill the polyphase arrays, then let each warp take
+// chunks of 32 tiles. csum(p) is the cumulative flux (float64) at p.
+template <class Csum, class Src>
+__device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int lo, int hi,
+                            const TemplateSet &tp, const PhaseTemplates &pt)
+{
+    Best best = {0.0, 0.0, -1, 0x7fffffff};
+    const int lane = threadIdx.x % 32;
+    for (int g0 = lo, g1; g0 < hi; g0 = g1) {
+        const int S = tp.strides[g0];
+        for (g1 = g0 + 1; g1 < hi && tp.strides[g1] == S; ++g1) {}
+        __syncthreads();  // the previous stride's tiles are done with the arrays
+        fill_phases(xr, xw, m, S, src);
+        __syncthreads();
+        const int pl = phase_length(m, S);
+        int wi = g0, first = 0;  // first chunk of width wi
+        int n_shifts = (m - tp.widths[wi]) / S + 1;
+        int chunks = (n_shifts + CHUNK_SHIFTS - 1) / CHUNK_SHIFTS;
+        for (int c = threadIdx.x / 32;; c += BLOCK / 32) {
+            while (c >= first + chunks && ++wi < g1) {
+                first += chunks;
+                n_shifts = (m - tp.widths[wi]) / S + 1;
+                chunks = (n_shifts + CHUNK_SHIFTS - 1) / CHUNK_SHIFTS;
+            }
+            if (wi >= g1) break;
+            const int s0 = ((c - first) * 32 + lane) * SPT;
+            if (s0 < n_shifts) scan_tile(best, xr, xw, csum, S, pl, wi, s0, n_shifts, tp, pt);
+        }
+    }
+    return best;
+}
