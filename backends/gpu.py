@@ -8,20 +8,36 @@ import ctypes.util
 import functools
 import importlib.util
 import shutil
+from typing import Optional
+
+
+@functools.lru_cache(maxsize=None)
+def _driver():
+    """The initialised CUDA driver library, or None without a driver."""
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("cuda") or "libcuda.so.1")
+    except OSError:
+        return None
+    return lib if lib.cuInit(0) == 0 else None
 
 
 @functools.lru_cache(maxsize=None)
 def cuda_device_count() -> int:
     """Number of CUDA devices the driver sees (0 without a driver)."""
-    name = ctypes.util.find_library("cuda") or "libcuda.so.1"
-    try:
-        lib = ctypes.CDLL(name)
-    except OSError:
-        return 0
-    count = ctypes.c_int(0)
-    if lib.cuInit(0) != 0 or lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
+    lib, count = _driver(), ctypes.c_int(0)
+    if lib is None or lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
         return 0
     return count.value
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_name(index: int = 0) -> Optional[str]:
+    """Name of CUDA device ``index`` (e.g. "NVIDIA H100 80GB HBM3"), None without one."""
+    lib, device, name = _driver(), ctypes.c_int(0), ctypes.create_string_buffer(256)
+    if (lib is None or lib.cuDeviceGet(ctypes.byref(device), index) != 0
+            or lib.cuDeviceGetName(name, len(name), device) != 0):
+        return None
+    return name.value.decode()
 
 
 def missing_requirements(packages=(), nvcc=False) -> str | None:

@@ -100,14 +100,19 @@ def available_methods():
 
 def resolve(name: str = "auto") -> str:
     """The backend name ``name`` stands for; ``auto`` picks the first runnable
-    entry of ``AUTO_ORDER`` and logs its choice."""
+    entry of the GPU's variant table or ``AUTO_ORDER`` (GPU backends only on a
+    real GPU, not the numba CUDA simulator) and logs its choice."""
     if name != "auto":
         _check_known(name)
         return name
+    from backends.gpu import cuda_device_count
     from backends.variants import auto_order  # measured order for this GPU model, if any
 
+    real_gpu = cuda_device_count() > 0  # never a simulated GPU (NUMBA_ENABLE_CUDASIM) for auto
     for candidate in auto_order(AUTO_ORDER):
-        if candidate in _REGISTRY and _why_not(candidate) is None:
+        if candidate not in _REGISTRY or _why_not(candidate) is not None:
+            continue
+        if real_gpu or backend_class(candidate).device != "gpu":
             log.info("backend 'auto' chose %r", candidate)
             return candidate
     raise BackendUnavailable("no backend can run here")  # cpu always can

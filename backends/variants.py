@@ -10,8 +10,6 @@ driver API (``cuDeviceGetName``), which creates no context.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import functools
 import json
 import logging
@@ -19,25 +17,12 @@ import os
 import re
 from typing import Optional
 
+from backends.gpu import gpu_name
+
 log = logging.getLogger("backends")
 
 DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                            "reports", "variants")
-
-
-@functools.lru_cache(maxsize=None)
-def gpu_name(index: int = 0) -> Optional[str]:
-    """Name of CUDA device ``index`` (e.g. "NVIDIA H100 80GB HBM3"), None without one."""
-    try:
-        lib = ctypes.CDLL(ctypes.util.find_library("cuda") or "libcuda.so.1")
-    except OSError:
-        return None
-    device = ctypes.c_int(0)
-    name = ctypes.create_string_buffer(256)
-    if (lib.cuInit(0) != 0 or lib.cuDeviceGet(ctypes.byref(device), index) != 0
-            or lib.cuDeviceGetName(name, len(name), device) != 0):
-        return None
-    return name.value.decode()
 
 
 def slug(name: str) -> str:

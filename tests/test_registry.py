@@ -125,3 +125,14 @@ def test_stage_functions_match_tls_grids(small_plan):
     templates = TLSBackend.template_cache(durations, plan.lc.size)
     np.testing.assert_array_equal(templates.widths, plan.templates.widths)
     np.testing.assert_array_equal(templates.a, plan.templates.a)
+
+
+def test_auto_never_picks_a_simulated_gpu(monkeypatch):
+    """Under NUMBA_ENABLE_CUDASIM the numba backend runs without a GPU, but
+    ``auto`` must not choose a simulator for real work."""
+    if backends.gpu.cuda_device_count():
+        pytest.skip("a GPU is present")
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    assert backends.available_backends()["numba"] is None
+    monkeypatch.setattr(backends.registry, "AUTO_ORDER", ["numba", "cpu"])
+    assert backends.resolve("auto") == "cpu"
