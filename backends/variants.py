@@ -10,7 +10,6 @@ driver API (``cuDeviceGetName``), which creates no context.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os

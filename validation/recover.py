@@ -107,9 +107,22 @@ def searches(backend, cache_dir, threads, tls_default=False):
     return sides
 
 
-def _work(case, backend, cache_dir, threads, tls_default):
-    """One case in a worker process."""
-    return run_case(case, searches(backend, cache_dir, threads, tls_default))
+_WORKER_SIDES = {}
+
+
+def _init_worker(backend, cache_dir, threads, tls_default):
+    """A worker process: ``threads`` numba threads (no oversubscription), searches warmed up once."""
+    import signal
+
+    import numba
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends the workers
+    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    _WORKER_SIDES.update(searches(backend, cache_dir, threads, tls_default))
+
+
+def _work(case):
+    return run_case(case, _WORKER_SIDES)
 
 
 class Journal:
@@ -147,14 +160,17 @@ def execute(pending, journal, jobs, progress, *search_args):
 
     # spawn: workers must not inherit a GPU context or numba's threading state
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = {pool.submit(_work, case, *search_args): case for case in pending}
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                             initargs=search_args) as pool:
+        futures = {pool.submit(_work, case): case for case in pending}
         try:
             for future in as_completed(futures):
                 journal.save(futures[future].id, *future.result())
                 progress.update()
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
+            for process in list(pool._processes.values()):  # unfinished cases are redone on resume
+                process.terminate()
             raise
 
 
