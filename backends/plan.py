@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
+from transitleastsquares.grid import T14
+from transitleastsquares.tls_constants import FRACTIONAL_TRANSIT_DURATION_MAX as FRACTION_MAX
 
 
 @dataclass(frozen=True)
@@ -147,15 +150,15 @@ class Plan:
         return lo, np.maximum(hi, lo)
 
 
+@numba.njit(cache=True)
 def _width_limits(periods, n, span, R_min, R_max, M_short, M_long):
-    """Template-width limits in samples per period, with TLS's own T14 so that
-    floor/ceil land exactly where they do in ``core.search_period``."""
-    from transitleastsquares.grid import T14
-
+    """Template-width limits in samples per period, with TLS's own (numba) T14
+    so that floor/ceil land exactly where they do in ``core.search_period``."""
     dmin = np.empty(periods.size, np.int64)
     dmax = np.empty(periods.size, np.int64)
-    for k, p in enumerate(periods.tolist()):
+    for k in range(periods.size):
+        p = periods[k]
         correction = (span / p + 1) / (span / p)
-        dmin[k] = int(np.floor(T14(R_s=R_min, M_s=M_short, P=p, small=True) * n))
-        dmax[k] = int(np.ceil(T14(R_s=R_max, M_s=M_long, P=p, small=False) * n * correction))
+        dmin[k] = int(np.floor(T14(R_min, M_short, p, FRACTION_MAX, True) * n))
+        dmax[k] = int(np.ceil(T14(R_max, M_long, p, FRACTION_MAX, False) * n * correction))
     return dmin, dmax
