@@ -168,8 +168,9 @@ def execute(pending, journal, jobs, progress, *search_args):
                 journal.save(futures[future].id, *future.result())
                 progress.update()
         except BaseException:
+            workers = list(pool._processes.values())
             pool.shutdown(wait=False, cancel_futures=True)
-            for process in list(pool._processes.values()):  # unfinished cases are redone on resume
+            for process in workers:  # their unfinished cases are redone on resume
                 process.terminate()
             raise
 
