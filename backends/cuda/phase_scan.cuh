@@ -79,16 +79,14 @@ __device__ void fill_phases(float *xr, float *xw, int m, int S, Src src)
     }
 }
 
-__device__ __forceinline__ int shift_count(int m, int d, int S) { return (m - d) / S + 1; }
-
-// Box depths of the tile's shifts s0 .. s0 + SPT - 1 (positions S * s) of
-// width wi; true if any of them passes the depth filter.
+// One thread's tile: shifts s0 .. s0 + SPT - 1 (positions S * s) of width wi.
 template <class Csum>
-__device__ __forceinline__ bool box_depths(double *box, Csum csum, int m, int S, int wi, int s0,
-                                           const TemplateSet &tp)
+__device__ __forceinline__ void scan_tile(Best &best, const float *xr, const float *xw, Csum csum,
+                                          int S, int pl, int wi, int s0, int n_shifts,
+                                          const TemplateSet &tp, const PhaseTemplates &pt)
 {
     const int d = tp.widths[wi];
-    const int n_shifts = shift_count(m, d, S);
+    double box[SPT];
     bool any = false;
 #pragma unroll
     for (int r = 0; r < SPT; ++r) {
@@ -96,18 +94,7 @@ __device__ __forceinline__ bool box_depths(double *box, Csum csum, int m, int S,
         box[r] = 1.0 - (csum(i + d) - csum(i)) / d;
         any |= s0 + r < n_shifts && box[r] > tp.depth_min;
     }
-    return any;
-}
-
-// One thread's tile: shifts s0 .. s0 + SPT - 1 of width wi.
-template <class Csum>
-__device__ __forceinline__ void scan_tile(Best &best, const float *xr, const float *xw, Csum csum,
-                                          int m, int S, int pl, int wi, int s0,
-                                          const TemplateSet &tp, const PhaseTemplates &pt)
-{
-    double box[SPT];
-    if (!box_depths(box, csum, m, S, wi, s0, tp)) return;
-    const int n_shifts = shift_count(m, tp.widths[wi], S);
+    if (!any) return;
     float ar[SPT], a2[SPT];
 #pragma unroll
     for (int r = 0; r < SPT; ++r) { ar[r] = 0.0f; a2[r] = 0.0f; }
@@ -151,18 +138,13 @@ __device__ __forceinline__ void scan_tile(Best &best, const float *xr, const flo
 
 // This thread's share of one period's scan over widths [lo, hi): per run of
 // widths with one stride, fill the polyphase arrays, then let each warp take
-// chunks of 32 tiles. A warp queues the tiles that pass the depth filter and
-// scores them 32 at a time, so no lane idles beside a failing tile; each lane
-// still meets its tiles in (width, shift) order. csum(p) is the cumulative
-// flux (float64) at p.
+// chunks of 32 tiles. csum(p) is the cumulative flux (float64) at p.
 template <class Csum, class Src>
 __device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int lo, int hi,
                             const TemplateSet &tp, const PhaseTemplates &pt)
 {
     Best best = {0.0, 0.0, -1, 0x7fffffff};
     const int lane = threadIdx.x % 32;
-    __shared__ int queues[BLOCK / 32][64];  // (wi << 17) | tile number
-    int *queue = queues[threadIdx.x / 32];
     for (int g0 = lo, g1; g0 < hi; g0 = g1) {
         const int S = tp.strides[g0];
         for (g1 = g0 + 1; g1 < hi && tp.strides[g1] == S; ++g1) {}
@@ -171,36 +153,17 @@ __device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int
         __syncthreads();
         const int pl = phase_length(m, S);
         int wi = g0, first = 0;  // first chunk of width wi
-        int n_shifts = shift_count(m, tp.widths[wi], S);
+        int n_shifts = (m - tp.widths[wi]) / S + 1;
         int chunks = (n_shifts + CHUNK_SHIFTS - 1) / CHUNK_SHIFTS;
-        int pending = 0;  // queued tiles, warp-uniform, at most 63
         for (int c = threadIdx.x / 32;; c += BLOCK / 32) {
             while (c >= first + chunks && ++wi < g1) {
                 first += chunks;
-                n_shifts = shift_count(m, tp.widths[wi], S);
+                n_shifts = (m - tp.widths[wi]) / S + 1;
                 chunks = (n_shifts + CHUNK_SHIFTS - 1) / CHUNK_SHIFTS;
             }
-            const bool done = wi >= g1;
-            if (!done) {
-                const int tile = (c - first) * 32 + lane;
-                double box[SPT];
-                const bool pass = tile * SPT < n_shifts &&
-                                  box_depths(box, csum, m, S, wi, tile * SPT, tp);
-                const unsigned vote = __ballot_sync(0xffffffffu, pass);
-                if (pass) queue[pending + __popc(vote & ((1u << lane) - 1))] = (wi << 17) | tile;
-                pending += __popc(vote);
-                __syncwarp();
-            }
-            if (pending >= 32 || done) {
-                const int e = lane < pending ? queue[lane] : -1;
-                __syncwarp();
-                if (lane + 32 < pending) queue[lane] = queue[lane + 32];
-                __syncwarp();
-                pending = max(0, pending - 32);
-                if (e >= 0)
-                    scan_tile(best, xr, xw, csum, m, S, pl, e >> 17, (e & 0x1ffff) * SPT, tp, pt);
-            }
-            if (done) break;
+            if (wi >= g1) break;
+            const int s0 = ((c - first) * 32 + lane) * SPT;
+            if (s0 < n_shifts) scan_tile(best, xr, xw, csum, S, pl, wi, s0, n_shifts, tp, pt);
         }
     }
     return best;
