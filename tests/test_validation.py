@@ -290,6 +290,7 @@ def test_tls_default_side(fake_suite):
     assert run_main(out, "--tls-default") == 0
     table = pd.read_csv(out / "recover_quick_cpu.csv")
     assert table["tlsdefault_recovered"].sum() == 3
+    assert "| tls_default_recovered | 3 |" in (out / "recover_quick_cpu.md").read_text()
     assert (out / "cache" / "runs" / "quick-cpu-seed0-tlsdefault").is_dir()
 
 

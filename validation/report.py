@@ -26,7 +26,13 @@ def overall(table):
     """One-line-per-metric summary (dict)."""
     n = len(table)
     ok = table["backend_error"].isna() & table["cpu_error"].isna()
-    return {
+    extra = {}
+    if "tlsdefault_recovered" in table:  # --tls-default
+        extra = {"tls_default_recovered": int(table["tlsdefault_recovered"].sum()),
+                 f"tls_default_detected_sde>={metrics.SDE_THRESHOLD:g}":
+                     int(table["tlsdefault_detected"].sum()),
+                 "tls_default_runtime_s": float(table["tlsdefault_runtime_s"].sum())}
+    return extra | {
         "searches": n,
         "backend_recovered": int(table["backend_recovered"].sum()),
         "cpu_recovered": int(table["cpu_recovered"].sum()),
