@@ -113,8 +113,9 @@ def load(name, *, detrend=True, window=None, bin_minutes=None, mask_planets=Fals
 
 def in_transit(t, planet, width=2.0):
     """True within ``width`` / 2 transit durations of ``planet``'s mid-transits."""
-    half = 0.5 * width * planet.duration
-    return np.abs((t - planet.t0 + 0.5 * planet.period) % planet.period - 0.5 * planet.period) < half
+    from transitleastsquares import transit_mask
+
+    return transit_mask(t, planet.period, width * planet.duration, planet.t0)
 
 
 def without_planets(lc):

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from datasets import bin_lightcurve
 from validation import store
 
 TLS_RUNNER = "fused"  # TLS 2.0.4's exact statistic, the contract every backend reproduces
@@ -59,14 +60,11 @@ def outcome(results, runtime):
     arrays = dict(periods=np.asarray(results["periods"], np.float32),
                   power=np.asarray(results["power"], np.float32))
     phase = np.asarray(results.get("folded_phase", []), np.float64)
-    if phase.size:
-        edges = np.linspace(phase.min(), phase.max(), FOLD_BINS + 1)
-        idx = np.clip(np.searchsorted(edges, phase, side="right") - 1, 0, FOLD_BINS - 1)
-        counts = np.bincount(idx, minlength=FOLD_BINS)
-        ok = counts > 0
-        y = np.bincount(idx, weights=np.asarray(results["folded_y"]), minlength=FOLD_BINS)
-        arrays["fold_phase"] = (0.5 * (edges[1:] + edges[:-1]))[ok].astype(np.float32)
-        arrays["fold_y"] = (y[ok] / counts[ok]).astype(np.float32)
+    if phase.size > 1 and np.ptp(phase) > 0:
+        fold_phase, fold_y, _ = bin_lightcurve(phase, results["folded_y"], None,
+                                               np.ptp(phase) / FOLD_BINS)
+        arrays["fold_phase"] = fold_phase.astype(np.float32)
+        arrays["fold_y"] = fold_y.astype(np.float32)
         model_phase = np.asarray(results["model_folded_phase"])
         step = max(1, model_phase.size // FOLD_BINS)
         arrays["model_phase"] = model_phase[::step].astype(np.float32)
