@@ -60,6 +60,9 @@ NOISE_PPM = (200.0, 1000.0, 4000.0)
 IMPACTS = (0.0, 0.5, 0.85, 1.0)
 SNRS = (0.0, 4.0, 7.0, 10.0, 15.0, 30.0)
 ORBIT = 13.7  # [d] TESS orbit: one 1-day downlink gap per orbit
+REAL_INDEX = {name: i for i, name in enumerate(real.REAL_NAMES)}
+K2 = tuple(n for n in real.REAL_NAMES if "_K2_" in n)
+TESS = tuple(n for n in real.REAL_NAMES if "_TESS_" in n)
 
 
 def gaps_for(cadence_min, baseline):
@@ -97,9 +100,8 @@ def real_cases(names, bin_minutes=None, restrict=False):
         if restrict:  # periods from half the shortest to twice the longest known one
             periods = [p.period for p in real.planets(name)]
             options = dict(period_min=0.5 * min(periods), period_max=2.0 * max(periods))
-        mission = "k2" if "_K2_" in name else "tess"
-        binning = bin_minutes if mission == "tess" else None
-        cases.append(Case(f"{name}", "real", dict(name=name, bin_minutes=binning), options))
+        binning = bin_minutes if name in TESS else None
+        cases.append(Case(name, "real", dict(name=name, bin_minutes=binning), options))
     return cases
 
 
@@ -114,10 +116,6 @@ def injected_cases(names, seed):
             cases.append(Case(f"{name}-inj{j:02d}", "injected", params))
     return cases
 
-
-REAL_INDEX = {name: i for i, name in enumerate(real.REAL_NAMES)}
-K2 = tuple(n for n in real.REAL_NAMES if "_K2_" in n)
-TESS = tuple(n for n in real.REAL_NAMES if "_TESS_" in n)
 
 
 def suite(name, seed=0):
