@@ -12,6 +12,9 @@
 //
 // What stays float64: the box depth (cumulative flux, exact filter decision),
 // the depth and the gain formed from the float32 sums; the host forms chi2.
+// Its divisions go through div_rn (exact: reciprocal and corrections), so
+// the 8 box depths of a tile and their loads overlap; with '/' each one waited
+// for the previous one's slow-path check.
 #pragma once
 #include "tls_common.cuh"
 
@@ -82,16 +85,17 @@ __device__ void fill_phases(float *xr, float *xw, int m, int S, Src src)
 // One thread's tile: shifts s0 .. s0 + SPT - 1 (positions S * s) of width wi.
 template <class Csum>
 __device__ __forceinline__ void scan_tile(Best &best, const float *xr, const float *xw, Csum csum,
-                                          int S, int pl, int wi, int s0, int n_shifts,
+                                          int S, int pl, int wi, int s0, int n_shifts, double rsd,
                                           const TemplateSet &tp, const PhaseTemplates &pt)
 {
     const int d = tp.widths[wi];
+    const double rd = __drcp_rn((double)d);
     double box[SPT];
     bool any = false;
 #pragma unroll
     for (int r = 0; r < SPT; ++r) {
         const int i = min(s0 + r, n_shifts - 1) * S;
-        box[r] = 1.0 - (csum(i + d) - csum(i)) / d;
+        box[r] = 1.0 - div_rn(csum(i + d) - csum(i), d, rd);
         any |= s0 + r < n_shifts && box[r] > tp.depth_min;
     }
     if (!any) return;
@@ -133,7 +137,7 @@ __device__ __forceinline__ void scan_tile(Best &best, const float *xr, const flo
 #pragma unroll
     for (int r = 0; r < SPT; ++r)
         if (s0 + r < n_shifts && box[r] > tp.depth_min)
-            offer(best, box[r], ar[r], a2[r], ov, tp, wi, (s0 + r) * S);
+            offer(best, box[r], ar[r], a2[r], ov, tp, wi, (s0 + r) * S, rsd);
 }
 
 // This thread's share of one period's scan over widths [lo, hi): per run of
@@ -145,6 +149,7 @@ __device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int
 {
     Best best = {0.0, 0.0, -1, 0x7fffffff};
     const int lane = threadIdx.x % 32;
+    const double rsd = __drcp_rn(tp.signal_depth);
     for (int g0 = lo, g1; g0 < hi; g0 = g1) {
         const int S = tp.strides[g0];
         for (g1 = g0 + 1; g1 < hi && tp.strides[g1] == S; ++g1) {}
@@ -163,7 +168,7 @@ __device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int
             }
             if (wi >= g1) break;
             const int s0 = ((c - first) * 32 + lane) * SPT;
-            if (s0 < n_shifts) scan_tile(best, xr, xw, csum, S, pl, wi, s0, n_shifts, tp, pt);
+            if (s0 < n_shifts) scan_tile(best, xr, xw, csum, S, pl, wi, s0, n_shifts, rsd, tp, pt);
         }
     }
     return best;

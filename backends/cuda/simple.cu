@@ -39,7 +39,9 @@ __device__ void block_cumsum(const double *y, const int *idx, int n, int m, doub
     }
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+// (BLOCK, 1): without the minimum, ptxas caps this kernel at 80 registers and
+// spills (seen with BLOCK = 256, CUDA 13.0); 108 registers keep 2 blocks per SM.
+extern "C" __global__ void __launch_bounds__(BLOCK, 1)
 simple_search(const double *t, const double *y, const double *w, const double *periods,
               int n, int m, int cap, const int *lo, const int *hi,
               const int *widths, const int *strides, const double *overshoot,

@@ -86,16 +86,35 @@ struct TemplateSet {
 #define TILE_SHIFTS 4
 #endif
 
-// Box depth filter and gain of shift i of width index wi, given its dot products.
+// a / b rounded to nearest like the '/' operator, given rb = 1 / b rounded to
+// nearest: two Markstein corrections (the second makes the result exact, no
+// overflow or underflow here). Unlike '/', no slow-path call, so the compiler
+// can overlap several divisions and their loads.
+__device__ __forceinline__ double div_rn(double a, double b, double rb)
+{
+    double q = a * rb;
+    q = fma(fma(-q, b, a), rb, q);
+    return fma(fma(-q, b, a), rb, q);
+}
+
+// Box depth filter and gain of shift i of width index wi, given its dot
+// products; rsd = 1 / signal_depth (rounded to nearest).
 __device__ __forceinline__ void offer(Best &best, double box, double ar, double a2, double ov,
-                                      const TemplateSet &tp, int wi, int i)
+                                      const TemplateSet &tp, int wi, int i, double rsd)
 {
     const double depth = box * ov;
-    const double k = depth / tp.signal_depth;
+    const double k = div_rn(depth, tp.signal_depth, rsd);
     const double gain = 2.0 * k * ar - k * k * a2;
     if (gain > best.gain) {
         best.gain = gain; best.depth = 1.0 - depth; best.wi = wi; best.shift = i;
     }
+}
+
+// The same, forming the reciprocal itself (scan_thread, cupy_scan.cu).
+__device__ __forceinline__ void offer(Best &best, double box, double ar, double a2, double ov,
+                                      const TemplateSet &tp, int wi, int i)
+{
+    offer(best, box, ar, a2, ov, tp, wi, i, __drcp_rn(tp.signal_depth));
 }
 
 // This thread's share of one period's scan over widths [lo, hi).
