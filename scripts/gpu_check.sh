@@ -1,24 +1,57 @@
 #!/usr/bin/env bash
-# On the device machine, in the repository root, with .whl carried:
-#   bash scripts/gpu_check.sh [pytest args...]
-# Installs the carried wheels, runs the GPU tests and the timing table; logs
-# go to $OUT (or reports/gpu/ when OUT is unset). Add test files to GPU_TESTS.
-# TIMING=0 skips the timing table; TIMING_ARGS passes options to it.
+# Everything the workbench checks on a GPU, on the device machine, in the
+# repository root, with the core wheels carried (".whl"; add ".whl-bench" for
+# the benchmarks):
+#
+#   bash scripts/gpu_check.sh                       # PARTS="tests exact timing"
+#   PARTS="recover bench" bash scripts/gpu_check.sh
+#
+# Parts (each capped by a timeout in seconds, so a call ends inside the
+# device's 10-minute command limit):
+#   tests    the whole pytest suite, GPU tests included            TESTS_S (300)
+#   exact    scripts/exactness.py: every GPU backend vs cpu and
+#            cpu vs TLS fused, shipped + seeded synthetic curves    EXACT_S (300)
+#   timing   scripts/gpu_timing.py: cold/warm per backend + TLS     TIMING_S (180)
+#   recover  python -m validation.recover --suite quick, per GPU
+#            backend in RECOVER_BACKENDS (default "simple")          RECOVER_S (240)
+#   bench    scripts/gpu_bench.sh (asv sweep, variant table, figure) BENCH_S (420)
+# Logs and results (header with GPU, commit and date; one folder per part)
+# are packed into gpu_check.tar.gz in $OUT (reports/gpu/latest without it):
+# the device returns at most 8 files per call.
 set -o pipefail
-OUT=${OUT:-reports/gpu}
-mkdir -p "$OUT"
+DEST=${OUT:-reports/gpu/latest}
+OUT=$(mktemp -d)
+mkdir -p "$DEST"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
-GPU_TESTS=${GPU_TESTS:-"tests/test_pycuda_exact.py tests/test_cuda_sources.py tests/test_pycuda_host.py tests/test_conformance.py"}
+# numpy 2.4 from the wheels comes first: numba-cuda 0.30.4 fails on numpy 2.5
+export PYTHONPATH=/tmp/site:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
+export PYTHONUNBUFFERED=1
 {
     echo "date: $(date -u +%FT%TZ)"
     echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-} | tee "$OUT/gpu_check_header.txt"
+    echo "cpu cores: $(nproc)"
+    python3 -c "import numpy, numba, cupy, pycuda; print('numpy', numpy.__version__, 'numba', numba.__version__, \
+'cupy', cupy.__version__, 'pycuda', pycuda.VERSION_TEXT)"
+} 2>&1 | tee "$OUT/header.txt"
+
+GPU_BACKENDS="basic simple thrust cupy numba"
+PARTS=${PARTS:-tests exact timing}
 rc=0
-python3 -m pytest -m "gpu or not gpu" -q -p no:cacheprovider $GPU_TESTS "$@" 2>&1 | tee "$OUT/gpu_tests.log" || rc=1
-if [ "${TIMING:-1}" != 0 ]; then
-    python3 scripts/gpu_timing.py --out "$OUT/gpu_timing.json" ${TIMING_ARGS:-} 2>&1 | tee "$OUT/gpu_timing.log" || rc=1
-fi
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+part tests && { timeout "${TESTS_S:-300}" python3 -m pytest -m "gpu or not gpu" -q -p no:cacheprovider \
+    -n 8 2>&1 | tee "$OUT/tests.log" || rc=1; }
+part exact && { timeout "${EXACT_S:-300}" python3 scripts/exactness.py --backends $GPU_BACKENDS \
+    --synthetic "${SYNTHETIC:-12}" --big --out "$OUT/exactness" 2>&1 | tee "$OUT/exactness.log" || rc=1; }
+part timing && { timeout "${TIMING_S:-180}" python3 scripts/gpu_timing.py --backends "${GPU_BACKENDS// /,}" \
+    --tls k2,tess --out "$OUT/timing.json" \
+    ${TIMING_ARGS:-} 2>&1 | tee "$OUT/timing.log" || rc=1; }
+part recover && for b in ${RECOVER_BACKENDS:-simple}; do
+    timeout "${RECOVER_S:-240}" python3 -m validation.recover --suite quick --backend "$b" \
+        --out "$OUT/recover" 2>&1 | tee "$OUT/recover_$b.log" || rc=1
+done
+part bench && { OUT=$OUT timeout "${BENCH_S:-420}" bash scripts/gpu_bench.sh all 2>&1 | tee "$OUT/bench.log" || rc=1; }
+echo "exit status: $rc (parts: $PARTS)" | tee -a "$OUT/header.txt"
+tar -czf "$DEST/gpu_check.tar.gz" -C "$OUT" .
 exit $rc
