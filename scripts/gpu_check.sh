@@ -14,7 +14,8 @@
 #   timing   scripts/gpu_timing.py: cold/warm per backend + TLS     TIMING_S (180)
 #   recover  python -m validation.recover --suite quick, per GPU
 #            backend in RECOVER_BACKENDS (default "simple")          RECOVER_S (240)
-#   bench    scripts/gpu_bench.sh (asv sweep, variant table, figure) BENCH_S (420)
+#   bench    scripts/gpu_bench.sh: asv (benchmarks matching BENCH_REGEX;
+#            sizes from TLS_BENCH_SIZES), variant table, figure      BENCH_S (300 each)
 # Logs and results (header with GPU, commit and date; one folder per part)
 # are packed into gpu_check.tar.gz in $OUT (reports/gpu/latest without it):
 # the device returns at most 8 files per call.
@@ -51,7 +52,9 @@ part recover && for b in ${RECOVER_BACKENDS:-simple}; do
     timeout "${RECOVER_S:-240}" python3 -m validation.recover --suite quick --backend "$b" \
         --out "$OUT/recover" 2>&1 | tee "$OUT/recover_$b.log" || rc=1
 done
-part bench && { OUT=$OUT timeout "${BENCH_S:-420}" bash scripts/gpu_bench.sh all 2>&1 | tee "$OUT/bench.log" || rc=1; }
+part bench && for step in "asv ${BENCH_REGEX:-}" select figure; do  # asv saves its results per run
+    OUT=$OUT timeout "${BENCH_S:-300}" bash scripts/gpu_bench.sh $step 2>&1 | tee -a "$OUT/bench.log" || rc=1
+done
 echo "exit status: $rc (parts: $PARTS)" | tee -a "$OUT/header.txt"
 tar -czf "$DEST/gpu_check.tar.gz" -C "$OUT" .
 exit $rc
