@@ -84,6 +84,11 @@ def transit_model(t, injection, exp_time=0.0):
     return model.light_curve(params)
 
 
+def exposure_time(cadence_min):
+    """[d] exposure a model integrates over: the cadence for long cadences, else 0."""
+    return cadence_min / 1440 if cadence_min > LONG_CADENCE_MIN else 0.0
+
+
 def inject(t, y, injection, exp_time=0.0):
     """``y`` multiplied by the transit model (real or synthetic noise)."""
     return np.asarray(y, dtype=np.float64) * transit_model(t, injection, exp_time)
@@ -149,9 +154,8 @@ def simulate(seed=0, preset="k2", *, baseline=None, cadence_min=None, gaps=None,
 
     Give at most one of ``depth_ppm``, ``rp_rs`` or ``snr`` (default: snr=15).
     ``period`` defaults to a log-uniform draw in [0.8, baseline / 3] d (TLS's
-    default grid starts at 0.6 d) and
-    ``t0`` to a uniform phase. ``truth`` records the injected signal; its
-    period is NaN for a noise-only curve.
+    default grid starts at 0.6 d) and ``t0`` to a uniform phase. ``truth``
+    records the injected signal; its period is NaN for a noise-only curve.
     """
     if sum(x is not None for x in (depth_ppm, rp_rs, snr)) > 1:
         raise ValueError("give at most one of depth_ppm, rp_rs, snr")
@@ -179,7 +183,7 @@ def simulate(seed=0, preset="k2", *, baseline=None, cadence_min=None, gaps=None,
                      rp_rs=0.0, snr=0.0, n_transits=0)
         return SyntheticLightCurve(t, y, dy, truth)
 
-    exp_time = cadence_min / 1440 if cadence_min > LONG_CADENCE_MIN else 0.0
+    exp_time = exposure_time(cadence_min)
     inj = injection_for(t, sigma, period, t0, b=b, u=u, snr=snr, depth_ppm=depth_ppm,
                         rp_rs=rp_rs, exp_time=exp_time)
     model = transit_model(t, inj, exp_time)

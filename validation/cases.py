@@ -174,7 +174,7 @@ def materialize(case):
         period = float(np.exp(rng.uniform(math.log(0.7), math.log(span / 3))))
         t0 = float(lc.t.min() + rng.uniform(0, period))
         sigma = robust_sigma(lc.y)
-        exp_time = lc.cadence_min / 1440 if lc.cadence_min > synthetic.LONG_CADENCE_MIN else 0.0
+        exp_time = synthetic.exposure_time(lc.cadence_min)
         inj = synthetic.injection_for(lc.t, sigma, period, t0, b=p["b"], snr=p["snr"],
                                       exp_time=exp_time)
         model = synthetic.transit_model(lc.t, inj, exp_time)
