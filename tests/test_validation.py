@@ -86,7 +86,7 @@ def test_snr_bins():
                               cpu_false_alarm=[False] * 4))
     summary = metrics.summary_by_snr(table)
     assert list(summary["snr_bin"]) == ["null", "0-5", "10-15", "30-inf"]
-    assert list(summary["cpu_detected"]) == [0.0, 1.0, 1.0, 1.0]
+    assert list(summary["cpu_detection_rate"]) == [0.0, 1.0, 1.0, 1.0]
     assert int(summary["backend_false_alarms"].sum()) == 1
 
 

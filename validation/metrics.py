@@ -95,8 +95,8 @@ def summary_by_snr(table):
         if part.empty:
             continue
         rows.append(dict(snr_bin=name, cases=len(part),
-                         backend_detected=float(part["backend_detected"].mean()),
-                         cpu_detected=float(part["cpu_detected"].mean()),
+                         backend_detection_rate=float(part["backend_detected"].mean()),
+                         cpu_detection_rate=float(part["cpu_detected"].mean()),
                          backend_false_alarms=int(part["backend_false_alarm"].sum()),
                          cpu_false_alarms=int(part["cpu_false_alarm"].sum())))
     return pd.DataFrame(rows)

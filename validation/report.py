@@ -67,8 +67,8 @@ def figures(table, example, directory, stem):
     by_snr = by_snr[by_snr["snr_bin"] != "null"]
     fig, ax = plt.subplots(figsize=(6, 3.5))
     x = np.arange(len(by_snr))
-    ax.bar(x - 0.2, by_snr["backend_detected"], 0.4, label="backend")
-    ax.bar(x + 0.2, by_snr["cpu_detected"], 0.4, label="CPU TLS (fused)")
+    ax.bar(x - 0.2, by_snr["backend_detection_rate"], 0.4, label="backend")
+    ax.bar(x + 0.2, by_snr["cpu_detection_rate"], 0.4, label="CPU TLS (fused)")
     ax.set_xticks(x, by_snr["snr_bin"])
     ax.set(xlabel="expected SNR of the injected/known transit",
            ylabel=f"recovered at SDE >= {metrics.SDE_THRESHOLD:g}", ylim=(0, 1.05))
