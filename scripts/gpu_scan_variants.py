@@ -1,6 +1,6 @@
 """Time compile-time variants of the float32 chi2 scan (phase_scan.cuh) on the
 K2-like case in one process: simple and thrust with other BLOCK,
-SHIFTS_PER_THREAD, launch sizes, or the sources of another commit (earlier
+SHIFTS_PER_THREAD, launch sizes, other macros, or the sources of another commit (earlier
 runs also tried __launch_bounds__ minimum blocks, see reports/gpu/NOTES.md).
 
     python scripts/gpu_scan_variants.py build DIR [--ref-src DIR]   # cubins, no GPU needed
@@ -27,23 +27,21 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# name: (backend, sources ("ref" or "new"), block, SHIFTS_PER_THREAD, launch MACs)
+# name: (backend, sources ("ref" or "new"), block, SHIFTS_PER_THREAD, launch MACs, extra defines)
 VARIANTS = {
-    "s_v1": ("simple", "ref", 256, 8, 2e10),
-    "s_div": ("simple", "new", 256, 8, 2e10),
-    "s_div_big": ("simple", "new", 256, 8, 1.2e11),
-    "s_div_spt4": ("simple", "new", 256, 4, 2e10),
-    "t_v1": ("thrust", "ref", 256, 8, 2e10),
-    "t_div": ("thrust", "new", 256, 8, 2e10),
-    "t_div_big": ("thrust", "new", 256, 8, 1.2e11),
-    "t_div_spt4": ("thrust", "new", 256, 4, 2e10),
+    "s_v3": ("simple", "ref", 256, 8, 1.2e11, {}),
+    "s_round4": ("simple", "new", 256, 8, 1.2e11, {}),
+    "s_round2": ("simple", "new", 256, 8, 1.2e11, {"TILE_ROUND": 2}),
+    "t_v3": ("thrust", "ref", 256, 8, 1.2e11, {}),
+    "t_round4": ("thrust", "new", 256, 8, 1.2e11, {}),
+    "t_round2": ("thrust", "new", 256, 8, 1.2e11, {"TILE_ROUND": 2}),
 }
 SOURCES = {"simple": ("simple.cu",), "thrust": ("thrust.cu",)}
 
 
 def defines(name):
-    backend, _, block, spt, _ = VARIANTS[name]
-    d = {"BLOCK": block, "SHIFTS_PER_THREAD": spt}
+    backend, _, block, spt, _, extra = VARIANTS[name]
+    d = {"BLOCK": block, "SHIFTS_PER_THREAD": spt, **extra}
     if backend == "thrust":
         d["ITEMS"] = 8
     return d
@@ -73,7 +71,7 @@ def backend_for(name, cubins):
     """A backend instance of variant ``name`` loading prebuilt cubins."""
     from backends.implementations import pycuda_backends as pb
 
-    kind, tag, block, spt, macs = VARIANTS[name]
+    kind, tag, block, spt, macs, _ = VARIANTS[name]
     pb.SHIFTS_PER_THREAD = spt
     pb.LAUNCH_MACS = macs
     pb.nvcc_cubin = lambda source, arch, defs, options=(): (

@@ -7,8 +7,8 @@
 // (x_u[k] = x[S k + u] against a_u[q] = a[S q + u]), so every stride uses the
 // ring. Shared arrays are skewed (one pad slot every SHIFTS_PER_THREAD
 // entries) so the 32 lanes of a warp, SHIFTS_PER_THREAD entries apart, hit 32
-// distinct banks. Warps take chunks of 32 tiles of one width in (width, shift)
-// order, which keeps a thread's offers in TLS's order and the block busy.
+// distinct banks. Only tiles with a shift passing the depth filter are
+// scored, dealt to the warps in (width, shift) order (scan_phased).
 //
 // What stays float64: the box depth (cumulative flux, exact filter decision),
 // the depth and the gain formed from the float32 sums; the host forms chi2.
@@ -22,7 +22,6 @@
 #define SHIFTS_PER_THREAD 8
 #endif
 #define SPT SHIFTS_PER_THREAD
-#define CHUNK_SHIFTS (32 * SPT)
 
 // Templates in polyphase order as float32 (a, a*a) tap pairs, two taps per
 // float4: phase u of width wi starts at tap offset[wi] + u * taps[wi]; taps[wi]
@@ -82,15 +81,13 @@ __device__ void fill_phases(float *xr, float *xw, int m, int S, Src src)
     }
 }
 
-// One thread's tile: shifts s0 .. s0 + SPT - 1 (positions S * s) of width wi.
+// Box depths of the shifts s0 .. s0 + SPT - 1 (positions S * s) of width d;
+// true if any of them passes the depth filter.
 template <class Csum>
-__device__ __forceinline__ void scan_tile(Best &best, const float *xr, const float *xw, Csum csum,
-                                          int S, int pl, int wi, int s0, int n_shifts, double rsd,
-                                          const TemplateSet &tp, const PhaseTemplates &pt)
+__device__ __forceinline__ bool box_depths(double *box, Csum csum, int S, int d, int s0,
+                                           int n_shifts, const TemplateSet &tp)
 {
-    const int d = tp.widths[wi];
     const double rd = __drcp_rn((double)d);
-    double box[SPT];
     bool any = false;
 #pragma unroll
     for (int r = 0; r < SPT; ++r) {
@@ -98,7 +95,18 @@ __device__ __forceinline__ void scan_tile(Best &best, const float *xr, const flo
         box[r] = 1.0 - div_rn(csum(i + d) - csum(i), d, rd);
         any |= s0 + r < n_shifts && box[r] > tp.depth_min;
     }
-    if (!any) return;
+    return any;
+}
+
+// One thread's tile: shifts s0 .. s0 + SPT - 1 (positions S * s) of width wi,
+// known to have a shift passing the depth filter.
+template <class Csum>
+__device__ __forceinline__ void scan_tile(Best &best, const float *xr, const float *xw, Csum csum,
+                                          int S, int pl, int wi, int s0, int n_shifts, double rsd,
+                                          const TemplateSet &tp, const PhaseTemplates &pt)
+{
+    double box[SPT];
+    box_depths(box, csum, S, tp.widths[wi], s0, n_shifts, tp);
     float ar[SPT], a2[SPT];
 #pragma unroll
     for (int r = 0; r < SPT; ++r) { ar[r] = 0.0f; a2[r] = 0.0f; }
@@ -140,35 +148,84 @@ __device__ __forceinline__ void scan_tile(Best &best, const float *xr, const flo
             offer(best, box[r], ar[r], a2[r], ov, tp, wi, (s0 + r) * S, rsd);
 }
 
+__device__ __forceinline__ int tile_count(int m, int d, int S) { return ((m - d) / S + SPT) / SPT; }
+
+// Tiles a round examines per thread: the round's list of passing tiles
+// (TILE_ROUND * BLOCK ints, static shared memory) must leave two simple
+// blocks per SM.
+#ifndef TILE_ROUND
+#define TILE_ROUND 4
+#endif
+#define TILE_BITS 20  // list entry: (width index << TILE_BITS) | tile
+
 // This thread's share of one period's scan over widths [lo, hi): per run of
-// widths with one stride, fill the polyphase arrays, then let each warp take
-// chunks of 32 tiles. csum(p) is the cumulative flux (float64) at p.
+// widths with one stride, fill the polyphase arrays, then score its tiles in
+// rounds. A round checks the depth filter of the next TILE_ROUND * BLOCK
+// tiles in (width, tile) order, lists the passing ones in that order (block
+// prefix sum) and deals them to the warps 32 at a time, so no lane idles
+// beside a failing tile (~30 % of K2's tiles) and each thread meets its tiles
+// in TLS's order. csum(p) is the cumulative flux (float64) at p.
 template <class Csum, class Src>
 __device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int lo, int hi,
                             const TemplateSet &tp, const PhaseTemplates &pt)
 {
+    __shared__ int list[TILE_ROUND * BLOCK];
+    __shared__ int warp_count[BLOCK / 32];
     Best best = {0.0, 0.0, -1, 0x7fffffff};
-    const int lane = threadIdx.x % 32;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const double rsd = __drcp_rn(tp.signal_depth);
     for (int g0 = lo, g1; g0 < hi; g0 = g1) {
         const int S = tp.strides[g0];
-        for (g1 = g0 + 1; g1 < hi && tp.strides[g1] == S; ++g1) {}
+        int total = 0;
+        for (g1 = g0; g1 < hi && tp.strides[g1] == S; ++g1) total += tile_count(m, tp.widths[g1], S);
         __syncthreads();  // the previous stride's tiles are done with the arrays
         fill_phases(xr, xw, m, S, src);
         __syncthreads();
         const int pl = phase_length(m, S);
-        int wi = g0, first = 0;  // first chunk of width wi
-        int n_shifts = (m - tp.widths[wi]) / S + 1;
-        int chunks = (n_shifts + CHUNK_SHIFTS - 1) / CHUNK_SHIFTS;
-        for (int c = threadIdx.x / 32;; c += BLOCK / 32) {
-            while (c >= first + chunks && ++wi < g1) {
-                first += chunks;
-                n_shifts = (m - tp.widths[wi]) / S + 1;
-                chunks = (n_shifts + CHUNK_SHIFTS - 1) / CHUNK_SHIFTS;
+        int wi = g0, first = 0;  // cursor: first tile of width wi in the run
+        int tiles = tile_count(m, tp.widths[wi], S);
+        for (int base = 0; base < total; base += TILE_ROUND * BLOCK) {
+            unsigned pass = 0;
+            int entry[TILE_ROUND];
+#pragma unroll
+            for (int k = 0; k < TILE_ROUND; ++k) {
+                const int c = base + threadIdx.x * TILE_ROUND + k;
+                while (c >= first + tiles && wi + 1 < g1) {
+                    first += tiles;
+                    tiles = tile_count(m, tp.widths[++wi], S);
+                }
+                const int tile = c - first;
+                double box[SPT];
+                entry[k] = (wi << TILE_BITS) | tile;
+                if (c < total && box_depths(box, csum, S, tp.widths[wi], tile * SPT,
+                                            (m - tp.widths[wi]) / S + 1, tp))
+                    pass |= 1u << k;
             }
-            if (wi >= g1) break;
-            const int s0 = ((c - first) * 32 + lane) * SPT;
-            if (s0 < n_shifts) scan_tile(best, xr, xw, csum, S, pl, wi, s0, n_shifts, rsd, tp, pt);
+            const int count = __popc(pass);
+            int before = count;  // inclusive prefix within the warp, then exclusive in the block
+            for (int o = 1; o < 32; o <<= 1) {
+                const int v = __shfl_up_sync(0xffffffffu, before, o);
+                if (lane >= o) before += v;
+            }
+            if (lane == 31) warp_count[warp] = before;
+            before -= count;
+            __syncthreads();
+            int listed = 0;
+            for (int i = 0; i < BLOCK / 32; ++i) {
+                before += i < warp ? warp_count[i] : 0;
+                listed += warp_count[i];
+            }
+#pragma unroll
+            for (int k = 0; k < TILE_ROUND; ++k)
+                if (pass >> k & 1u) list[before++] = entry[k];
+            __syncthreads();
+            for (int e = warp * 32 + lane; e - lane < listed; e += BLOCK) {
+                if (e < listed) {
+                    const int tw = list[e] >> TILE_BITS, s0 = (list[e] & ((1 << TILE_BITS) - 1)) * SPT;
+                    scan_tile(best, xr, xw, csum, S, pl, tw, s0, (m - tp.widths[tw]) / S + 1, rsd, tp, pt);
+                }
+            }
+            __syncthreads();  // list and warp_count are reused by the next round
         }
     }
     return best;
