@@ -33,8 +33,8 @@ VARIANTS = {
     "s_round4": ("simple", "new", 256, 8, 1.2e11, {}),
     "s_round2": ("simple", "new", 256, 8, 1.2e11, {"TILE_ROUND": 2}),
     "t_v3": ("thrust", "ref", 256, 8, 1.2e11, {}),
-    "t_round4": ("thrust", "new", 256, 8, 1.2e11, {}),
-    "t_round2": ("thrust", "new", 256, 8, 1.2e11, {"TILE_ROUND": 2}),
+    "t_chunks": ("thrust", "new", 256, 8, 1.2e11, {}),
+    "t_round4": ("thrust", "new", 256, 8, 1.2e11, {"TILE_ROUND": 4}),
 }
 SOURCES = {"simple": ("simple.cu",), "thrust": ("thrust.cu",)}
 

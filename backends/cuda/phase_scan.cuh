@@ -99,14 +99,12 @@ __device__ __forceinline__ bool box_depths(double *box, Csum csum, int S, int d,
 }
 
 // One thread's tile: shifts s0 .. s0 + SPT - 1 (positions S * s) of width wi,
-// known to have a shift passing the depth filter.
-template <class Csum>
-__device__ __forceinline__ void scan_tile(Best &best, const float *xr, const float *xw, Csum csum,
-                                          int S, int pl, int wi, int s0, int n_shifts, double rsd,
-                                          const TemplateSet &tp, const PhaseTemplates &pt)
+// given their box depths, one of which passes the depth filter.
+__device__ __forceinline__ void scan_tile(Best &best, const double *box, const float *xr,
+                                          const float *xw, int S, int pl, int wi, int s0,
+                                          int n_shifts, double rsd, const TemplateSet &tp,
+                                          const PhaseTemplates &pt)
 {
-    double box[SPT];
-    box_depths(box, csum, S, tp.widths[wi], s0, n_shifts, tp);
     float ar[SPT], a2[SPT];
 #pragma unroll
     for (int r = 0; r < SPT; ++r) { ar[r] = 0.0f; a2[r] = 0.0f; }
@@ -150,9 +148,11 @@ __device__ __forceinline__ void scan_tile(Best &best, const float *xr, const flo
 
 __device__ __forceinline__ int tile_count(int m, int d, int S) { return ((m - d) / S + SPT) / SPT; }
 
-// Tiles a round examines per thread: the round's list of passing tiles
-// (TILE_ROUND * BLOCK ints, static shared memory) must leave two simple
-// blocks per SM.
+// TILE_ROUND > 0: tiles a round examines per thread (the round's list of
+// passing tiles, TILE_ROUND * BLOCK ints of static shared memory, must leave
+// two simple blocks per SM). 0: warps take chunks of 32 tiles as they come
+// (thrust: its cumulative flux is in global memory, and computing a tile's box
+// depths twice cost more than idle lanes, H200).
 #ifndef TILE_ROUND
 #define TILE_ROUND 4
 #endif
@@ -160,17 +160,15 @@ __device__ __forceinline__ int tile_count(int m, int d, int S) { return ((m - d)
 
 // This thread's share of one period's scan over widths [lo, hi): per run of
 // widths with one stride, fill the polyphase arrays, then score its tiles in
-// rounds. A round checks the depth filter of the next TILE_ROUND * BLOCK
-// tiles in (width, tile) order, lists the passing ones in that order (block
-// prefix sum) and deals them to the warps 32 at a time, so no lane idles
-// beside a failing tile (~30 % of K2's tiles) and each thread meets its tiles
-// in TLS's order. csum(p) is the cumulative flux (float64) at p.
+// (width, tile) order, so each thread offers in TLS's order. With rounds, a
+// round checks the depth filter of the next TILE_ROUND * BLOCK tiles, lists
+// the passing ones in order (block prefix sum) and deals them to the warps 32
+// at a time, so no lane idles beside a failing tile (~30 % of K2's tiles).
+// csum(p) is the cumulative flux (float64) at p.
 template <class Csum, class Src>
 __device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int lo, int hi,
                             const TemplateSet &tp, const PhaseTemplates &pt)
 {
-    __shared__ int list[TILE_ROUND * BLOCK];
-    __shared__ int warp_count[BLOCK / 32];
     Best best = {0.0, 0.0, -1, 0x7fffffff};
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const double rsd = __drcp_rn(tp.signal_depth);
@@ -184,20 +182,25 @@ __device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int
         const int pl = phase_length(m, S);
         int wi = g0, first = 0;  // cursor: first tile of width wi in the run
         int tiles = tile_count(m, tp.widths[wi], S);
+        auto seek = [&](int c) {
+            while (c >= first + tiles && wi + 1 < g1) {
+                first += tiles;
+                tiles = tile_count(m, tp.widths[++wi], S);
+            }
+        };
+#if TILE_ROUND
+        __shared__ int list[TILE_ROUND * BLOCK];
+        __shared__ int warp_count[BLOCK / 32];
         for (int base = 0; base < total; base += TILE_ROUND * BLOCK) {
             unsigned pass = 0;
             int entry[TILE_ROUND];
 #pragma unroll
             for (int k = 0; k < TILE_ROUND; ++k) {
                 const int c = base + threadIdx.x * TILE_ROUND + k;
-                while (c >= first + tiles && wi + 1 < g1) {
-                    first += tiles;
-                    tiles = tile_count(m, tp.widths[++wi], S);
-                }
-                const int tile = c - first;
+                seek(c);
                 double box[SPT];
-                entry[k] = (wi << TILE_BITS) | tile;
-                if (c < total && box_depths(box, csum, S, tp.widths[wi], tile * SPT,
+                entry[k] = (wi << TILE_BITS) | (c - first);
+                if (c < total && box_depths(box, csum, S, tp.widths[wi], (c - first) * SPT,
                                             (m - tp.widths[wi]) / S + 1, tp))
                     pass |= 1u << k;
             }
@@ -222,11 +225,24 @@ __device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int
             for (int e = warp * 32 + lane; e - lane < listed; e += BLOCK) {
                 if (e < listed) {
                     const int tw = list[e] >> TILE_BITS, s0 = (list[e] & ((1 << TILE_BITS) - 1)) * SPT;
-                    scan_tile(best, xr, xw, csum, S, pl, tw, s0, (m - tp.widths[tw]) / S + 1, rsd, tp, pt);
+                    const int n_shifts = (m - tp.widths[tw]) / S + 1;
+                    double box[SPT];
+                    box_depths(box, csum, S, tp.widths[tw], s0, n_shifts, tp);
+                    scan_tile(best, box, xr, xw, S, pl, tw, s0, n_shifts, rsd, tp, pt);
                 }
             }
             __syncthreads();  // list and warp_count are reused by the next round
         }
+#else
+        for (int c0 = warp * 32; c0 < total; c0 += BLOCK) {
+            const int c = c0 + lane;
+            seek(c);
+            const int n_shifts = (m - tp.widths[wi]) / S + 1, s0 = (c - first) * SPT;
+            double box[SPT];
+            if (c < total && box_depths(box, csum, S, tp.widths[wi], s0, n_shifts, tp))
+                scan_tile(best, box, xr, xw, S, pl, wi, s0, n_shifts, rsd, tp, pt);
+        }
+#endif
     }
     return best;
 }

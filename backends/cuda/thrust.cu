@@ -8,6 +8,9 @@
 // shared memory) for light curves whose copies do not fit.
 #include <cub/block/block_merge_sort.cuh>
 #include <cub/block/block_scan.cuh>
+#ifndef TILE_ROUND
+#define TILE_ROUND 0  // phase_scan.cuh: no rounds, see there
+#endif
 #include "phase_scan.cuh"
 #include "scan_kernel.cuh"
 
