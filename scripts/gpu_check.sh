@@ -24,7 +24,7 @@ DEST=${OUT:-reports/gpu/latest}
 OUT=$(mktemp -d)
 mkdir -p "$DEST"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
+    --target /tmp/site .whl/*.whl $(ls .whl-bench/*.whl 2>/dev/null) || exit 1
 # numpy 2.4 from the wheels comes first: numba-cuda 0.30.4 fails on numpy 2.5
 export PYTHONPATH=/tmp/site:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
 export PYTHONUNBUFFERED=1
