@@ -54,6 +54,11 @@ class StageTimes(defaultdict):
         super().__init__(float)
 
 
+class InputTooLarge(ValueError):
+    """This backend cannot hold this light curve (e.g. in shared memory); the
+    message says which backend can. Checked before any launch."""
+
+
 class TLSBackend:
     """Base class of every backend. Subclasses implement ``fold_sort`` and
     ``chi2_scan`` (and ``upload`` where data must move to a device)."""
@@ -72,6 +77,11 @@ class TLSBackend:
 
     def __init__(self):
         self.timings = StageTimes()
+
+    def refuses(self, plan: Plan) -> Optional[str]:
+        """Why this backend cannot search ``plan`` (None when it can); ``upload``
+        raises ``InputTooLarge`` with this reason."""
+        return None
 
     # ---- stages 1-3: host, shared -------------------------------------------------
     @staticmethod
@@ -147,4 +157,4 @@ class TLSBackend:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-__all__ = ["LightCurve", "PeriodStats", "Plan", "StageTimes", "TLSBackend", "Templates"]
+__all__ = ["InputTooLarge", "LightCurve", "PeriodStats", "Plan", "StageTimes", "TLSBackend", "Templates"]

@@ -88,7 +88,8 @@ def case(ndata: int, nperiods: int) -> Case:
 
 def runnable_backend(name: str, ndata: int, nperiods: int):
     """A fresh instance of backend ``name`` for this case, or NotImplementedError
-    (asv's skip) when it cannot run here or the case is over its budget."""
+    (asv's skip) when it cannot run here, the case is over its budget or the
+    backend refuses the light curve (``TLSBackend.refuses``)."""
     import backends
 
     why = backends.available_backends().get(name, "not registered")
@@ -96,6 +97,9 @@ def runnable_backend(name: str, ndata: int, nperiods: int):
         raise NotImplementedError(f"backend {name!r} unavailable: {why}")
     backend = backends.get_backend(name)
     require_budget(backend.device, ndata, nperiods)
+    why = backend.refuses(case(ndata, nperiods).plan)
+    if why is not None:
+        raise NotImplementedError(why)
     return backend
 
 

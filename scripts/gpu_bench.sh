@@ -50,7 +50,7 @@ env_setup() {
 
 run_asv() {
     python3 -m asv run --python=same --machine "$MACHINE" --set-commit-hash "$(git rev-parse HEAD)" \
-        --show-stderr ${1:+-b "$1"} || true  # failed benchmarks are recorded, not fatal
+        --show-stderr ${ASV_ARGS:-} ${1:+-b "$1"} || true  # failed benchmarks are recorded, not fatal
 }
 
 copy_out() {

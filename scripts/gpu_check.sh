@@ -15,7 +15,8 @@
 #   recover  python -m validation.recover --suite quick, per GPU
 #            backend in RECOVER_BACKENDS (default "simple")          RECOVER_S (240)
 #   bench    scripts/gpu_bench.sh: asv (benchmarks matching BENCH_REGEX;
-#            sizes from TLS_BENCH_SIZES), variant table, figure      BENCH_S (300 each)
+#            sizes from TLS_BENCH_SIZES, extra options in ASV_ARGS),
+#            variant table, figure                                   BENCH_S (300 each)
 # Logs and results (header with GPU, commit and date; one folder per part)
 # are packed into gpu_check.tar.gz in $OUT (reports/gpu/latest without it):
 # the device returns at most 8 files per call.

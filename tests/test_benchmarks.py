@@ -186,3 +186,24 @@ def test_scaling_figure_from_results(tmp_path):
     assert figure.timings(data) == {("cpu", 500, 1000): 2.0}
     with pytest.raises(SystemExit):
         figure.main(["gpu-test", "--results", str(tmp_path / "none"), "--out", str(out)])
+
+
+def test_a_backend_that_refuses_the_light_curve_is_skipped_not_failed():
+    """asv skips (NotImplementedError in setup) a case the backend refuses by
+    design, e.g. ``simple`` beyond shared memory; ``select`` leaves it out."""
+    import backends
+    from backends.implementations.cpu import CPUBackend
+    from benchmarks.cases import runnable_backend
+
+    class Small(CPUBackend):
+        name = "small"
+
+        def refuses(self, plan):
+            return "too many points for this test backend" if plan.lc.size > 100 else None
+
+    backends.register_backend("small", Small)
+    try:
+        with pytest.raises(NotImplementedError, match="too many points"):
+            runnable_backend("small", 500, 1000)
+    finally:
+        backends.unregister_backend("small")

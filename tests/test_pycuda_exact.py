@@ -98,7 +98,8 @@ def test_simple_refuses_what_shared_memory_cannot_hold():
     t, y, dy = box_light_curve(days=30.0, cadence_min=2.0, seed=8)  # 21,600 points
     plan, periods = backends.make_plan(t, y, dy, period_min=5.0, period_max=5.1)
     backend = _backend("simple")
-    with pytest.raises(ValueError, match="shared memory"):
+    assert "shared memory" in backend.refuses(plan)
+    with pytest.raises(backends.protocol.InputTooLarge, match="shared memory"):
         backend.search(plan, periods)
     assert backend.timings["chi2_scan"] == 0.0  # nothing was launched
 

@@ -25,7 +25,7 @@ import numpy as np
 from backends.gpu import missing_requirements
 from backends.implementations.cpu import period_stats
 from backends.kernel_cache import KernelCache, nvcc_cubin
-from backends.protocol import TLSBackend
+from backends.protocol import InputTooLarge, TLSBackend
 
 KERNELS = KernelCache(maxsize=32)
 BLOCK_SIZES = (32, 64, 128, 256)
@@ -183,16 +183,15 @@ class PyCUDABackend(TLSBackend):
                 cuda.Context.synchronize()
 
     # ---- stages --------------------------------------------------------------------
-    def check_fits(self, plan, block):
-        """Raise ValueError if this variant cannot hold the light curve."""
-
     def upload(self, plan):
         import pycuda.gpuarray as ga
 
         n = plan.lc.size
         block = self.block_size or block_size_for(n)
         with self.context():
-            self.check_fits(plan, block)
+            why = self.refuses(plan)
+            if why is not None:
+                raise InputTooLarge(why)
             tp = plan.templates
             put = lambda x, dt: ga.to_gpu(np.ascontiguousarray(x, dtype=dt))  # noqa: E731
             ta, first, taps = phase_templates(tp)
@@ -374,15 +373,16 @@ class SimpleBackend(PyCUDABackend):
     variant = "simple"
     fuses_fold_sort = True
 
-    def check_fits(self, plan, block):
+    def refuses(self, plan):
         tp = plan.templates
         need = simple_shared_bytes(plan.lc.size, tp.maxwidth, tp.strides)
-        limit = self.shared_limit("simple_search", block)
+        with self.context():
+            limit = self.shared_limit("simple_search", self.block_size or block_size_for(plan.lc.size))
         if need > limit:
-            raise ValueError(
-                f"backend 'simple' holds a light curve in shared memory: {plan.lc.size} points "
-                f"(+{plan.templates.maxwidth} patch) need {need} bytes, the device allows "
-                f"{limit}; use 'thrust' or 'basic' for this light curve")
+            return (f"backend 'simple' holds a light curve in shared memory: {plan.lc.size} points "
+                    f"(+{tp.maxwidth} patch) need {need} bytes, the device allows {limit}; "
+                    "use 'thrust' or 'basic' for this light curve")
+        return None
 
     def fold_sort(self, state, periods):
         raise NotImplementedError("'simple' folds, sorts and scans in one kernel (chi2_scan)")
