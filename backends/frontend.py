@@ -45,7 +45,12 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
 
     lc = inputs.clean(*inputs.unpack(t, y, dy))
     inputs.check_baseline(lc.t, **tls_options)
-    chosen = get_backend(backend)
+    plan = None
+    if backend == "auto":  # auto skips backends that cannot hold this light curve
+        from backends.grids import make_plan
+
+        plan, _ = make_plan(lc.t, lc.y, lc.dy, **tls_options)
+    chosen = get_backend(backend, plan)
     bridge = search_backend(chosen)
     options = {"verbose": False, "show_progress_bar": False, **tls_options, "backend": bridge}
 

@@ -98,10 +98,11 @@ def available_methods():
     return [name for name, why in available_backends().items() if why is None]
 
 
-def resolve(name: str = "auto") -> str:
+def resolve(name: str = "auto", plan=None) -> str:
     """The backend name ``name`` stands for; ``auto`` picks the first runnable
     entry of the GPU's variant table or ``AUTO_ORDER`` (GPU backends only on a
-    real GPU, not the numba CUDA simulator) and logs its choice."""
+    real GPU, not the numba CUDA simulator; given a ``plan``, none that
+    refuses it) and logs its choice."""
     if name != "auto":
         _check_known(name)
         return name
@@ -112,21 +113,24 @@ def resolve(name: str = "auto") -> str:
     for candidate in auto_order(AUTO_ORDER):
         if candidate not in _REGISTRY or _why_not(candidate) is not None:
             continue
-        if real_gpu or backend_class(candidate).device != "gpu":
+        if not real_gpu and backend_class(candidate).device == "gpu":
+            continue
+        why = None if plan is None else backend_class(candidate)().refuses(plan)
+        if why is None:
             log.info("backend 'auto' chose %r", candidate)
             return candidate
     raise BackendUnavailable("no backend can run here")  # cpu always can
 
 
-def get_backend(name: str = "auto") -> TLSBackend:
-    """An instance of backend ``name`` (or of the one ``auto`` chooses).
+def get_backend(name: str = "auto", plan=None) -> TLSBackend:
+    """An instance of backend ``name`` (or of the one ``auto`` chooses for ``plan``).
 
     Raises ``ValueError`` for an unknown name and ``BackendUnavailable`` when
     the backend cannot run on this machine.
     """
     if isinstance(name, TLSBackend):
         return name
-    name = resolve(name)
+    name = resolve(name, plan)
     why = _why_not(name)
     if why is not None:
         raise BackendUnavailable(f"backend {name!r} cannot run here: {why}")

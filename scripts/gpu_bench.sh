@@ -8,7 +8,7 @@
 #                  scripts/gpu_bench.sh select | figure
 # Each part fits one 10-minute device command for a sweep chosen with
 # TLS_BENCH_SIZES (full | medium | ci); results accumulate in reports/ and
-# are copied to $OUT/reports after every part.
+# are packed into $OUT/bench_reports.tar.gz after every part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHEELS=.whl-bench  # benchmark-only wheels; the core ones (.whl) are shared with gpu_check.sh
@@ -55,8 +55,8 @@ run_asv() {
 
 copy_out() {
     if [ -n "${OUT:-}" ]; then
-        mkdir -p "$OUT/reports"
-        cp -r reports/asv reports/variants reports/scaling.png "$OUT/reports/" 2>/dev/null || true
+        # one archive: the device returns files at most two folders down
+        tar -czf "$OUT/bench_reports.tar.gz" $(ls -d reports/asv reports/variants reports/scaling.png 2>/dev/null)
     fi
 }
 

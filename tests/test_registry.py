@@ -136,3 +136,24 @@ def test_auto_never_picks_a_simulated_gpu(monkeypatch):
     assert backends.available_backends()["numba"] is None
     monkeypatch.setattr(backends.registry, "AUTO_ORDER", ["numba", "cpu"])
     assert backends.resolve("auto") == "cpu"
+
+
+def test_auto_skips_a_backend_that_refuses_the_light_curve(monkeypatch, small_lc, caplog):
+    """A variant table may rank ``simple`` first; a light curve it cannot hold
+    must go to the next backend, not fail."""
+
+    class Tiny(CPUBackend):
+        name = "tiny"
+
+        def refuses(self, plan):
+            return "holds at most 100 points"
+
+    backends.register_backend("tiny", Tiny)
+    try:
+        monkeypatch.setattr(backends.registry, "AUTO_ORDER", ["tiny", "cpu"])
+        with caplog.at_level(logging.INFO, logger="backends"):
+            results = backends.search(*small_lc)
+        assert results.meta["backend"] == "cpu"
+        assert backends.resolve("auto") == "tiny"  # without a light curve nothing refuses
+    finally:
+        backends.unregister_backend("tiny")
