@@ -37,12 +37,8 @@ scan_jobs(const double *rw, const double *w, const double *csum, int m,
         const int i = s * stride;
         const double box = 1.0 - (csum[i + d] - csum[i]) / d;
         if (box > depth_min) {
-            double ar = 0.0, a2 = 0.0;
-            for (int j = 0; j < length; ++j) {
-                const double aj = __ldg(aa + j);
-                ar = fma(aj, rw[i + j], ar);
-                a2 = fma(aj * aj, w[i + j], a2);
-            }
+            double ar, a2;
+            shift_dots(aa, rw + i, w + i, length, ar, a2);
             offer(best, box, ar, a2, ov, tp, wi, i);
         }
     }

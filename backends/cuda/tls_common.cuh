@@ -58,6 +58,20 @@ __device__ void bitonic_sort(double *key, int *idx, int n2)
     }
 }
 
+// The two template dot products of one shift, in float64:
+// ar = sum_j a_j rw_j, a2 = sum_j a_j^2 w_j over the template's length.
+__device__ __forceinline__ void shift_dots(const double *aa, const double *rw, const double *w,
+                                           int length, double &ar, double &a2)
+{
+    ar = 0.0;
+    a2 = 0.0;
+    for (int j = 0; j < length; ++j) {
+        const double aj = __ldg(aa + j);
+        ar = fma(aj, rw[j], ar);
+        a2 = fma(aj * aj, w[j], a2);
+    }
+}
+
 // Running best fit of one thread: the largest gain, earliest (width, shift) on ties.
 struct Best {
     double gain;
@@ -176,12 +190,8 @@ __device__ Best scan_thread(const double *rw, const double *w, const double *csu
                 const int i = s * stride;
                 const double box = 1.0 - (csum[i + d] - csum[i]) / d;
                 if (box > tp.depth_min) {
-                    double ar = 0.0, a2 = 0.0;
-                    for (int j = 0; j < length; ++j) {
-                        const double aj = __ldg(aa + j);
-                        ar = fma(aj, rw[i + j], ar);
-                        a2 = fma(aj * aj, w[i + j], a2);
-                    }
+                    double ar, a2;
+                    shift_dots(aa, rw + i, w + i, length, ar, a2);
                     offer(best, box, ar, a2, ov, tp, wi, i);
                 }
             }
