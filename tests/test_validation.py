@@ -325,3 +325,11 @@ def test_real_searches_on_a_tiny_curve(tmp_path):
     assert {"cpu_power", "backend_power", "cpu_fold_y", "cpu_model_y"} <= set(arrays)
     again, _ = recover.run_case(case, sides)
     assert again[0]["cpu_cached"] and again[0]["cpu_sde"] == row["cpu_sde"]
+
+
+def test_verdict_leaves_out_cases_the_backend_refuses_by_design():
+    table = verdict_table([True, False], [True, True], [True, False])
+    table["backend_error"] = [None, "backends.protocol.InputTooLarge: backend 'simple' holds ..."]
+    assert metrics.verdict(table)[0]
+    table["backend_error"] = [None, "RuntimeError: launch failed"]
+    assert not metrics.verdict(table)[0]

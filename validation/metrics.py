@@ -102,11 +102,20 @@ def summary_by_snr(table):
     return pd.DataFrame(rows)
 
 
+def refused(table):
+    """Cases the backend declined by design (``InputTooLarge``) rather than failed."""
+    if "backend_error" not in table:
+        return np.zeros(len(table), bool)
+    return table["backend_error"].fillna("").astype(str).str.contains("InputTooLarge").to_numpy()
+
+
 def verdict(table, margin=0.02):
     """(ok, reasons): the backend fails when it misses a case CPU TLS recovers at
     SDE >= threshold, or detects fewer cases than CPU TLS by more than
-    ``margin`` x cases (at least one)."""
+    ``margin`` x cases (at least one). Cases the backend refused by design are
+    left out (and counted as ``backend_refused`` in the summary)."""
     reasons = []
+    table = table[~refused(table)]  # by design (e.g. simple beyond shared memory): reported, not missed
     missed = table[table["cpu_detected"] & ~table["backend_recovered"]]
     if len(missed):
         names = ", ".join(f"{c}[{s}]" for c, s in zip(missed["case_id"], missed["step"]))

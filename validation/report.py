@@ -45,6 +45,7 @@ def overall(table):
         "period_agree_within_1pct": f"{int(table.loc[ok, 'period_agree'].sum())}/{int(ok.sum())}",
         "median_abs_sde_rel_diff": float(np.nanmedian(table["sde_rel_diff"])) if n else np.nan,
         "backend_errors": int(table["backend_error"].notna().sum()),
+        "backend_refused": int(metrics.refused(table).sum()),
         "cpu_errors": int(table["cpu_error"].notna().sum()),
         "backend_runtime_s": float(table["backend_runtime_s"].sum()),
         "cpu_runtime_s": float(table["cpu_runtime_s"].sum()),
