@@ -2,6 +2,7 @@
 
     >>> import backends
     >>> results = backends.search(t, y, dy, backend="auto")   # TLS results + .meta
+    >>> outcomes = backends.search_batch([(t, y, dy), ...])   # results or BatchError, each
     >>> backends.available_backends()                         # name -> None or why not
 
 Importing this package creates no GPU context; GPU frameworks are imported by
@@ -9,6 +10,7 @@ a backend when it is first used. Every backend is also registered with
 transitleastsquares as ``"bench-<name>"``.
 """
 
+from backends.batch import BatchError, search_batch
 from backends.frontend import search
 from backends.grids import make_plan
 from backends.plan import LightCurve, Plan, Templates
@@ -29,7 +31,7 @@ from backends import tls_bridge as _tls_bridge
 _tls_bridge.register_all()
 
 __all__ = [
-    "AUTO_ORDER", "BackendUnavailable", "LightCurve", "PeriodStats", "Plan", "TLSBackend",
+    "AUTO_ORDER", "BackendUnavailable", "BatchError", "LightCurve", "PeriodStats", "Plan", "TLSBackend",
     "Templates", "available_backends", "available_methods", "backend_names", "get_backend",
-    "make_plan", "register_backend", "resolve", "search", "unregister_backend",
+    "make_plan", "register_backend", "resolve", "search", "search_batch", "unregister_backend",
 ]

@@ -1,0 +1,183 @@
+"""``backends.search_batch`` and ``python -m validation.batch`` (Dask, Parquet, resume)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import box_light_curve
+
+import backends
+from backends import BatchError, search_batch
+from validation import batch
+
+OPTIONS = {"period_min": 3.0, "period_max": 6.0}  # a narrow grid keeps each search ~0.2 s
+
+
+@pytest.fixture(scope="module")
+def curves():
+    return [box_light_curve(days=16.0, seed=k) for k in range(3)]
+
+
+def test_order_kept_and_one_bad_curve_is_its_own_error(curves):
+    t, y, dy = curves[1]
+    bad_dy = np.where(np.arange(t.size) == 5, -1.0, dy)
+    items = [curves[0], {"id": "bad", "t": t, "y": y, "dy": bad_dy}, (t, y), {"id": "x", "time": t, "flux": y}]
+    out = search_batch(items, backend="cpu", **OPTIONS)
+    assert [type(o) for o in out] == [type(out[0]), BatchError, type(out[0]), type(out[0])]
+    assert isinstance(out[1], BatchError) and out[1].id == "bad" and out[1].error == "ValueError"
+    assert "flux errors are <= 0" in out[1].message and "'bad'" in str(out[1])
+    assert [out[k].meta["id"] for k in (0, 2, 3)] == [0, 2, "x"]
+    assert out[0].period == pytest.approx(4.3, rel=0.01)
+    assert out[2].period == backends.search(t, y, backend="cpu", **OPTIONS).period
+
+
+def test_malformed_items_are_errors(curves):
+    class LC:
+        def __init__(self, t, y, dy):
+            self.time, self.flux, self.flux_err = t, y, dy
+
+    out = search_batch([(1.0,), {"id": 7, "flux": [1.0]}, LC(*curves[0])], backend="cpu", **OPTIONS)
+    assert "(t, y) or (t, y, dy)" in out[0].message
+    assert out[1].id == 7 and "'t' and 'y'" in out[1].message
+    assert out[2].meta["id"] == 2 and out[2].meta["requested_backend"] == "cpu"
+
+
+def test_one_backend_instance_with_per_curve_timings(curves, monkeypatch):
+    from backends.implementations.cpu import CPUBackend
+
+    made, init = [], CPUBackend.__init__
+    monkeypatch.setattr(CPUBackend, "__init__", lambda self: made.append(self) or init(self))
+    out = search_batch(curves, backend="cpu", **OPTIONS)
+    assert len(made) == 1
+    totals = [o.meta["timings"]["chi2_scan"] for o in out]
+    assert all(0 < s < o.meta["timings"]["total"] for s, o in zip(totals, out))  # not accumulated
+
+
+def test_bad_backend_raises_at_once(curves):
+    with pytest.raises(ValueError, match="unknown backend"):
+        search_batch(curves, backend="nope")
+    with pytest.raises(TypeError, match="name or a TLSBackend"):
+        search_batch(curves, backend=3)
+
+
+# ---- the Dask path -------------------------------------------------------------------------------
+
+@pytest.fixture()
+def inputs(tmp_path, curves):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for k, (t, y, dy) in enumerate(curves):
+        np.savez(folder / f"lc{k}.npz", time=t, flux=y, flux_err=dy)
+    np.savez(folder / "broken.npz", time=curves[0][0])  # no flux
+    return folder
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster) as c:
+        yield c
+
+
+def test_cli_on_two_cpu_workers(inputs, tmp_path, capsys):
+    out = tmp_path / "results.parquet"
+    argv = ["--workers", "2", "--backend", "cpu", "--batch-size", "2", "--tls", "period_min=3.0",
+            "--tls", "period_max=6.0", "--no-progress", "--out", str(out), str(inputs)]
+    assert batch.main(argv) == 0
+    assert "4 light curves searched (1 errors)" in capsys.readouterr().out
+    df = pd.read_parquet(out).set_index("id").sort_index()
+    assert list(df.index) == ["broken", "lc0", "lc1", "lc2"]
+    assert "has no flux array" in df.loc["broken", "error"] and np.isnan(df.loc["broken", "period"])
+    assert df.loc["lc0":, "error"].isna().all() and (df.loc["lc0":, "backend"] == "cpu").all()
+    assert np.allclose(df.loc["lc0":, "period"], 4.3, rtol=0.01) and (df.loc["lc0":, "SDE"] > 7).all()
+    assert len(list(out.glob("part-*.parquet"))) == 2 and not list(out.glob(".*"))
+
+
+def test_rerun_skips_done_ids(inputs, tmp_path, client):
+    out = tmp_path / "out"
+    first = batch.run([inputs / "lc0.npz"], out, client, "cpu", options=OPTIONS, progress=False)
+    assert first["searched"] == 1
+    part = next(out.glob("part-*.parquet"))
+    again = batch.run([inputs], out, client, "cpu", batch_size=2, options=OPTIONS, progress=False)
+    assert again["skipped"] == 1 and again["searched"] == 3
+    assert sorted(batch.ResultDataset(out).read()["id"]) == ["broken", "lc0", "lc1", "lc2"]
+    assert part.exists()
+    with pytest.raises(ValueError, match="holds results of"):
+        batch.run([inputs], out, client, "cpu", options={"period_max": 5.0}, progress=False)
+
+
+def test_crash_keeps_finished_batches(inputs, tmp_path, client, monkeypatch):
+    out = tmp_path / "out"
+    write = batch.ResultDataset.write
+    calls = []
+
+    def crash_after_one(self, rows):
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(rows)
+        write(self, rows)
+
+    monkeypatch.setattr(batch.ResultDataset, "write", crash_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        batch.run([inputs], out, client, "cpu", batch_size=1, options=OPTIONS, progress=False)
+    kept = batch.ResultDataset(out).done_ids()
+    assert kept == {calls[0][0]["id"]} and not list(out.glob(".*"))
+    monkeypatch.setattr(batch.ResultDataset, "write", write)
+    rest = batch.run([inputs], out, client, "cpu", batch_size=1, options=OPTIONS, progress=False)
+    assert rest["skipped"] == 1 and rest["searched"] == 3
+
+
+def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    dataset = batch.ResultDataset(tmp_path)
+    monkeypatch.setattr(pq, "write_table", lambda table, where: open(where, "w").write("half") and 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        dataset.write([batch.summary_row(BatchError("a", "E", "m"), "cpu")])
+    assert list(tmp_path.iterdir()) == [] and dataset.done_ids() == set()
+
+
+def test_a_failed_batch_is_reported_not_recorded(inputs, tmp_path, client, monkeypatch):
+    out = tmp_path / "out"
+    monkeypatch.setattr(batch, "search_files", divmod)  # a task that raises on the worker (TypeError)
+    summary = batch.run([inputs], out, client, "cpu", batch_size=2, options=OPTIONS, progress=False)
+    assert summary["failed_batches"] == 2 and summary["searched"] == 0
+    assert batch.ResultDataset(out).done_ids() == set()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--backend", "nope"], "unknown backend 'nope'"),
+    (["--gpus", "1", "--backend", "cpu"], "dask-cuda"),
+    (["--workers", "1", "--backend", "cpu", "--tls", "period_max=6"], "holds results of"),
+])
+def test_cli_errors(inputs, tmp_path, capsys, monkeypatch, argv, message):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_dask_cuda(name, *a, **k):
+        if name == "dask_cuda":
+            raise ImportError("No module named 'dask_cuda'")
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_dask_cuda)
+    batch.ResultDataset(tmp_path / "o").check_run("cpu", {})
+    assert batch.main([*argv, "--out", str(tmp_path / "o"), str(inputs)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_inputs_and_options(tmp_path, inputs):
+    assert list(batch.find_inputs([inputs])) == ["broken", "lc0", "lc1", "lc2"]
+    (tmp_path / "again").mkdir()
+    (tmp_path / "again" / "lc0.npz").write_bytes((inputs / "lc0.npz").read_bytes())
+    with pytest.raises(ValueError, match="two light curves with id 'lc0'"):
+        batch.find_inputs([inputs, tmp_path / "again"])
+    with pytest.raises(ValueError, match="not an .npz file"):
+        batch.find_inputs([tmp_path / "missing.npz"])
+    with pytest.raises(ValueError, match="no .npz light curves"):
+        batch.find_inputs([tmp_path / "again" / "..", ])
+    assert batch._option("period_max=5") == ("period_max", 5)
+    assert batch._option("transit_template=box") == ("transit_template", "box")
+    with pytest.raises(SystemExit):
+        batch.parse_args(["--workers", "0", "--out", "o", "x"])

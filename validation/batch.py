@@ -1,0 +1,276 @@
+"""Many light curves over many workers: ``python -m validation.batch``.
+
+    python -m validation.batch [--workers N | --gpus N] --backend NAME --out results.parquet \\
+        [--batch-size B] [--tls KEY=VALUE ...] <.npz files or directories of them>
+
+Each ``.npz`` holds one light curve (``time``, ``flux``, optional ``flux_err``);
+its id is the file name without ``.npz``. Batches of light curves are mapped
+over a Dask cluster, not a scheduler of our own: a ``LocalCluster`` of N
+single-threaded worker processes, or with ``--gpus N`` dask-cuda's
+``LocalCUDACluster`` (one worker per GPU). Each worker runs
+``backends.search_batch``, so a bad light curve gives an error row and the
+rest of its batch goes on.
+
+``--out`` is a directory, a Parquet dataset with one file per finished batch,
+each written to a hidden temporary file and renamed, so a crash loses at most
+the batches in flight. A re-run with the same backend and options skips the
+ids already there; ``pandas.read_parquet(out)`` reads them all. Exit status 1
+when a whole batch failed (e.g. a worker died); its ids are not recorded, so a
+re-run tries them again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+SCHEMA_FIELDS = (
+    ("id", "string"), ("period", "float64"), ("T0", "float64"), ("duration", "float64"),
+    ("depth", "float64"), ("SDE", "float64"), ("SNR", "float64"), ("FAP", "float64"),
+    ("backend", "string"), ("seconds", "float64"), ("error", "string"),
+)
+TLS_KEYS = {"period": "period", "T0": "T0", "duration": "duration", "depth": "depth",
+            "SDE": "SDE", "SNR": "snr", "FAP": "FAP"}  # column -> TLS results key
+RUN_FILE = "_run.json"  # backend and options of the results; '_' hides it from Parquet readers
+
+
+def find_inputs(paths):
+    """id -> path of every ``.npz`` named or inside a named directory."""
+    found = {}
+    for path in map(Path, paths):
+        if path.is_dir():
+            files = sorted(path.glob("*.npz"))
+        elif path.suffix == ".npz" and path.is_file():
+            files = [path]
+        else:
+            raise ValueError(f"{path}: not an .npz file or a directory of them")
+        for f in files:
+            if f.stem in found:
+                raise ValueError(f"two light curves with id {f.stem!r}: {found[f.stem]} and {f}")
+            found[f.stem] = f
+    if not found:
+        raise ValueError(f"no .npz light curves in {', '.join(map(str, paths))}")
+    return found
+
+
+def load_npz(curve_id, path):
+    """A ``search_batch`` item from one ``.npz`` (``time``, ``flux``, ``flux_err``)."""
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as f:
+        missing = [k for k in ("time", "flux") if k not in f.files]
+        if missing:
+            raise ValueError(f"{path} has no {' or '.join(missing)} array "
+                             f"(needs time, flux and optionally flux_err; has {f.files})")
+        return {"id": curve_id, "time": f["time"], "flux": f["flux"],
+                "flux_err": f["flux_err"] if "flux_err" in f.files else None}
+
+
+def summary_row(outcome, backend):
+    """One Parquet row of a ``search_batch`` outcome."""
+    from backends import BatchError
+
+    if isinstance(outcome, BatchError):
+        row = dict.fromkeys(name for name, _ in SCHEMA_FIELDS)
+        return {**row, "id": str(outcome.id), "backend": backend,
+                "error": f"{outcome.error}: {outcome.message}"}
+    meta = outcome.meta
+    return {"id": str(meta["id"]), **{col: float(outcome[key]) for col, key in TLS_KEYS.items()},
+            "backend": meta["backend"], "seconds": meta["timings"]["total"], "error": None}
+
+
+def search_files(files, backend, options):
+    """Worker task: summary rows of the light curves ``files`` (id -> path)."""
+    from backends import BatchError, search_batch
+
+    rows, items = [], []
+    for curve_id, path in files.items():
+        try:
+            items.append(load_npz(curve_id, path))
+        except Exception as exc:  # an unreadable file is that light curve's error
+            rows.append(summary_row(BatchError(curve_id, type(exc).__name__, str(exc)), backend))
+    rows += [summary_row(o, backend) for o in search_batch(items, backend=backend, **options)]
+    return rows
+
+
+class ResultDataset:
+    """The ``--out`` directory: one Parquet file per finished batch."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def files(self):
+        return sorted(self.path.glob("part-*.parquet"))
+
+    def check_run(self, backend, options):
+        """Record (or, on a re-run, match) the backend and options of the results."""
+        run = {"backend": backend, "options": options}
+        record = self.path / RUN_FILE
+        if record.exists():
+            before = json.loads(record.read_text())
+            if before != json.loads(json.dumps(run)):
+                raise ValueError(f"{self.path} holds results of {before}, not {run}: "
+                                 "use another --out, or delete it to start over")
+            return
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._atomic(record, lambda tmp: Path(tmp).write_text(json.dumps(run)))
+
+    def done_ids(self):
+        import pyarrow.parquet as pq
+
+        return {i for f in self.files() for i in pq.read_table(f, columns=["id"])["id"].to_pylist()}
+
+    def write(self, rows):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in SCHEMA_FIELDS])
+        table = pa.Table.from_pylist(rows, schema=schema)
+        name = hashlib.sha1("\n".join(sorted(r["id"] for r in rows)).encode()).hexdigest()[:16]
+        self._atomic(self.path / f"part-{name}.parquet", lambda tmp: pq.write_table(table, tmp))
+
+    def read(self):
+        import pandas as pd
+
+        return pd.read_parquet(self.path)
+
+    @staticmethod
+    def _atomic(path, write):
+        tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"  # hidden from Parquet readers
+        try:
+            write(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+
+def check_backend(backend):
+    """Fail before mapping anything when ``backend`` cannot run on this host."""
+    from backends import BackendUnavailable, available_backends
+
+    why = available_backends() if backend != "auto" else {}
+    if backend != "auto" and backend not in why:
+        raise ValueError(f"unknown backend {backend!r}; known: auto, {', '.join(why)}")
+    if why.get(backend):
+        raise BackendUnavailable(f"backend {backend!r} cannot run here: {why[backend]}")
+
+
+def make_cluster(workers=None, gpus=None):
+    """A Dask cluster: ``gpus`` workers on one GPU each, or ``workers``
+    single-threaded worker processes."""
+    if gpus:
+        try:
+            from dask_cuda import LocalCUDACluster
+        except ImportError as exc:
+            raise RuntimeError("--gpus needs dask-cuda (pip install dask-cuda); "
+                               "--workers N runs on CPU workers") from exc
+        return LocalCUDACluster(n_workers=gpus, threads_per_worker=1, dashboard_address=":0",
+                                CUDA_VISIBLE_DEVICES=list(range(gpus)))
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True,
+                        dashboard_address=":0")
+
+
+def run(inputs, out, client, backend="auto", batch_size=16, options=None, progress=True):
+    """Search every light curve of ``inputs`` not yet in ``out`` on ``client``'s
+    workers, writing each batch's rows as it finishes. Returns counts and rate."""
+    from distributed import as_completed
+    from tqdm import tqdm
+
+    options = dict(options or {})
+    check_backend(backend)
+    found = find_inputs(inputs)
+    dataset = ResultDataset(out)
+    dataset.check_run(backend, options)
+    done = dataset.done_ids()
+    todo = [i for i in found if i not in done]
+    batches = [todo[k:k + batch_size] for k in range(0, len(todo), batch_size)]
+    start = time.perf_counter()
+    futures = {client.submit(search_files, {i: str(found[i]) for i in batch}, backend, options,
+                             pure=False): batch for batch in batches}
+    summary = {"searched": 0, "errors": 0, "skipped": len(found) - len(todo), "failed_batches": 0}
+    try:
+        with tqdm(total=len(todo), unit="lc", disable=not progress) as bar:
+            for future in as_completed(futures):
+                try:
+                    rows = future.result()
+                except Exception as exc:
+                    summary["failed_batches"] += 1
+                    bar.write(f"batch {futures[future][0]}..: {type(exc).__name__}: {exc}")
+                    continue
+                dataset.write(rows)
+                summary["searched"] += len(rows)
+                summary["errors"] += sum(r["error"] is not None for r in rows)
+                bar.update(len(rows))
+    finally:
+        client.cancel(list(futures))
+    summary["seconds"] = time.perf_counter() - start
+    summary["per_second"] = summary["searched"] / summary["seconds"] if todo else math.nan
+    return summary
+
+
+def _option(text):
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"--tls wants KEY=VALUE, got {text!r}")
+    try:
+        return key, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return key, value
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m validation.batch", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, help="CPU worker processes (default: one per core)")
+    where.add_argument("--gpus", type=int, help="GPUs, one dask-cuda worker each")
+    p.add_argument("--backend", default="auto", help="backend name or 'auto' (default)")
+    p.add_argument("--out", required=True, help="Parquet dataset directory (resumed if it exists)")
+    p.add_argument("--batch-size", type=int, default=16, help="light curves per task (default 16)")
+    p.add_argument("--tls", type=_option, action="append", default=[], metavar="KEY=VALUE",
+                   help="a transitleastsquares power() option, e.g. period_max=10 (repeatable)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("inputs", nargs="+", help=".npz files or directories of them")
+    args = p.parse_args(argv)
+    for name in ("workers", "gpus", "batch_size"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args
+
+
+def main(argv=None):
+    from distributed import Client
+
+    args = parse_args(argv)
+    try:
+        check_backend(args.backend)  # fail before starting a cluster
+        find_inputs(args.inputs)
+        ResultDataset(args.out).check_run(args.backend, dict(args.tls))
+        with make_cluster(args.workers, args.gpus) as cluster, Client(cluster) as client:
+            if not args.no_progress:
+                print(f"Dask dashboard: {client.dashboard_link}", file=sys.stderr)
+            summary = run(args.inputs, args.out, client, args.backend, args.batch_size,
+                          dict(args.tls), progress=not args.no_progress)
+    except (ValueError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{summary['searched']} light curves searched ({summary['errors']} errors), "
+          f"{summary['skipped']} already done, {summary['failed_batches']} batches failed; "
+          f"{summary['seconds']:.1f} s, {summary['per_second']:.2f} per second -> {args.out}")
+    return 1 if summary["failed_batches"] else 0
+
+
+if __name__ == "__main__":
+    from validation.batch import main as _main  # workers unpickle tasks from the module, not __main__
+
+    sys.exit(_main())
