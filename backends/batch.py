@@ -61,7 +61,6 @@ class _Backends:
         self.instance = get_backend(resolve("auto") if self.auto else backend)
 
     def search(self, t, y, dy, **tls_options):
-        self.instance.timings.clear()  # timings accumulate per instance; meta wants this curve's
         try:
             return search(t, y, dy, backend=self.instance, **tls_options)
         except InputTooLarge:

@@ -40,17 +40,14 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
     """
     from transitleastsquares import transitleastsquares
 
+    from backends.grids import make_plan
     from backends.registry import get_backend
     from backends.tls_bridge import search_backend
 
     lc = inputs.clean(*inputs.unpack(t, y, dy))
     inputs.check_baseline(lc.t, **tls_options)
-    plan = None
-    if backend == "auto":  # auto skips backends that cannot hold this light curve
-        from backends.grids import make_plan
-
-        plan, _ = make_plan(lc.t, lc.y, lc.dy, **tls_options)
-    chosen = get_backend(backend, plan)
+    chosen = get_backend(backend, plan=lambda: make_plan(lc.t, lc.y, lc.dy, **tls_options)[0])
+    chosen.timings.clear()  # an instance passed in again reports this search's stages only
     bridge = search_backend(chosen)
     options = {"verbose": False, "show_progress_bar": False, **tls_options, "backend": bridge}
 

@@ -102,7 +102,8 @@ def resolve(name: str = "auto", plan=None) -> str:
     """The backend name ``name`` stands for; ``auto`` picks the first runnable
     entry of the GPU's variant table or ``AUTO_ORDER`` (GPU backends only on a
     real GPU, not the numba CUDA simulator; given a ``plan``, none that
-    refuses it) and logs its choice."""
+    refuses it) and logs its choice. ``plan`` may be a zero-argument callable:
+    it is called once, and only if a candidate can refuse light curves."""
     if name != "auto":
         _check_known(name)
         return name
@@ -110,13 +111,21 @@ def resolve(name: str = "auto", plan=None) -> str:
     from backends.variants import auto_order  # measured order for this GPU model, if any
 
     real_gpu = cuda_device_count() > 0  # never a simulated GPU (NUMBA_ENABLE_CUDASIM) for auto
+    built = []
+
+    def refusal(cls):
+        if plan is None or cls.refuses is TLSBackend.refuses:
+            return None
+        if not built:
+            built.append(plan() if callable(plan) else plan)
+        return cls().refuses(built[0])
+
     for candidate in auto_order(AUTO_ORDER):
         if candidate not in _REGISTRY or _why_not(candidate) is not None:
             continue
         if not real_gpu and backend_class(candidate).device == "gpu":
             continue
-        why = None if plan is None else backend_class(candidate)().refuses(plan)
-        if why is None:
+        if refusal(backend_class(candidate)) is None:
             log.info("backend 'auto' chose %r", candidate)
             return candidate
     raise BackendUnavailable("no backend can run here")  # cpu always can

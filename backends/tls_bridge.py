@@ -12,7 +12,10 @@ import functools
 PREFIX = "bench-"
 
 
-def _search_backend_class():
+@functools.lru_cache(maxsize=None)
+def search_backend_class():
+    """The TLS ``SearchBackend`` subclass that wraps ours (built once, on first
+    use, so that importing this module imports no TLS internals)."""
     from transitleastsquares.backends import SearchBackend, SearchResult
 
     from backends.plan import Plan
@@ -33,11 +36,6 @@ def _search_backend_class():
             return SearchResult.from_unsorted(periods, stats.chi2, stats.rows, stats.depths)
 
     return BenchSearchBackend
-
-
-@functools.lru_cache(maxsize=None)
-def search_backend_class():
-    return _search_backend_class()
 
 
 def search_backend(name_or_backend):

@@ -50,3 +50,11 @@ def test_lightcurve_like_object(small_lc):
 def test_tls_options_pass_through(small_lc):
     r = backends.search(*small_lc, backend="cpu", period_min=3.0, period_max=6.0)
     assert r.periods.min() > 3.0 and r.periods.max() <= 6.0
+
+
+def test_an_instance_used_twice_reports_each_search_on_its_own(small_lc):
+    backend = backends.get_backend("cpu")
+    for _ in range(3):
+        last = backends.search(*small_lc, backend=backend)
+    stages = last.meta["timings"]
+    assert stages["chi2_scan"] <= stages["total"]  # not the three searches' sum

@@ -157,3 +157,12 @@ def test_auto_skips_a_backend_that_refuses_the_light_curve(monkeypatch, small_lc
         assert backends.resolve("auto") == "tiny"  # without a light curve nothing refuses
     finally:
         backends.unregister_backend("tiny")
+
+
+def test_auto_builds_no_plan_when_no_candidate_can_refuse(monkeypatch):
+    monkeypatch.setattr(backends.registry, "AUTO_ORDER", ["cpu"])
+
+    def plan():
+        raise AssertionError("plan built although no candidate refuses light curves")
+
+    assert backends.get_backend("auto", plan=plan).name == "cpu"
