@@ -14,6 +14,8 @@
 #   timing   scripts/gpu_timing.py: cold/warm per backend + TLS     TIMING_S (180)
 #   recover  python -m validation.recover --suite quick, per GPU
 #            backend in RECOVER_BACKENDS (default "simple")          RECOVER_S (240)
+#   big      scripts/big_search.py: 100,000 points x ~101,000 periods,
+#            backends in BIG_BACKENDS (default "thrust")              BIG_S (300)
 #   bench    scripts/gpu_bench.sh: asv (benchmarks matching BENCH_REGEX;
 #            sizes from TLS_BENCH_SIZES, extra options in ASV_ARGS),
 #            variant table, figure                                   BENCH_S (300 each)
@@ -53,6 +55,8 @@ part recover && for b in ${RECOVER_BACKENDS:-simple}; do
     timeout "${RECOVER_S:-240}" python3 -m validation.recover --suite quick --backend "$b" \
         --out "$OUT/recover" 2>&1 | tee "$OUT/recover_$b.log" || rc=1
 done
+part big && { timeout "${BIG_S:-300}" python3 scripts/big_search.py --backends ${BIG_BACKENDS:-thrust} \
+    --out "$OUT/big_search.json" 2>&1 | tee "$OUT/big_search.log" || rc=1; }
 part bench && for step in "asv ${BENCH_REGEX:-}" select figure; do  # asv saves its results per run
     OUT=$OUT timeout "${BENCH_S:-300}" bash scripts/gpu_bench.sh $step 2>&1 | tee -a "$OUT/bench.log" || rc=1
 done
