@@ -40,6 +40,17 @@ def gpu_name(index: int = 0) -> Optional[str]:
     return name.value.decode()
 
 
+@functools.lru_cache(maxsize=None)
+def gpu_pci_bus_id(index: int = 0) -> Optional[str]:
+    """PCI bus id of CUDA device ``index`` (e.g. "0000:19:00.0"), which tells
+    apart GPUs of one model; None without one."""
+    lib, device, bus_id = _driver(), ctypes.c_int(0), ctypes.create_string_buffer(32)
+    if (lib is None or lib.cuDeviceGet(ctypes.byref(device), index) != 0
+            or lib.cuDeviceGetPCIBusId(bus_id, len(bus_id), device) != 0):
+        return None
+    return bus_id.value.decode()
+
+
 def missing_requirements(packages=(), nvcc=False) -> str | None:
     """Why a GPU backend cannot run here: the first missing piece, or None."""
     for package in packages:

@@ -148,7 +148,8 @@ def test_a_failed_batch_is_reported_not_recorded(inputs, tmp_path, client, monke
 
 @pytest.mark.parametrize("argv, message", [
     (["--backend", "nope"], "unknown backend 'nope'"),
-    (["--gpus", "1", "--backend", "cpu"], "dask-cuda"),
+    (["--gpus", "1", "--gpu-cluster", "dask-cuda", "--backend", "cpu"], "needs dask-cuda"),
+    (["--gpus", "2", "--backend", "cpu"], "only 1 CUDA device(s) visible"),
     (["--workers", "1", "--backend", "cpu", "--tls", "period_max=6"], "holds results of"),
 ])
 def test_cli_errors(inputs, tmp_path, capsys, monkeypatch, argv, message):
@@ -162,6 +163,7 @@ def test_cli_errors(inputs, tmp_path, capsys, monkeypatch, argv, message):
         return real_import(name, *a, **k)
 
     monkeypatch.setattr(builtins, "__import__", no_dask_cuda)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     batch.ResultDataset(tmp_path / "o").check_run("cpu", {})
     assert batch.main([*argv, "--out", str(tmp_path / "o"), str(inputs)]) == 2
     assert message in capsys.readouterr().err

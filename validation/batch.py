@@ -1,15 +1,23 @@
 """Many light curves over many workers: ``python -m validation.batch``.
 
-    python -m validation.batch [--workers N | --gpus N] --backend NAME --out results.parquet \\
-        [--batch-size B] [--tls KEY=VALUE ...] <.npz files or directories of them>
+    python -m validation.batch [--workers N | --gpus N [--gpu-cluster KIND]] --backend NAME \\
+        --out results.parquet [--batch-size B] [--tls KEY=VALUE ...] [--warmup] [--summary FILE] \\
+        <.npz files or directories of them>
 
 Each ``.npz`` holds one light curve (``time``, ``flux``, optional ``flux_err``);
 its id is the file name without ``.npz``. Batches of light curves are mapped
 over a Dask cluster, not a scheduler of our own: a ``LocalCluster`` of N
-single-threaded worker processes, or with ``--gpus N`` dask-cuda's
-``LocalCUDACluster`` (one worker per GPU). Each worker runs
-``backends.search_batch``, so a bad light curve gives an error row and the
-rest of its batch goes on.
+single-threaded worker processes, or with ``--gpus N`` one single-threaded
+worker per GPU: dask-cuda's ``LocalCUDACluster``, or where dask-cuda is not
+installed (or ``--gpu-cluster distributed``) distributed's ``SpecCluster`` of
+one ``Nanny`` per GPU, each with its own ``CUDA_VISIBLE_DEVICES``; the run
+says which. Each worker runs ``backends.search_batch``, so a bad light curve
+gives an error row and the rest of its batch goes on.
+
+``--warmup`` first searches one light curve on every worker, untimed, so
+kernel builds and GPU contexts do not count against the rate; ``--summary``
+writes the counts, the rate, the cluster and each worker's process, GPU
+(PCI bus id) and warm-up seconds as JSON.
 
 ``--out`` is a directory, a Parquet dataset with one file per finished batch,
 each written to a hidden temporary file and renamed, so a crash loses at most
@@ -163,26 +171,89 @@ def check_backend(backend):
         raise BackendUnavailable(f"backend {backend!r} cannot run here: {why[backend]}")
 
 
-def make_cluster(workers=None, gpus=None):
-    """A Dask cluster: ``gpus`` workers on one GPU each, or ``workers``
-    single-threaded worker processes."""
-    if gpus:
+def gpu_devices(gpus):
+    """The CUDA devices of the first ``gpus`` workers, one each: those of
+    ``CUDA_VISIBLE_DEVICES`` where it is set, else all the driver sees."""
+    from backends import gpu
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        devices = [str(i) for i in range(gpu.cuda_device_count())]
+    else:
+        devices = [d.strip() for d in visible.split(",") if d.strip()]
+    if gpus > len(devices):
+        raise RuntimeError(f"--gpus {gpus}: only {len(devices)} CUDA device(s) visible "
+                           f"(CUDA_VISIBLE_DEVICES={visible})")
+    return devices[:gpus]
+
+
+def make_cluster(workers=None, gpus=None, gpu_cluster="auto"):
+    """A Dask cluster: ``gpus`` single-threaded workers on one GPU each, or
+    ``workers`` single-threaded worker processes. ``gpu_cluster``: "dask-cuda"
+    (``LocalCUDACluster``), "distributed" (a ``SpecCluster`` of one ``Nanny``
+    per GPU with its ``CUDA_VISIBLE_DEVICES``) or "auto" (dask-cuda if installed)."""
+    from distributed import LocalCluster, Nanny, Scheduler, SpecCluster
+
+    if not gpus:
+        return LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1,
+                            processes=True, dashboard_address=":0")
+    devices = gpu_devices(gpus)
+    if gpu_cluster != "distributed":
         try:
             from dask_cuda import LocalCUDACluster
         except ImportError as exc:
-            raise RuntimeError("--gpus needs dask-cuda (pip install dask-cuda); "
-                               "--workers N runs on CPU workers") from exc
-        return LocalCUDACluster(n_workers=gpus, threads_per_worker=1, dashboard_address=":0",
-                                CUDA_VISIBLE_DEVICES=list(range(gpus)))
-    from distributed import LocalCluster
+            if gpu_cluster == "dask-cuda":
+                raise RuntimeError("--gpu-cluster dask-cuda needs dask-cuda (pip install dask-cuda); "
+                                   "--gpu-cluster distributed needs only distributed") from exc
+        else:
+            return LocalCUDACluster(n_workers=gpus, threads_per_worker=1, dashboard_address=":0",
+                                    CUDA_VISIBLE_DEVICES=devices)
+    spec = {f"gpu-{device}": {"cls": Nanny, "options": {
+        "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": device}}} for device in devices}
+    return SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": ":0"}})
 
-    return LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True,
-                        dashboard_address=":0")
+
+def cluster_name(cluster):
+    """"package.Class" of a cluster, e.g. "dask_cuda.LocalCUDACluster"."""
+    return f"{type(cluster).__module__.partition('.')[0]}.{type(cluster).__name__}"
 
 
-def run(inputs, out, client, backend="auto", batch_size=16, options=None, progress=True):
+def worker_identity():
+    """Worker task: its process id, ``CUDA_VISIBLE_DEVICES`` and the PCI bus id
+    of its CUDA device 0, the GPU it searches on (None without a GPU)."""
+    from backends.gpu import gpu_pci_bus_id
+
+    return {"pid": os.getpid(), "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            "pci_bus_id": gpu_pci_bus_id(0)}
+
+
+def warm_up(client, workers, curve, backend, options):
+    """Search light curve ``curve`` (id, path) once on each of ``workers``,
+    recording nothing: seconds each took (its cold start: context, kernel builds)."""
+    from distributed import as_completed
+
+    start = time.perf_counter()
+    futures = {client.submit(search_files, dict([curve]), backend, options, workers=[w],
+                             allow_other_workers=False, pure=False): w for w in workers}
+    seconds = {}
+    try:
+        for future in as_completed(futures):
+            try:
+                future.result()
+            except Exception as exc:
+                raise RuntimeError(f"warm-up on worker {futures[future]} failed: "
+                                   f"{type(exc).__name__}: {exc}") from exc
+            seconds[futures[future]] = time.perf_counter() - start
+    finally:
+        client.cancel(list(futures))
+    return seconds
+
+
+def run(inputs, out, client, backend="auto", batch_size=16, options=None, progress=True,
+        warmup=False):
     """Search every light curve of ``inputs`` not yet in ``out`` on ``client``'s
-    workers, writing each batch's rows as it finishes. Returns counts and rate."""
+    workers, writing each batch's rows as it finishes; with ``warmup``, each
+    worker searches one first, untimed. Returns counts, rate and workers."""
     from distributed import as_completed
     from tqdm import tqdm
 
@@ -194,10 +265,15 @@ def run(inputs, out, client, backend="auto", batch_size=16, options=None, progre
     done = dataset.done_ids()
     todo = [i for i in found if i not in done]
     batches = [todo[k:k + batch_size] for k in range(0, len(todo), batch_size)]
+    workers = client.run(worker_identity)
+    if warmup and todo:
+        cold = warm_up(client, workers, (todo[0], str(found[todo[0]])), backend, options)
+        workers = {w: {**who, "warmup_seconds": cold[w]} for w, who in workers.items()}
     start = time.perf_counter()
     futures = {client.submit(search_files, {i: str(found[i]) for i in batch}, backend, options,
                              pure=False): batch for batch in batches}
-    summary = {"searched": 0, "errors": 0, "skipped": len(found) - len(todo), "failed_batches": 0}
+    summary = {"searched": 0, "errors": 0, "skipped": len(found) - len(todo), "failed_batches": 0,
+               "workers": workers}
     try:
         with tqdm(total=len(todo), unit="lc", disable=not progress) as bar:
             for future in as_completed(futures):
@@ -233,18 +309,26 @@ def parse_args(argv):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, help="CPU worker processes (default: one per core)")
-    where.add_argument("--gpus", type=int, help="GPUs, one dask-cuda worker each")
+    where.add_argument("--gpus", type=int, help="GPUs, one worker each")
+    p.add_argument("--gpu-cluster", choices=("auto", "dask-cuda", "distributed"), default="auto",
+                   help="with --gpus: dask-cuda's LocalCUDACluster, distributed's SpecCluster of "
+                        "one Nanny per GPU, or auto (default: dask-cuda if installed)")
     p.add_argument("--backend", default="auto", help="backend name or 'auto' (default)")
     p.add_argument("--out", required=True, help="Parquet dataset directory (resumed if it exists)")
     p.add_argument("--batch-size", type=int, default=16, help="light curves per task (default 16)")
     p.add_argument("--tls", type=_option, action="append", default=[], metavar="KEY=VALUE",
                    help="a transitleastsquares power() option, e.g. period_max=10 (repeatable)")
+    p.add_argument("--warmup", action="store_true",
+                   help="search one light curve on every worker first, untimed")
+    p.add_argument("--summary", help="write counts, rate and workers to this JSON file")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("inputs", nargs="+", help=".npz files or directories of them")
     args = p.parse_args(argv)
     for name in ("workers", "gpus", "batch_size"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.gpu_cluster != "auto" and not args.gpus:
+        p.error("--gpu-cluster needs --gpus")
     return args
 
 
@@ -256,14 +340,17 @@ def main(argv=None):
         check_backend(args.backend)  # fail before starting a cluster
         find_inputs(args.inputs)
         ResultDataset(args.out).check_run(args.backend, dict(args.tls))
-        with make_cluster(args.workers, args.gpus) as cluster, Client(cluster) as client:
-            if not args.no_progress:
-                print(f"Dask dashboard: {client.dashboard_link}", file=sys.stderr)
+        with make_cluster(args.workers, args.gpus, args.gpu_cluster) as cluster, Client(cluster) as client:
+            client.wait_for_workers(len(cluster.worker_spec))
+            print(f"{cluster_name(cluster)} of {len(cluster.worker_spec)} workers, "
+                  f"dashboard {client.dashboard_link}", file=sys.stderr)
             summary = run(args.inputs, args.out, client, args.backend, args.batch_size,
-                          dict(args.tls), progress=not args.no_progress)
+                          dict(args.tls), progress=not args.no_progress, warmup=args.warmup)
     except (ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.summary:
+        Path(args.summary).write_text(json.dumps({**summary, "cluster": cluster_name(cluster)}, indent=1))
     print(f"{summary['searched']} light curves searched ({summary['errors']} errors), "
           f"{summary['skipped']} already done, {summary['failed_batches']} batches failed; "
           f"{summary['seconds']:.1f} s, {summary['per_second']:.2f} per second -> {args.out}")

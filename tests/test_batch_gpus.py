@@ -1,0 +1,143 @@
+"""``python -m validation.batch --gpus N``: one worker per GPU, through dask-cuda
+or, without it, distributed's own Nannies; warm-up and the JSON summary.
+On CPU the GPU workers search with the ``cpu`` backend; only their
+``CUDA_VISIBLE_DEVICES`` differ."""
+
+import json
+import re
+import sys
+import types
+
+import numpy as np
+import pytest
+from conftest import box_light_curve, gpu_available
+
+from backends import gpu
+from validation import batch
+
+OPTIONS = {"period_min": 3.0, "period_max": 6.0}
+
+
+@pytest.fixture()
+def inputs(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for k in range(3):
+        t, y, dy = box_light_curve(days=16.0, seed=k)
+        np.savez(folder / f"lc{k}.npz", time=t, flux=y, flux_err=dy)
+    return folder
+
+
+@pytest.fixture()
+def recorded(monkeypatch):
+    """Cluster classes replaced by recorders of their arguments (nothing starts)."""
+    import distributed
+
+    class Recorder:
+        def __init__(self, **kwargs):
+            self.kwargs = kwargs
+
+    fake = types.ModuleType("dask_cuda")
+    fake.LocalCUDACluster = type("LocalCUDACluster", (Recorder,), {})
+    monkeypatch.setitem(sys.modules, "dask_cuda", fake)
+    monkeypatch.setattr(distributed, "SpecCluster", type("SpecCluster", (Recorder,), {}))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    return fake
+
+
+def test_devices_follow_cuda_visible_devices(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3, 5")
+    assert batch.gpu_devices(2) == ["3", "5"] and batch.gpu_devices(1) == ["3"]
+    with pytest.raises(RuntimeError, match=re.escape("--gpus 3: only 2 CUDA device(s) visible")):
+        batch.gpu_devices(3)
+
+
+def test_devices_without_cuda_visible_devices_are_the_drivers(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(gpu, "cuda_device_count", lambda: 2)
+    assert batch.gpu_devices(2) == ["0", "1"]
+    monkeypatch.setattr(gpu, "cuda_device_count", lambda: 0)
+    with pytest.raises(RuntimeError, match=re.escape("only 0 CUDA device(s)")):
+        batch.gpu_devices(1)
+
+
+def test_dask_cuda_when_installed(recorded):
+    cluster = batch.make_cluster(gpus=2)
+    assert type(cluster) is recorded.LocalCUDACluster
+    assert cluster.kwargs == {"n_workers": 2, "threads_per_worker": 1, "dashboard_address": ":0",
+                              "CUDA_VISIBLE_DEVICES": ["0", "1"]}
+    assert type(batch.make_cluster(gpus=2, gpu_cluster="dask-cuda")) is recorded.LocalCUDACluster
+
+
+@pytest.mark.parametrize("dask_cuda", ["installed", "missing"])
+def test_one_nanny_per_gpu_without_dask_cuda_or_when_asked(recorded, monkeypatch, dask_cuda):
+    import distributed
+
+    if dask_cuda == "missing":
+        monkeypatch.setitem(sys.modules, "dask_cuda", None)  # import raises ImportError
+    cluster = batch.make_cluster(gpus=2, gpu_cluster="auto" if dask_cuda == "missing" else "distributed")
+    assert type(cluster) is distributed.SpecCluster  # the recorder; a real one starts in the CLI test
+    assert cluster.kwargs["workers"] == {
+        f"gpu-{d}": {"cls": distributed.Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": d}}}
+        for d in ("0", "1")}
+
+
+def test_dask_cuda_asked_but_missing(recorded, monkeypatch):
+    monkeypatch.setitem(sys.modules, "dask_cuda", None)
+    with pytest.raises(RuntimeError, match="--gpu-cluster dask-cuda needs dask-cuda"):
+        batch.make_cluster(gpus=1, gpu_cluster="dask-cuda")
+
+
+def test_gpu_cluster_needs_gpus():
+    with pytest.raises(SystemExit):
+        batch.parse_args(["--gpu-cluster", "distributed", "--out", "o", "x"])
+    with pytest.raises(SystemExit):
+        batch.parse_args(["--gpus", "1", "--gpu-cluster", "cuda", "--out", "o", "x"])
+
+
+def test_pci_bus_id_names_the_gpu():
+    bus_id = gpu.gpu_pci_bus_id(0)
+    if gpu_available():
+        assert re.fullmatch(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]", bus_id)
+    else:
+        assert bus_id is None
+
+
+def test_cli_two_gpu_workers_each_with_its_device(inputs, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "dask_cuda", None)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")  # what each worker is handed; the cpu backend searches
+    out, summary = tmp_path / "out", tmp_path / "summary.json"
+    argv = ["--gpus", "2", "--backend", "cpu", "--batch-size", "1", "--warmup", "--summary", str(summary),
+            "--no-progress", "--out", str(out), "--tls", "period_min=3.0", "--tls", "period_max=6.0",
+            str(inputs)]
+    assert batch.main(argv) == 0
+    assert "distributed.SpecCluster of 2 workers" in capsys.readouterr().err
+    report = json.loads(summary.read_text())
+    assert report["cluster"] == "distributed.SpecCluster" and report["searched"] == 3
+    workers = list(report["workers"].values())
+    assert sorted(w["CUDA_VISIBLE_DEVICES"] for w in workers) == ["0", "1"]
+    assert len({w["pid"] for w in workers}) == 2 and all(w["warmup_seconds"] > 0 for w in workers)
+    assert report["per_second"] > 0 and len(batch.ResultDataset(out).read()) == 3
+
+
+def test_a_failed_warm_up_names_the_worker(inputs, tmp_path, monkeypatch):
+    from distributed import Client, LocalCluster
+
+    monkeypatch.setattr(batch, "search_files", divmod)  # raises TypeError on the worker
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        with pytest.raises(RuntimeError, match=r"warm-up on worker .* failed: TypeError"):
+            batch.run([inputs], tmp_path / "out", client, "cpu", options=OPTIONS, progress=False, warmup=True)
+    assert batch.ResultDataset(tmp_path / "out").done_ids() == set()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(gpu.cuda_device_count() < 2, reason="needs two CUDA GPUs")
+@pytest.mark.parametrize("gpu_cluster", ["distributed", "auto"])
+def test_each_worker_on_its_own_gpu(gpu_cluster):
+    from distributed import Client
+
+    with batch.make_cluster(gpus=2, gpu_cluster=gpu_cluster) as cluster, Client(cluster) as client:
+        client.wait_for_workers(2)
+        bus_ids = sorted(w["pci_bus_id"] for w in client.run(batch.worker_identity).values())
+    assert bus_ids == sorted(gpu.gpu_pci_bus_id(i) for i in range(2))
