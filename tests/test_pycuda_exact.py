@@ -64,6 +64,21 @@ def test_per_period_matches_cpu(name, case, cpu_cache):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_periods_commensurate_with_the_cadence(name, cpu_cache):
+    """Folds whose phases crowd onto a few values (exact ties included): simple's
+    bucket sort takes its bitonic fallback there (checked below), and every
+    backend keeps the (phase, index) order."""
+    t, y, dy = box_light_curve(days=40.0, seed=10)  # 30-min cadence, 1,920 points
+    plan, _ = backends.make_plan(t, y, dy, period_min=0.7, period_max=2.5)
+    periods = np.array([0.75, 0.75 * (1 + 1e-9), 0.75 * (1 + 1e-5), 1.5, 1.5 * (1 - 1e-7), 2.3])
+    x = plan.lc.t * (1 / 0.75)
+    buckets = np.minimum(((x - np.floor(x)) * plan.lc.size).astype(int), plan.lc.size - 1)
+    assert np.bincount(buckets).max() > 32  # bucket_sort.cuh's BUCKET_MAX
+    ref = cpu_search(cpu_cache, "commensurate", plan, periods)
+    assert_same_spectrum(_backend(name).search(plan, periods), ref)
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_end_to_end_matches_cpu(name):
     t, y, dy = box_light_curve(epoch=2900.0, seed=7)
     ref = backends.search(t, y, dy, backend="cpu")
