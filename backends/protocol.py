@@ -153,6 +153,12 @@ class TLSBackend:
                 progress(periods[sl].size)
         return PeriodStats.concatenate(parts)
 
+    def search_many(self, jobs, progress: Optional[Callable[[int], None]] = None) -> list:
+        """``search`` of many light curves: ``jobs`` holds (plan, periods) pairs;
+        one ``PeriodStats`` per job, in order. By default one ``search`` each;
+        a backend that runs many light curves per launch overrides it."""
+        return [self.search(plan, periods, progress) for plan, periods in jobs]
+
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}>"
 

@@ -1,14 +1,20 @@
-// simple: one fused kernel per period with everything in shared memory:
-// fold in float64, bitonic sort of (phase, index) over the n samples only
-// (virtual +inf padding), cumulative flux by a block scan, then the chi2 scan
-// with float32 dot products on polyphase copies (phase_scan.cuh). The host
-// checks that the light curve fits the device's opt-in shared memory before
+// simple: one fused kernel per (light curve, period) with everything in shared
+// memory: fold in float64, bucket sort of (phase, index) (bucket_sort.cuh),
+// cumulative flux by a block scan, then the chi2
+// scan with float32 dot products on polyphase copies (phase_scan.cuh). The host
+// checks that every light curve fits the device's opt-in shared memory before
 // it ever launches this kernel.
 //
-// Dynamic shared memory (simple_shared_bytes on the host):
+// One launch searches a pack of light curves (backends/packing.py): block b
+// searches blocks[b].period of light curve blocks[b].curve, whose samples and
+// templates sit at that curve's offsets in the concatenated arrays. A single
+// light curve is a pack of one.
+//
+// Dynamic shared memory per block (simple_shared_bytes on the host, the
+// launch takes the pack's maximum):
 //   csum: doubles[skewed(m) + 1] | xr, xw: floats[cap] each | order: ints[n];
 // the sort keys (doubles[n]) live in xr | xw until the order is known.
-#include "phase_scan.cuh"
+#include "bucket_sort.cuh"
 
 // csum[skewed(k)] = y[order[0]] + ... + y[order[k-1]] over the patched order, k <= m.
 __device__ void block_cumsum(const double *y, const int *idx, int n, int m, double *csum)
@@ -39,35 +45,56 @@ __device__ void block_cumsum(const double *y, const int *idx, int n, int m, doub
     }
 }
 
+// One light curve of a pack, laid out as packing.CURVE.
+struct PackedCurve {
+    double depth_min, signal_depth;
+    int start;  // first sample in t, y, w
+    int n, m, cap;
+    int wbase;  // first entry in widths, strides, overshoot, toff, taps
+};
+
+// One block of a launch, laid out as packing.BLOCK: lo, hi index the curve's widths.
+struct PackedBlock {
+    double period;
+    int curve, lo, hi;
+};
+
+static_assert(sizeof(PackedCurve) == 40 && sizeof(PackedBlock) == 24, "layout of packing.CURVE, packing.BLOCK");
+
 // (BLOCK, 1): without the minimum, ptxas caps this kernel at 80 registers and
 // spills (seen with BLOCK = 256, CUDA 13.0); 108 registers keep 2 blocks per SM.
 extern "C" __global__ void __launch_bounds__(BLOCK, 1)
-simple_search(const double *t, const double *y, const double *w, const double *periods,
-              int n, int m, int cap, const int *lo, const int *hi,
+simple_search(const PackedCurve *curves, const PackedBlock *blocks,
+              const double *t_all, const double *y_all, const double *w_all,
               const int *widths, const int *strides, const double *overshoot,
               const float4 *ta, const int *toff, const int *taps,
-              double depth_min, double signal_depth,
               double *gain, int *index, double *depth)
 {
+    const int b = blockIdx.x;
+    const PackedBlock job = blocks[b];
+    const PackedCurve c = curves[job.curve];
+    const double *t = t_all + c.start, *y = y_all + c.start, *w = w_all + c.start;
+    const int n = c.n, m = c.m;
+
     extern __shared__ double smem[];
     double *csum = smem;
     float *xr = (float *)(smem + skewed(m) + 1);
-    float *xw = xr + cap;
-    int *idx = (int *)(xw + cap);
+    float *xw = xr + c.cap;
+    int *idx = (int *)(xw + c.cap);
     double *key = (double *)xr;
-    const int b = blockIdx.x;
-    const double period = periods[b];
 
     for (int i = threadIdx.x; i < n; i += BLOCK) {
-        key[i] = fold_phase(t[i], period);
+        key[i] = fold_phase(t[i], job.period);
         idx[i] = i;
     }
     __syncthreads();
-    bitonic_sort_n(key, idx, n);
+    bucket_sort_n(key, idx, n, (int *)csum);  // csum is free until block_cumsum
     block_cumsum(y, idx, n, m, csum);
 
-    const TemplateSet tp = {widths, strides, nullptr, nullptr, overshoot, depth_min, signal_depth};
-    const PhaseTemplates pt = {ta, toff, taps};
+    const int wb = c.wbase;
+    const TemplateSet tp = {widths + wb, strides + wb, nullptr, nullptr, overshoot + wb,
+                            c.depth_min, c.signal_depth};
+    const PhaseTemplates pt = {ta, toff + wb, taps + wb};
     auto src = [&](int p, float &r, float &v) {
         const int s = idx[p % n];
         const double ws = w[s];
@@ -75,6 +102,6 @@ simple_search(const double *t, const double *y, const double *w, const double *p
         v = (float)ws;
     };
     auto cs = [&](int p) { return csum[skewed(p)]; };
-    Best mine = scan_phased(xr, xw, cs, src, m, lo[b], hi[b], tp, pt);
+    Best mine = scan_phased(xr, xw, cs, src, m, job.lo, job.hi, tp, pt);
     reduce_best(mine, gain + b, index + b, depth + b);
 }

@@ -2,8 +2,10 @@
 statistic on the GPU, three ways (sources in ``backends/cuda``).
 
 - ``basic``: global memory, one block per period, bitonic sort; the baseline.
-- ``simple``: one fused kernel per period in shared memory, for small light
-  curves; refuses (before any launch) a light curve its shared memory cannot hold.
+- ``simple``: one fused kernel per (light curve, period) in shared memory, for
+  small light curves, many light curves per launch (``search_many``, packs on
+  CUDA streams); refuses (before any launch) a light curve its shared memory
+  cannot hold.
 - ``thrust``: CUB block merge sort + stable merge passes + block scan, global
   memory, for large n and many periods.
 
@@ -18,10 +20,14 @@ context, so it shares one process (and context) with CuPy and numba.cuda.
 from __future__ import annotations
 
 import contextlib
+import functools
+import time
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 
+from backends import packing
 from backends.gpu import missing_requirements
 from backends.implementations.cpu import period_stats
 from backends.kernel_cache import KernelCache, nvcc_cubin
@@ -52,13 +58,17 @@ def next_pow2(n: int) -> int:
     return 1 << max(0, int(n - 1).bit_length())
 
 
-def scan_macs(plan, lo=None, hi=None) -> int:
-    """Multiply-adds of one period's scan over widths [lo, hi) (all by default)."""
+def width_macs(plan) -> np.ndarray:
+    """Multiply-adds of one period's scan of each template width."""
     tp = plan.templates
     m = plan.lc.size + tp.maxwidth
-    sl = slice(lo, hi)
-    shifts = (m - tp.widths[sl].astype(np.int64)) // tp.strides[sl] + 1
-    return int(np.sum(shifts * tp.lengths[sl]))
+    shifts = (m - tp.widths.astype(np.int64)) // tp.strides + 1
+    return shifts * tp.lengths
+
+
+def scan_macs(plan, lo=None, hi=None) -> int:
+    """Multiply-adds of one period's scan over widths [lo, hi) (all by default)."""
+    return int(np.sum(width_macs(plan)[lo:hi]))
 
 
 def skewed(k: int) -> int:
@@ -102,6 +112,18 @@ def phase_templates(tp):
         taps.append(q)
         first.append(first[-1] + stride * q)
     return np.concatenate(parts), np.array(first[:-1], np.int32), np.array(taps, np.int32)
+
+
+def packed_curve(plan) -> packing.Curve:
+    """A plan as ``simple_search`` reads it from a pack."""
+    tp, n = plan.templates, plan.lc.size
+    m = n + tp.maxwidth
+    ta, first, taps = phase_templates(tp)
+    return packing.Curve(
+        t=plan.lc.t, y=plan.lc.y, w=plan.lc.w, widths=tp.widths, strides=tp.strides,
+        overshoot=tp.overshoot, ta=ta, toff=first, taps=taps, m=m, cap=phase_capacity(m, tp.strides),
+        depth_min=tp.depth_min, signal_depth=tp.signal_depth,
+        shared=simple_shared_bytes(n, tp.maxwidth, tp.strides), width_macs=width_macs(plan))
 
 
 @dataclass
@@ -366,34 +388,119 @@ class ThrustBackend(FoldedScanBackend):
 
 
 class SimpleBackend(PyCUDABackend):
-    """One fused kernel per period, all in shared memory; small light curves."""
+    """One fused kernel per (light curve, period), all in shared memory; small
+    light curves. Every search runs packs (``backends.packing``): many light
+    curves per launch in ``search_many``, a pack of one in ``search``, so both
+    run the same kernel on the same data."""
 
     name = "simple"
-    summary = "PyCUDA shared memory: fused fold, in-block sort and scan; small n"
+    summary = "PyCUDA shared memory: fused fold, in-block sort and scan; small n; packs many light curves"
     variant = "simple"
     fuses_fold_sort = True
+
+    def __init__(self, block_size: int | None = None):
+        super().__init__(block_size)
+        self._pipeline = None
 
     def refuses(self, plan):
         tp = plan.templates
         need = simple_shared_bytes(plan.lc.size, tp.maxwidth, tp.strides)
         with self.context():
-            limit = self.shared_limit("simple_search", self.block_size or block_size_for(plan.lc.size))
+            limit = self.shared_limit("simple_search", self._block(plan.lc.size))
         if need > limit:
             return (f"backend 'simple' holds a light curve in shared memory: {plan.lc.size} points "
                     f"(+{tp.maxwidth} patch) need {need} bytes, the device allows {limit}; "
                     "use 'thrust' or 'basic' for this light curve")
         return None
 
+    def _block(self, n):
+        return self.block_size or block_size_for(n)
+
+    def upload(self, plan):
+        """The plan in packed form (host; the pack carries it to the device)."""
+        why = self.refuses(plan)
+        if why is not None:
+            raise InputTooLarge(why)
+        return plan, packed_curve(plan)
+
     def fold_sort(self, state, periods):
         raise NotImplementedError("'simple' folds, sorts and scans in one kernel (chi2_scan)")
 
     def chi2_scan(self, state, folded, periods, lo, hi):
-        import pycuda.gpuarray as ga
+        plan, curve = state
+        job = packing.Job(curve, np.ascontiguousarray(periods, np.float64), lo, hi)
+        return self._stats(plan, self._run([job])[0])
 
-        tp = state.plan.templates
+    def search(self, plan, periods, progress=None):
+        """A pack of one light curve."""
+        return self.search_many([(plan, periods)], progress)[0]
+
+    def search_many(self, jobs, progress=None):
+        """Every (plan, periods) job in packed launches (at most LAUNCH_MACS
+        multiply-adds and MEMORY_BUDGET bytes each, one block size per launch),
+        the host packing the next launch while the device runs this one.
+        Raises ``InputTooLarge`` before any launch if a light curve does not
+        fit. ``progress`` gets the number of periods of each finished launch."""
+        jobs = [(plan, np.ascontiguousarray(periods, np.float64)) for plan, periods in jobs]
+        for k, (plan, _) in enumerate(jobs):
+            why = self.refuses(plan)
+            if why is not None:
+                raise InputTooLarge(why if len(jobs) == 1 else f"light curve {k}: {why}")
+        with self._clock("duration_grid"):
+            windows = [plan.width_windows(periods) for plan, periods in jobs]
+        with self._clock("pack"):
+            packed = [packing.Job(packed_curve(plan), periods, lo, hi)
+                      for (plan, periods), (lo, hi) in zip(jobs, windows)]
+        results = self._run(packed, progress)
+        with self._clock("results"):
+            return [self._stats(plan, r) for (plan, _), r in zip(jobs, results)]
+
+    @contextlib.contextmanager
+    def _clock(self, stage):
+        start = time.perf_counter()
+        yield
+        self.timings[stage] += time.perf_counter() - start
+
+    def _stats(self, plan, result):
+        return period_stats(plan, result["gain"], result["index"], result["depth"])
+
+    def _run(self, jobs, progress=None):
+        """Per job, its (gain, depth, index) arrays, from packed launches."""
+        from backends.implementations.launch_pipeline import LaunchPipeline
+
+        results = packing.empty_results(jobs)
+        by_block = defaultdict(list)
+        for k, job in enumerate(jobs):
+            by_block[self._block(job.curve.t.size)].append(k)
         with self.context():
-            lead = (state.t, state.y, state.w,
-                    ga.to_gpu(np.ascontiguousarray(periods, np.float64)), np.int32(state.n))
-            return self.launch_phase_scan(
-                "simple_search", state, lead, lo, hi,
-                simple_shared_bytes(state.n, tp.maxwidth, tp.strides))
+            if self._pipeline is None:
+                self._pipeline = LaunchPipeline(self.timings)
+            pipe = self._pipeline
+            pipe.timings = self.timings  # search() may have been handed a fresh StageTimes
+            try:
+                for block, members in by_block.items():
+                    group = [jobs[k] for k in members]
+                    into = [results[k] for k in members]
+                    for pack in packing.packs(group, LAUNCH_MACS, MEMORY_BUDGET):
+                        pipe.submit(pack, functools.partial(self._launch, block),
+                                    functools.partial(self._finish, pack, into=into, progress=progress))
+                pipe.drain()
+            except BaseException:
+                pipe.abandon()
+                raise
+        return results
+
+    def _launch(self, block, pack, dev_in, dev_out, stream):
+        import pycuda.driver as cuda
+
+        fn = self.module(block).get_function("simple_search")
+        fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, pack.shared)
+        args = [np.uintp(dev_in + pack.offsets[name]) for name in packing.INPUTS]
+        args += [np.uintp(dev_out + pack.out_offsets[name]) for name in ("gain", "index", "depth")]
+        fn(*args, block=(block, 1, 1), grid=(pack.blocks, 1), shared=pack.shared, stream=stream)
+
+    def _finish(self, pack, host_out, into, progress):
+        with self._clock("results"):
+            periods = pack.scatter(host_out, into)
+        if progress is not None:
+            progress(periods)
