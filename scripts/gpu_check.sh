@@ -14,6 +14,9 @@
 #   timing   scripts/gpu_timing.py: cold/warm per backend + TLS     TIMING_S (180)
 #   recover  python -m validation.recover --suite quick, per GPU
 #            backend in RECOVER_BACKENDS (default "simple")          RECOVER_S (240)
+#   suites   scripts/gpu_suites.sh: python -m validation.recover --suite
+#            SUITE (all) for RECOVER_BACKENDS (default every GPU backend)
+#            against the carried CPU TLS pack (see its header)       SUITES_S (540)
 #   big      scripts/big_search.py: 100,000 points x ~101,000 periods,
 #            backends in BIG_BACKENDS (default "thrust")              BIG_S (300)
 #   bench    scripts/gpu_bench.sh: asv (benchmarks matching BENCH_REGEX;
@@ -55,6 +58,8 @@ part recover && for b in ${RECOVER_BACKENDS:-simple}; do
     timeout "${RECOVER_S:-240}" python3 -m validation.recover --suite quick --backend "$b" \
         --out "$OUT/recover" 2>&1 | tee "$OUT/recover_$b.log" || rc=1
 done
+part suites && { RECOVER_BACKENDS=${RECOVER_BACKENDS:-$GPU_BACKENDS} bash scripts/gpu_suites.sh \
+    "$OUT/suites" || rc=1; }
 part big && { timeout "${BIG_S:-300}" python3 scripts/big_search.py --backends ${BIG_BACKENDS:-thrust} \
     --out "$OUT/big_search.json" 2>&1 | tee "$OUT/big_search.log" || rc=1; }
 part bench && for step in "asv ${BENCH_REGEX:-}" select figure; do  # asv saves its results per run

@@ -157,6 +157,16 @@ def test_suites_are_large_enough_and_seeded():
         cases.suite("kepler")
 
 
+def test_materialize_grazing_beyond_reach_gets_the_deepest_transit():
+    params = dict(seed=3, preset="tess", cadence_min=2.0, baseline=27.0, ndata=1000, gaps=(),
+                  noise_ppm=4000.0, b=1.0, snr=300.0)
+    data = cases.materialize(cases.Case("graze", "synthetic", params))
+    truth = data.truths[0]
+    assert truth["rp_rs"] == cases.MAX_RP_RS and truth["b"] == 1.0 and truth["snr"] > 0
+    with pytest.raises(ValueError, match="exceeds"):  # other errors still surface
+        cases.materialize(cases.Case("x", "synthetic", dict(params, ndata=10**6)))
+
+
 def test_materialize_real_and_injected():
     k2 = cases.suite("k2")
     real = cases.materialize(k2[0])  # K2-3: planet d has only 2 transits, beyond TLS's grid

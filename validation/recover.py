@@ -96,13 +96,16 @@ def run_case(case, sides):
 
 
 def searches(backend, cache_dir, threads, tls_default=False):
-    sides = {"backend": functools.partial(runs.guarded(runs.backend_search), backend),
-             "cpu": runs.TLSCache(cache_dir, use_threads=threads)}
+    """The searches of a case, warmed up; ``backend`` None: CPU TLS on both sides
+    (only fills the cache, ``python -m validation.tlscache fill``)."""
+    cpu = runs.TLSCache(cache_dir, use_threads=threads)
+    sides = {"backend": cpu if backend is None
+             else functools.partial(runs.guarded(runs.backend_search), backend), "cpu": cpu}
     if tls_default:
         sides["tlsdefault"] = runs.TLSCache(cache_dir, use_threads=threads,
                                             runner=runs.tls_default_runner())
     uncached = [functools.partial(side.search, use_threads=threads) if isinstance(side, runs.TLSCache)
-                else side for side in sides.values()]
+                else side for side in dict.fromkeys(sides.values())]
     runs.warm_up(*uncached)
     return sides
 
