@@ -1,0 +1,215 @@
+"""``TLSBackend.search_many``, the packed ``search_batch`` (plans, one
+search_many per chunk, TLS results through ``Precomputed``) on the cpu
+backend, and ``simple``'s packed host path on a stand-in for the driver."""
+
+import sys
+import types
+
+import numpy as np
+import pytest
+from conftest import box_light_curve
+
+import backends
+from backends import BatchError, packing, search_batch
+from backends.batch import Precomputed
+from backends.implementations import pycuda_backends as pb
+from backends.protocol import InputTooLarge
+
+OPTIONS = {"period_min": 3.0, "period_max": 6.0}
+
+
+@pytest.fixture(scope="module")
+def curves():
+    return [box_light_curve(days=d, seed=k) for k, d in enumerate((16.0, 13.0, 18.0))]
+
+
+@pytest.fixture(scope="module")
+def plans(curves):
+    return [backends.make_plan(*c, **OPTIONS) for c in curves]
+
+
+def test_default_search_many_is_one_search_each(plans):
+    cpu = backends.get_backend("cpu")
+    seen = []
+    many = cpu.search_many(plans, progress=seen.append)
+    for (plan, periods), stats in zip(plans, many):
+        np.testing.assert_array_equal(stats.chi2, cpu.search(plan, periods).chi2)
+    assert sum(seen) == sum(p.size for _, p in plans)
+    assert cpu.search_many([]) == []
+
+
+def test_batch_gives_what_search_gives(curves):
+    out = search_batch(curves, backend="cpu", chunk_size=2, workers=2, **OPTIONS)
+    for (t, y, dy), got in zip(curves, out):
+        ref = backends.search(t, y, dy, backend="cpu", **OPTIONS)
+        for key in ("period", "T0", "duration", "depth", "SDE", "snr", "FAP"):
+            assert got[key] == ref[key], key
+        np.testing.assert_array_equal(got.chi2, ref.chi2)
+        np.testing.assert_array_equal(got.power, ref.power)
+        assert got.meta["backend"] == "cpu" and got.meta["batch"]["light_curves"] in (1, 2)
+    assert out[2].meta["batch"]["light_curves"] == 1  # chunks of two: the third is alone
+
+
+def test_precomputed_takes_any_order_and_refuses_other_periods(plans):
+    plan, periods = plans[0]
+    stats = backends.get_backend("cpu").search(plan, periods)
+    bridge = Precomputed(backends.get_backend("cpu"), periods, stats, "CPU")
+    shuffled = np.random.default_rng(1).permutation(periods)
+    got = bridge.search(plan, shuffled)
+    order = np.argsort(periods)[np.searchsorted(np.sort(periods), shuffled)]
+    np.testing.assert_array_equal(got.chi2, stats.chi2[order])
+    np.testing.assert_array_equal(got.rows, stats.rows[order])
+    for other in (periods[1:], periods * (1 + 1e-12)):
+        with pytest.raises(RuntimeError, match="differ"):
+            bridge.search(plan, other)
+
+
+class Refusing(backends.get_backend("cpu").__class__):
+    """cpu, refusing light curves of over 700 points; search_many can be made to fail."""
+
+    fail_many = False
+
+    def refuses(self, plan):
+        return "too big for this test" if plan.lc.size > 700 else None
+
+    def search_many(self, jobs, progress=None):
+        if self.fail_many:
+            raise MemoryError("a pack did not fit")
+        return super().search_many(jobs, progress)
+
+
+def test_refused_and_failed_curves_are_their_own_errors(curves):
+    backend = Refusing()
+    out = search_batch(curves, backend=backend, **OPTIONS)  # 768, 624, 864 points
+    assert [type(o).__name__ for o in out] == ["BatchError", "transitleastsquaresresults", "BatchError"]
+    assert out[0].error == "InputTooLarge" and "too big" in out[0].message
+    backend.fail_many = True  # each light curve alone: same results
+    again = search_batch(curves[1:2], backend=backend, **OPTIONS)
+    assert again[0].SDE == out[1].SDE
+
+
+def test_a_failing_results_step_is_that_curves_error(curves, monkeypatch):
+    from backends import batch
+
+    real = batch.search
+    monkeypatch.setattr(batch, "search", lambda t, *a, **k: 1 / 0 if t is curves[0][0] else real(t, *a, **k))
+    out = search_batch(curves[:2], backend="cpu", **OPTIONS)
+    assert isinstance(out[0], BatchError) and out[0].error == "ZeroDivisionError"
+    assert not isinstance(out[1], BatchError)
+
+
+# ---- simple's packed path on a stand-in driver: layout, streams, scatter, grouping --------------
+
+class FakeDriver(types.ModuleType):
+    """pycuda.driver as the pipeline uses it, on host memory; ``memory`` maps
+    fake device addresses to byte arrays."""
+
+    def __init__(self):
+        super().__init__("pycuda.driver")
+        self.memory, self.copies = {}, []
+        driver = self
+
+        class Stream:
+            def synchronize(self):
+                pass
+
+        class Event:
+            def record(self, stream):
+                pass
+
+            def synchronize(self):
+                pass
+
+            def time_since(self, other):
+                return 1.0
+
+        class Alloc:
+            def __init__(self, size):
+                self.address = (len(driver.memory) + 1) << 40
+                driver.memory[self.address] = np.zeros(size, np.uint8)
+
+            def __int__(self):
+                return self.address
+
+        self.Stream, self.Event, self.mem_alloc = Stream, Event, Alloc
+        self.pagelocked_empty = lambda size, dtype: np.zeros(size, dtype)
+
+    def memcpy_htod_async(self, dest, src, stream):
+        self.copies.append(src.size)
+        self.memory[int(dest)][:src.size] = src
+
+    def memcpy_dtoh_async(self, dest, src, stream):
+        dest[:] = self.memory[int(src)][:dest.size]
+
+    def at(self, pointer, dtype, count):
+        base = pointer >> 40 << 40
+        return np.frombuffer(self.memory[base], dtype, count, pointer - base)
+
+
+@pytest.fixture()
+def fake_simple(monkeypatch):
+    """A SimpleBackend whose kernel reads the pack from fake device memory:
+    gain = period, index = lo, depth = first time of the block's light curve."""
+    import contextlib
+
+    driver = FakeDriver()
+    monkeypatch.setitem(sys.modules, "pycuda", types.ModuleType("pycuda"))
+    monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
+    monkeypatch.setattr(pb, "LAUNCH_MACS", 3e8)  # more launches than the two streams
+    backend = pb.SimpleBackend()
+    launches = []
+
+    def kernel(block, pack, dev_in, dev_out, stream):
+        launches.append((block, pack.blocks))
+        blocks = driver.at(dev_in + pack.offsets["blocks"], packing.BLOCK, pack.blocks)
+        curves = driver.at(dev_in + pack.offsets["curves"], packing.CURVE, len(pack.sections["curves"]))
+        t = driver.at(dev_in + pack.offsets["t"], np.float64, curves["n"].sum())
+        driver.at(dev_out + pack.out_offsets["gain"], np.float64, pack.blocks)[:] = blocks["period"]
+        driver.at(dev_out + pack.out_offsets["index"], np.int32, pack.blocks)[:] = blocks["lo"]
+        driver.at(dev_out + pack.out_offsets["depth"], np.float64, pack.blocks)[:] = \
+            t[curves["start"][blocks["curve"]]]
+
+    monkeypatch.setattr(backend, "context", contextlib.nullcontext)
+    monkeypatch.setattr(backend, "refuses", lambda plan: None)
+    monkeypatch.setattr(backend, "_launch", kernel)
+    backend.launches, backend.driver = launches, driver
+    return backend
+
+
+def test_packed_path_returns_each_curves_own_results(fake_simple, plans):
+    small = backends.make_plan(*box_light_curve(days=6.0, seed=7), period_min=1.0, period_max=2.0)
+    jobs = [plans[0], small, plans[1], plans[2], plans[0]]  # 768, 288, 624, 864, 768 points
+    seen = []
+    out = fake_simple.search_many(jobs, progress=seen.append)
+    for (plan, periods), stats in zip(jobs, out):
+        lo, _ = plan.width_windows(periods)
+        np.testing.assert_array_equal(stats.chi2, plan.lc.chi2_flat - periods)
+        np.testing.assert_array_equal(stats.rows, plan.templates.rows[lo])
+        assert (stats.depths == plan.lc.t[0]).all()
+    assert {b for b, _ in fake_simple.launches} == {32, 128}  # one block size per launch
+    assert len(fake_simple.launches) > 2 and sum(seen) == sum(p.size for _, p in jobs)
+    assert {"duration_grid", "pack", "upload", "chi2_scan", "download", "results"} <= set(fake_simple.timings)
+    one = fake_simple.search(*plans[1])  # a pack of one: the same path
+    np.testing.assert_array_equal(one.chi2, out[2].chi2)
+
+
+def test_packed_path_waits_for_the_device_after_an_error(fake_simple, plans, monkeypatch):
+    synced = []
+    monkeypatch.setattr(fake_simple.driver.Stream, "synchronize", lambda self: synced.append(self))
+
+    def broken(*args):
+        raise RuntimeError("launch failed")
+
+    monkeypatch.setattr(fake_simple, "_launch", broken)
+    with pytest.raises(RuntimeError, match="launch failed"):
+        fake_simple.search_many(plans)
+    assert len(synced) == 2  # both streams, before their buffers could go
+
+
+def test_simple_gatekeeper_names_the_curve(plans, monkeypatch):
+    backend = pb.SimpleBackend()
+    monkeypatch.setattr(backend, "refuses", lambda plan: "too big" if plan is plans[1][0] else None)
+    with pytest.raises(InputTooLarge, match="light curve 1: too big"):
+        backend.search_many(plans)
+    assert not backend.timings  # refused before anything ran
+
