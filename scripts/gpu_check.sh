@@ -19,6 +19,9 @@
 #            against the carried CPU TLS pack (see its header)       SUITES_S (540)
 #   big      scripts/big_search.py: 100,000 points x ~101,000 periods,
 #            backends in BIG_BACKENDS (default "thrust")              BIG_S (300)
+#   throughput  scripts/throughput.py: K2-like light curves per second (packed
+#            search_many, search_batch, one by one, CPU TLS), THROUGHPUT_N
+#            curves (64), full grid and period_max=10                THROUGHPUT_S (300 each)
 #   bench    scripts/gpu_bench.sh: asv (benchmarks matching BENCH_REGEX;
 #            sizes from TLS_BENCH_SIZES, extra options in ASV_ARGS),
 #            variant table, figure                                   BENCH_S (300 each)
@@ -62,6 +65,11 @@ part suites && { RECOVER_BACKENDS=${RECOVER_BACKENDS:-$GPU_BACKENDS} bash script
     "$OUT/suites" || rc=1; }
 part big && { timeout "${BIG_S:-300}" python3 scripts/big_search.py --backends ${BIG_BACKENDS:-thrust} \
     --out "$OUT/big_search.json" 2>&1 | tee "$OUT/big_search.log" || rc=1; }
+part throughput && for grid in full short; do
+    extra=(); [[ $grid == short ]] && extra=(--option period_max=10)
+    timeout "${THROUGHPUT_S:-300}" python3 scripts/throughput.py --n "${THROUGHPUT_N:-64}" "${extra[@]}" \
+        --out "$OUT/throughput_$grid.json" 2>&1 | tee "$OUT/throughput_$grid.log" || rc=1
+done
 part bench && for step in "asv ${BENCH_REGEX:-}" select figure; do  # asv saves its results per run
     OUT=$OUT timeout "${BENCH_S:-300}" bash scripts/gpu_bench.sh $step 2>&1 | tee -a "$OUT/bench.log" || rc=1
 done
