@@ -61,3 +61,13 @@ def missing_requirements(packages=(), nvcc=False) -> str | None:
     if cuda_device_count() == 0:
         return "no CUDA GPU found (no NVIDIA driver or no device visible)"
     return None
+
+
+def checked_block_size(block_size, allowed, default=None):
+    """``block_size`` if it is one of ``allowed``, ``default`` when it is None;
+    a ValueError naming the choices otherwise."""
+    if block_size is None:
+        return default
+    if block_size not in allowed:
+        raise ValueError(f"block_size must be one of {tuple(allowed)}, not {block_size!r}")
+    return block_size

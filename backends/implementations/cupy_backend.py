@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backends.gpu import missing_requirements
+from backends.gpu import checked_block_size, missing_requirements
 from backends.implementations.cpu import period_stats
 from backends.kernel_cache import CUDA_DIR, KernelCache
 from backends.protocol import TLSBackend
@@ -64,9 +64,7 @@ class CuPyBackend(TLSBackend):
 
     def __init__(self, block_size=None):
         super().__init__()
-        self.block = DEFAULT_BLOCK if block_size is None else block_size
-        if self.block not in BLOCK_SIZES:
-            raise ValueError(f"block_size must be one of {BLOCK_SIZES}, not {block_size!r}")
+        self.block = checked_block_size(block_size, BLOCK_SIZES, DEFAULT_BLOCK)
         self.chunk = SHIFTS_PER_THREAD * self.block
 
     @classmethod

@@ -23,7 +23,7 @@ import sys
 import numba
 import numpy as np
 
-from backends.gpu import missing_requirements
+from backends.gpu import checked_block_size, missing_requirements
 from backends.implementations.cpu import period_stats
 from backends.protocol import TLSBackend
 from backends.scan_jobs import scan_jobs
@@ -206,9 +206,7 @@ class NumbaCUDABackend(TLSBackend):
 
     def __init__(self, block_size=None):
         super().__init__()
-        self.block = default_block_size() if block_size is None else block_size
-        if self.block not in BLOCK_SIZES:
-            raise ValueError(f"block_size must be one of {BLOCK_SIZES}, not {block_size!r}")
+        self.block = checked_block_size(block_size, BLOCK_SIZES) or default_block_size()
 
     @classmethod
     def missing(cls):

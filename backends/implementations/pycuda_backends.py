@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends import packing
-from backends.gpu import missing_requirements
+from backends.gpu import checked_block_size, missing_requirements
 from backends.implementations.cpu import period_stats
 from backends.kernel_cache import KernelCache, nvcc_cubin
 from backends.protocol import InputTooLarge, TLSBackend
@@ -151,9 +151,7 @@ class PyCUDABackend(TLSBackend):
 
     def __init__(self, block_size: int | None = None):
         super().__init__()
-        if block_size is not None and block_size not in BLOCK_SIZES:
-            raise ValueError(f"block_size must be one of {BLOCK_SIZES}, not {block_size}")
-        self.block_size = block_size
+        self.block_size = checked_block_size(block_size, BLOCK_SIZES)
         self._ctx = None
 
     @classmethod
