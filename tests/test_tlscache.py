@@ -150,3 +150,12 @@ def test_gpu_suites_without_pack_or_fill_and_cut_short(tmp_path):
     assert not any("unpack" in c or "fill" in c for c in calls)
     text = (dest / "suites.txt").read_text()
     assert "no CPU TLS pack" in text and "recover basic: exit 130" in text
+
+
+def test_cache_key_ignores_last_bit_differences_between_machines():
+    t = np.linspace(1400.0, 1427.0, 1000)
+    y = 1.0 + np.random.default_rng(1).normal(0.0, 1e-3, t.size)
+    key = runs.cache_key(t, y, None, {})
+    assert runs.cache_key(t, np.nextafter(y, 2.0), None, {}) == key
+    assert runs.cache_key(t, y + 1e-6, None, {}) != key
+    assert runs.cache_key(t, y, None, {"period_max": 5}) != key

@@ -110,11 +110,13 @@ def tls_search(t, y, dy, options, use_threads=1, runner=TLS_RUNNER):
 
 
 def cache_key(t, y, dy, options, runner=TLS_RUNNER):
+    """Hash of the input (to float32: a machine whose libm or batman build differs in
+    the last bits still finds the record), the options and the TLS version."""
     from importlib.metadata import version
 
     h = hashlib.sha256()
     for arr in (t, y, dy):
-        h.update(b"none" if arr is None else np.ascontiguousarray(arr, np.float64).tobytes())
+        h.update(b"none" if arr is None else np.ascontiguousarray(arr, np.float32).tobytes())
     h.update(json.dumps([options, runner, version("transitleastsquares")], sort_keys=True).encode())
     return h.hexdigest()[:32]
 
