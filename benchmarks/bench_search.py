@@ -8,10 +8,13 @@ waited for the device by the time it returns.
 
 from __future__ import annotations
 
+import itertools
+
 import backends
 from benchmarks import REPO
 from benchmarks.bench_stages import BACKENDS, Timing
-from benchmarks.cases import NDATA, NPERIODS, case, require_budget, runnable_backend
+from benchmarks.cases import (NDATA, NPERIODS, case, outcome, reported, require_budget,
+                              runnable_backend)
 
 
 def search(name, ndata, nperiods):
@@ -23,7 +26,7 @@ class EndToEnd(Timing):
     params = (BACKENDS, NDATA, NPERIODS)
     param_names = ["backend", "ndata", "nperiods"]
 
-    def setup(self, name, ndata, nperiods):
+    def prepare(self, name, ndata, nperiods):
         runnable_backend(name, ndata, nperiods)
         search(name, ndata, nperiods)  # warm-up: context, compilation, JIT
 
@@ -35,7 +38,7 @@ class ColdStart(Timing):
     params = (BACKENDS, NDATA, NPERIODS)
     param_names = ["backend", "ndata", "nperiods"]
 
-    def setup(self, name, ndata, nperiods):
+    def prepare(self, name, ndata, nperiods):
         runnable_backend(name, ndata, nperiods)
 
     def timeraw_search_cold(self, name, ndata, nperiods):
@@ -48,27 +51,46 @@ class ColdStart(Timing):
 
 class Accuracy:
     """Statistics of a backend against the exact ``cpu`` backend on the same
-    search (lower is better)."""
+    search (lower is better). Every search runs once, in ``setup_cache`` (one
+    process: each backend compiles once); the tracks read the differences."""
 
     params = ([name for name in BACKENDS if name != "cpu"], NDATA, NPERIODS)
     param_names = ["backend", "ndata", "nperiods"]
     timeout = 600
 
-    def setup(self, name, ndata, nperiods):
-        runnable_backend(name, ndata, nperiods)
-        require_budget("cpu", ndata, nperiods)
-        self.result = search(name, ndata, nperiods)
-        self.reference = search("cpu", ndata, nperiods)
-
-    def track_max_abs_delta_sr(self, name, ndata, nperiods):
+    def setup_cache(self):
+        """{(backend, ndata, nperiods): (max |dSR|, relative SDE error) or the
+        exception that keeps the backend from running that case}."""
         import numpy as np
 
-        return float(np.max(np.abs(np.asarray(self.result.SR) - np.asarray(self.reference.SR))))
+        def cpu(ndata, nperiods):
+            require_budget("cpu", ndata, nperiods)
+            return search("cpu", ndata, nperiods)
+
+        def differences(name, ndata, nperiods, reference):
+            reference = reported(reference)
+            runnable_backend(name, ndata, nperiods)
+            result = search(name, ndata, nperiods)
+            return (float(np.max(np.abs(np.asarray(result.SR) - np.asarray(reference.SR)))),
+                    abs(result.SDE - reference.SDE) / abs(reference.SDE))
+
+        out = {}
+        for ndata, nperiods in itertools.product(*self.params[1:]):
+            reference = outcome(lambda: cpu(ndata, nperiods))
+            out.update({(name, ndata, nperiods): outcome(
+                lambda: differences(name, ndata, nperiods, reference)) for name in self.params[0]})
+        return out
+
+    def setup(self, differences, name, ndata, nperiods):
+        self.differences = reported(differences[(name, ndata, nperiods)])
+
+    def track_max_abs_delta_sr(self, differences, name, ndata, nperiods):
+        return self.differences[0]
 
     track_max_abs_delta_sr.unit = "SR"
 
-    def track_sde_relative_error(self, name, ndata, nperiods):
-        return abs(self.result.SDE - self.reference.SDE) / abs(self.reference.SDE)
+    def track_sde_relative_error(self, differences, name, ndata, nperiods):
+        return self.differences[1]
 
     track_sde_relative_error.unit = "fraction"
 

@@ -9,7 +9,8 @@ TLS's own ``oversampling_factor`` so that the end-to-end search and the stage
 benchmarks search the same TLS grid.
 
 ``TLS_BENCH_SIZES=medium`` (3 x 2 cases) or ``ci`` (the smallest case, CI's
-quick CPU run) shrink the sweep; ``TLS_BENCH_WORK_<DEVICE>`` overrides a device's work budget.
+quick CPU run) shrink the sweep; ``TLS_BENCH_WORK_<NAME>`` overrides the work
+budget of a backend or peer, ``TLS_BENCH_WORK_<DEVICE>`` that of a device.
 """
 
 from __future__ import annotations
@@ -30,19 +31,28 @@ NDATA, NPERIODS = SWEEPS[os.environ.get("TLS_BENCH_SIZES", "full")]
 BASELINE = 27.0  # days
 INJECTED = dict(period=3.7, t0=1.3, snr=20.0)
 
-# ndata x nperiods a device may be given per timed call: the cpu backend and
-# the CPU peers skip what would take minutes (the GPU machine has 16 cores).
-WORK_BUDGET = {"cpu": 5e7, "gpu": 1e10}
+# ndata x nperiods one timed call may get, so that the whole sweep fits one
+# 10-minute device call (H200 + 16 cores; reports/asv/README.md): a device's
+# budget, or a backend's own where it is much faster than its device's others.
+# 100,000 x 100,000 runs in scripts/big_search.py instead.
+WORK_BUDGET = {"cpu": 5e7, "gpu": 2e8, "simple": 1e9, "thrust": 1e9}
 
 
-def work_budget(device: str) -> float:
-    return float(os.environ.get(f"TLS_BENCH_WORK_{device.upper()}", WORK_BUDGET[device]))
+def work_budget(device: str, name: str = "") -> tuple[str, float]:
+    """(whose, budget): backend or peer ``name``'s own budget where it has one,
+    else its device's; ``TLS_BENCH_WORK_<WHOSE>`` overrides either."""
+    for key in (name, device):
+        env = f"TLS_BENCH_WORK_{key.upper().replace('-', '_')}"
+        if key and (env in os.environ or key in WORK_BUDGET):
+            return key, float(os.environ.get(env, WORK_BUDGET.get(key, 0.0)))
+    raise KeyError(device)
 
 
-def require_budget(device: str, ndata: int, nperiods: int) -> None:
-    """Skip (asv: NotImplementedError in setup) a case over the device's budget."""
-    if ndata * nperiods > work_budget(device):
-        raise NotImplementedError(f"{ndata} x {nperiods} is over the {device} work budget")
+def require_budget(device: str, ndata: int, nperiods: int, name: str = "") -> None:
+    """Skip (asv: NotImplementedError in setup) a case over the budget."""
+    whose, budget = work_budget(device, name)
+    if ndata * nperiods > budget:
+        raise NotImplementedError(f"{ndata} x {nperiods} is over the {whose} work budget ({budget:.3g})")
 
 
 @dataclass(frozen=True)
@@ -96,7 +106,7 @@ def runnable_backend(name: str, ndata: int, nperiods: int):
     if why is not None:
         raise NotImplementedError(f"backend {name!r} unavailable: {why}")
     backend = backends.get_backend(name)
-    require_budget(backend.device, ndata, nperiods)
+    require_budget(backend.device, ndata, nperiods, name)
     why = backend.refuses(case(ndata, nperiods).plan)
     if why is not None:
         raise NotImplementedError(why)
@@ -106,3 +116,23 @@ def runnable_backend(name: str, ndata: int, nperiods: int):
 def period_error(found: float, truth: dict) -> float:
     """Relative error of a found period against the injected one."""
     return abs(found - truth["period"]) / truth["period"]
+
+
+def outcome(fn):
+    """``fn()``, or the exception to report for it in asv (``setup_cache``
+    results must pickle): a skip (NotImplementedError) as it is, any other
+    error as a RuntimeError naming it."""
+    try:
+        return fn()
+    except NotImplementedError as skip:
+        return skip
+    except Exception as error:
+        return RuntimeError(f"{type(error).__name__}: {error}")
+
+
+def reported(value):
+    """The value an ``outcome`` holds; raises the exception it holds (in asv's
+    ``setup``: a skip or a failure of that benchmark)."""
+    if isinstance(value, Exception):
+        raise value
+    return value

@@ -31,17 +31,22 @@ def newest_results(machine_dir):
     return max(sets, key=lambda d: d["date"])
 
 
+def series(results, key):
+    """{(first parameter, ndata, nperiods): value} of benchmark ``key`` in a
+    result set, skipped and failed cases left out."""
+    if key not in results["results"]:
+        return {}
+    values, params = results["results"][key][:2]
+    return {(ast.literal_eval(name), int(ndata), int(nperiods)): value
+            for value, (name, ndata, nperiods) in zip(values, itertools.product(*params))
+            if value is not None and value == value}
+
+
 def timings(results):
     """{(label, ndata, nperiods): seconds} of the series in one result set."""
-    out = {}
-    for key, prefix in SERIES.items():
-        if key not in results["results"]:
-            continue
-        values, params = results["results"][key][:2]
-        for value, (name, ndata, nperiods) in zip(values, itertools.product(*params)):
-            if value is not None and value == value:
-                out[(prefix + ast.literal_eval(name), int(ndata), int(nperiods))] = value
-    return out
+    return {(prefix + name, ndata, nperiods): value
+            for key, prefix in SERIES.items()
+            for (name, ndata, nperiods), value in series(results, key).items()}
 
 
 def plot(data, path, title, ndata_fixed, nperiods_fixed):

@@ -2,7 +2,10 @@
 
 Sweeps ndata x nperiods (the benchmark cases) over every exact backend that
 runs here, timing warm ``backend.search`` (best of ``--repeat``, device
-synchronised), and writes ``reports/variants/<gpu>.json``: per regime the
+synchronised) -- or, with ``--asv MACHINE``, reads the median warm end-to-end
+times of that machine's newest asv results (``EndToEnd.time_search_warm``, the
+whole grid without timing anything again) -- and writes
+``reports/variants/<gpu>.json``: per regime the
 fastest backend, every time and the margin (runner-up time / fastest time),
 plus a ranking that ``backend="auto"`` follows on this GPU model
 (``backends.variants``). The README's table between the markers
@@ -24,14 +27,16 @@ from benchmarks import REPO
 from benchmarks.cases import NDATA, NPERIODS, case, runnable_backend
 
 MARKERS = ("<!-- variants-table -->", "<!-- /variants-table -->")
+ASV_BENCHMARK = "bench_search.EndToEnd.time_search_warm"
 
 
-def candidates():
-    """Exact backends that can run here (the slow ``reference`` oracle aside)."""
+def candidates(here=True):
+    """Exact backends (the slow ``reference`` oracle aside): those that can run
+    here, or all (the ones timed elsewhere, read from asv results)."""
     from backends.registry import available_backends, backend_class
 
     return [name for name, why in available_backends().items()
-            if why is None and name != "reference" and backend_class(name).exact]
+            if (why is None or not here) and name != "reference" and backend_class(name).exact]
 
 
 def best_time(name, ndata, nperiods, repeat):
@@ -79,7 +84,7 @@ def ranking(rows):
 
 def markdown(table) -> str:
     lines = [f"Fastest exact backend per regime on **{table['gpu']}** "
-             f"(warm `backend.search`, measured {table['measured']}):", "",
+             f"({table['timing']}, measured {table['measured']}):", "",
              "| ndata | nperiods | fastest | time [s] | runner-up | margin |",
              "|---:|---:|---|---:|---|---:|"]
     for row in table["regimes"]:
@@ -109,16 +114,31 @@ def update_readme(path, text) -> bool:
     return True
 
 
-def sweep(gpu, ndata, nperiods, repeat, names):
-    rows = []
+def sweep(ndata, nperiods, repeat, names):
+    """{(ndata, nperiods): {backend: best warm seconds or None}}, timed here."""
+    out = {}
     for n in ndata:
         for p in nperiods:
-            seconds = {name: best_time(name, n, p, repeat) for name in names}
-            rows.append(regime(n, p, seconds))
+            seconds = out[(n, p)] = {name: best_time(name, n, p, repeat) for name in names}
             print(f"{n:>7} x {p:>7}: " + ", ".join(
                 f"{k} {v:.4g}s" for k, v in seconds.items() if v is not None), flush=True)
+    return out
+
+
+def from_asv(machine_dir, names):
+    """{(ndata, nperiods): {backend: median warm seconds or None}} from the
+    newest asv result set of a machine (exact backends only)."""
+    from benchmarks.figure import newest_results, series
+
+    measured = series(newest_results(machine_dir), ASV_BENCHMARK)
+    cases = sorted({(n, p) for _, n, p in measured})
+    return {(n, p): {name: measured.get((name, n, p)) for name in names} for n, p in cases}
+
+
+def table(gpu, seconds, timing):
+    rows = [regime(n, p, times) for (n, p), times in sorted(seconds.items())]
     return {"gpu": gpu, "measured": datetime.date.today().isoformat(),
-            "cpu_count": os.cpu_count(), "repeat": repeat, "regimes": rows,
+            "cpu_count": os.cpu_count(), "timing": timing, "regimes": rows,
             "ranking": ranking(rows)}
 
 
@@ -131,6 +151,9 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--backends", nargs="+", help="default: every exact backend that runs here")
     parser.add_argument("--gpu", help="GPU name to file the table under (default: this GPU)")
+    parser.add_argument("--asv", metavar="MACHINE",
+                        help="read the times from this asv machine's newest results instead")
+    parser.add_argument("--results", default=os.path.join(REPO, "reports", "asv", "results"))
     parser.add_argument("--out", default=os.path.join(REPO, "reports", "variants"))
     parser.add_argument("--readme", default=os.path.join(REPO, "README.md"))
     args = parser.parse_args(argv)
@@ -138,13 +161,21 @@ def main(argv=None):
     gpu = args.gpu or variants.gpu_name()
     if gpu is None:
         parser.error("no CUDA GPU here (give --gpu NAME to file a table anyway)")
-    names = args.backends or candidates()
-    table = sweep(gpu, args.ndata, args.nperiods, args.repeat, names)
+    names = args.backends or candidates(here=not args.asv)
+    if args.asv:
+        machine_dir = os.path.join(args.results, args.asv)
+        seconds = from_asv(machine_dir, names) if os.path.isdir(machine_dir) else {}
+        if not seconds:
+            parser.error(f"no {ASV_BENCHMARK} results for machine {args.asv}")
+        table_ = table(gpu, seconds, "median warm `backends.search`, asv")
+    else:
+        seconds = sweep(args.ndata, args.nperiods, args.repeat, names)
+        table_ = table(gpu, seconds, f"best of {args.repeat} warm `backend.search`")
     os.makedirs(args.out, exist_ok=True)
     path = variants.table_path(gpu, args.out)
     with open(path, "w") as f:
-        json.dump(table, f, indent=1)
-    text = markdown(table)
+        json.dump(table_, f, indent=1)
+    text = markdown(table_)
     with open(path[:-len(".json")] + ".md", "w") as f:
         f.write(text + "\n")
     print(text)

@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
-# Benchmarks on the offline GPU machine: the asv suite, the per-GPU variant
-# table (python -m benchmarks.select) and the scaling figure, results into $OUT.
+# Benchmarks: the asv suite, the per-GPU variant table and the scaling figure
+# on the offline GPU machine, packed into $OUT/bench_reports.tar.gz; and, here,
+# the step that brings that archive into reports/.
 #
-#   here (PyPI):   scripts/gpu_bench.sh fetch          # wheels -> .whl + .whl-bench (carry both)
-#   GPU machine:   scripts/gpu_bench.sh all            # install + asv + select + figure
-#                  scripts/gpu_bench.sh asv 'EndToEnd|Search'   # a part (asv -b regex)
+#   here (PyPI):   scripts/gpu_bench.sh fetch            # wheels -> .whl + .whl-bench (carry both)
+#   GPU machine:   scripts/gpu_bench.sh device           # the whole plan below, ~7 min on H200
+#                  scripts/gpu_bench.sh asv 'EndToEnd|Search'   # one asv run (-b regex)
 #                  scripts/gpu_bench.sh select | figure
-# Each part fits one 10-minute device command for a sweep chosen with
-# TLS_BENCH_SIZES (full | medium | ci); results accumulate in reports/ and
-# are packed into $OUT/bench_reports.tar.gz after every part.
+#   here:          scripts/gpu_bench.sh publish gpu_check.tar.gz [COMMIT]
+#
+# The device plan (reports/asv/README.md has its time estimates): asv steps in
+# priority order, each under its cap and none started past BENCH_DEADLINE
+# seconds (default 450), results packed after each:
+#   1. EndToEnd warm + Peers, the whole ndata x nperiods grid (work budgets in
+#      benchmarks/cases.py skip what would not fit), then the variant table
+#      from those results and the scaling figure
+#   2. Accuracy + PeerAccuracy (grid) and GPUMemory on BENCH_MEMORY_CASES
+#   3. HostStages (grid) and Upload/FoldSort/Chi2Scan/Search on BENCH_STAGE_CASES
+#   4. ColdStart on BENCH_COLD_CASES
+# Cases are asv parameter regexes, e.g. "4320, 10000|20000, 10000".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHEELS=.whl-bench  # benchmark-only wheels; the core ones (.whl) are shared with gpu_check.sh
-SITE=/tmp/site
+SITE=${BENCH_SITE:-/tmp/site}
 
 fetch() {
     mkdir -p "$WHEELS"
@@ -36,41 +46,94 @@ install() {
     python3 -m pip install --quiet --no-index --no-deps --target "$SITE" .whl/*.whl "$WHEELS"/*.whl
 }
 
-env_setup() {
-    # asv drops PYTHONPATH from sys.path in its benchmark processes: benchmarks/__init__.py
-    # puts TLS_BENCH_PYTHONPATH back (ASV_PYTHONPATH lets asv_runner itself import)
-    export PYTHONPATH="$SITE:$PWD" ASV_PYTHONPATH="$SITE" TLS_BENCH_PYTHONPATH="$SITE" PATH="$SITE/bin:/usr/local/cuda/bin:$PATH"
-    MACHINE="gpu-$(python3 -c 'from backends.variants import gpu_name, slug; print(slug(gpu_name()))')"
-    if ! git rev-parse HEAD >/dev/null 2>&1; then  # a copy without .git: a throwaway repo
-        git init -q && git add -A >/dev/null && git -c user.name=bench -c user.email=bench@localhost \
-            commit -qm "benchmark tree" >/dev/null
-    fi
-    python3 -m asv machine --yes --machine "$MACHINE" >/dev/null
+publish() {
+    # The archive from the device (gpu_check.tar.gz or bench_reports.tar.gz) into
+    # reports/: asv results under the device's commit (COMMIT, else the one it
+    # recorded; the device's tree is a throwaway repository), the variant table
+    # and README from those results, the scaling figure; then asv's HTML
+    # (.asv/html, ignored) and the regression check.
+    local tmp machine gpu
+    tmp=$(mktemp -d)
+    tar -xzf "$1" -C "$tmp"
+    [ -f "$tmp/bench_reports.tar.gz" ] && tar -xzf "$tmp/bench_reports.tar.gz" -C "$tmp"
+    local commit=${2:-$(cat "$tmp/.asv/commit.txt" 2>/dev/null || true)}
+    commit=$(git rev-parse --verify "${commit:?give the commit the device ran}^{commit}")
+    python3 scripts/bench_import.py "$tmp/reports/asv/results" "$commit"
+    for machine in "$tmp"/reports/asv/results/gpu-*/; do
+        [ -d "$machine" ] || continue
+        machine=$(basename "$machine")
+        gpu=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["gpu"])' \
+            "$tmp/reports/variants/${machine#gpu-}.json")
+        python3 -m benchmarks.select --asv "$machine" --gpu "$gpu"
+        python3 -m benchmarks.figure "$machine"
+    done
+    rm -rf "$tmp"
+    python3 -m asv publish  # HTML into .asv/html (ignored)
+    python3 scripts/bench_regress.py
 }
 
-run_asv() {
-    python3 -m asv run --python=same --machine "$MACHINE" --set-commit-hash "$(git rev-parse HEAD)" \
-        --show-stderr ${ASV_ARGS:-} ${1:+-b "$1"} || true  # failed benchmarks are recorded, not fatal
+case "${1:-device}" in
+    fetch) fetch; exit ;;
+    install) install; exit ;;
+    publish) publish "$2" "${3:-}"; exit ;;
+esac
+[ -d "$SITE" ] || install
+
+# asv drops PYTHONPATH from sys.path in its benchmark processes: benchmarks/__init__.py
+# puts TLS_BENCH_PYTHONPATH back (ASV_PYTHONPATH lets asv_runner itself import)
+export PYTHONPATH="$SITE:$PWD" ASV_PYTHONPATH="$SITE" TLS_BENCH_PYTHONPATH="$SITE" PATH="$SITE/bin:/usr/local/cuda/bin:$PATH"
+MACHINE=${BENCH_MACHINE:-gpu-$(python3 -c 'from backends.variants import gpu_name, slug; print(slug(gpu_name()))')}
+if ! git rev-parse HEAD >/dev/null 2>&1; then  # a copy without .git: a throwaway repo
+    git init -q -b main && git add -A >/dev/null && git -c user.name=bench -c user.email=bench@localhost \
+        commit -qm "benchmark tree" >/dev/null
+fi
+python3 -m asv machine --yes --machine "$MACHINE" >/dev/null
+
+run_asv() {  # run_asv SECONDS REGEX...: one asv run (forkserver: the suite is imported once)
+    local cap=$1 regex args=()
+    shift
+    for regex in "$@"; do args+=(-b "$regex"); done
+    timeout "$cap" python3 -m asv run --python=same --launch-method forkserver --machine "$MACHINE" \
+        --set-commit-hash "$(git rev-parse HEAD)" --show-stderr --durations all ${ASV_ARGS:-} \
+        "${args[@]}" || true  # failed benchmarks are recorded, not fatal
 }
 
 copy_out() {
     if [ -n "${OUT:-}" ]; then
         # one archive: the device returns files at most two folders down
-        tar -czf "$OUT/bench_reports.tar.gz" $(ls -d reports/asv reports/variants reports/scaling.png 2>/dev/null)
+        mkdir -p .asv && echo "${COMMIT:-}" > .asv/commit.txt
+        tar -czf "$OUT/bench_reports.tar.gz" .asv/commit.txt \
+            $(ls -d reports/asv reports/variants reports/scaling.png 2>/dev/null)
     fi
 }
 
-case "${1:-all}" in
-    fetch) fetch; exit ;;
-    install) install; exit ;;
-esac
-[ -d "$SITE" ] || install
-env_setup
-case "${1:-all}" in
-    asv) run_asv "${2:-}" ;;
+plan() {
+    local start=$SECONDS cap
+    step() {  # step CAP REGEX...: run_asv within its cap and the deadline, then pack
+        cap=$(( ${BENCH_DEADLINE:-450} - (SECONDS - start) ))
+        (( cap > 20 )) || { echo "== skipped, past the deadline: $*"; return; }
+        (( cap < $1 )) || cap=$1
+        shift
+        echo "== $(date -u +%T) asv (cap ${cap} s): $*"
+        run_asv "$cap" "$@"
+        copy_out
+    }
+    step 240 '^bench_search\.EndToEnd\.' '^bench_peers\.Peers\.'
+    python3 -m benchmarks.select --asv "$MACHINE" || true
+    python3 -m benchmarks.figure "$MACHINE" || true
+    step 120 '^bench_search\.Accuracy\.' '^bench_peers\.PeerAccuracy\.' \
+        "^bench_search\.GPUMemory\..*, (${BENCH_MEMORY_CASES:-500, 1000|4320, 10000|20000, 10000|100000, 1000})\)$"
+    step 120 '^bench_stages\.HostStages\.' \
+        "^bench_stages\.(Upload|FoldSort|Chi2Scan|Search)\..*, (${BENCH_STAGE_CASES:-4320, 10000|20000, 10000})\)$"
+    step 90 "^bench_search\.ColdStart\..*, (${BENCH_COLD_CASES:-4320, 10000})\)$"
+    echo "== $(date -u +%T) plan done in $(( SECONDS - start )) s"
+}
+
+case "${1:-device}" in
+    device) plan ;;
+    asv) run_asv "${BENCH_S:-300}" "${2:-.}" ;;
     select) python3 -m benchmarks.select ;;
     figure) python3 -m benchmarks.figure "$MACHINE" ;;
-    all) run_asv ""; python3 -m benchmarks.select; python3 -m benchmarks.figure "$MACHINE" ;;
-    *) echo "usage: $0 fetch|install|asv [regex]|select|figure|all" >&2; exit 2 ;;
+    *) echo "usage: $0 fetch|install|device|asv [regex]|select|figure|publish ARCHIVE [COMMIT]" >&2; exit 2 ;;
 esac
 copy_out

@@ -40,10 +40,17 @@ def extra_backends():
 
 
 def run(bench, *params):
-    """setup + every benchmark method of an asv class, as asv calls them."""
+    """setup_cache + setup + every benchmark method of an asv class, as asv calls them."""
+    if hasattr(bench, "setup_cache"):
+        params = (bench.setup_cache(), *params)
     bench.setup(*params)
     return {name: getattr(bench, name)(*params) for name in dir(bench)
             if name.startswith(("time_", "track_"))}
+
+
+def only(monkeypatch, cls, name):
+    """Limit an asv class's parameters to ``name`` at the smallest case."""
+    monkeypatch.setattr(cls, "params", ([name], [N], [P]))
 
 
 def test_case_has_the_requested_periods_and_the_injected_transit():
@@ -89,18 +96,51 @@ def test_chi2_scan_skips_folds_that_would_not_fit(monkeypatch):
         bench_stages.Chi2Scan().setup("cpu", N, P)
 
 
-def test_accuracy_of_an_identical_backend_is_zero(extra_backends):
+def test_accuracy_of_an_identical_backend_is_zero(extra_backends, monkeypatch):
+    only(monkeypatch, bench_search.Accuracy, CPUCopy.name)
     result = run(bench_search.Accuracy(), CPUCopy.name, N, P)
     assert result == {"track_max_abs_delta_sr": 0.0, "track_sde_relative_error": 0.0}
 
 
+def fake_results(monkeypatch, wrong):
+    """bench_search.search returning fixed statistics: ``cpu``'s, and ``wrong``'s."""
+    from types import SimpleNamespace
+
+    stats = {"cpu": SimpleNamespace(SR=[1.0, 0.5], SDE=10.0), wrong: SimpleNamespace(SR=[1.0, 0.25], SDE=12.0)}
+    monkeypatch.setattr(bench_search, "search", lambda name, n, p: stats[name])
+
+
 def test_accuracy_sees_a_wrong_backend(extra_backends, monkeypatch):
-    bench = bench_search.Accuracy()
-    bench.setup(CPUCopy.name, N, P)
-    bench.result.SR = bench.result.SR * 0.5
-    bench.result.SDE = bench.reference.SDE * 1.2
-    assert bench.track_max_abs_delta_sr(CPUCopy.name, N, P) == pytest.approx(0.5, rel=1e-9)
-    assert bench.track_sde_relative_error(CPUCopy.name, N, P) == pytest.approx(0.2)
+    only(monkeypatch, bench_search.Accuracy, CPUCopy.name)
+    fake_results(monkeypatch, CPUCopy.name)
+    result = run(bench_search.Accuracy(), CPUCopy.name, N, P)
+    assert result["track_max_abs_delta_sr"] == pytest.approx(0.25)
+    assert result["track_sde_relative_error"] == pytest.approx(0.2)
+
+
+def test_accuracy_reports_a_failing_backend_and_skips_what_cpu_cannot_run(extra_backends,
+                                                                            monkeypatch):
+    only(monkeypatch, bench_search.Accuracy, Unavailable.name)
+    with pytest.raises(NotImplementedError, match="not on this machine"):
+        run(bench_search.Accuracy(), Unavailable.name, N, P)
+    only(monkeypatch, bench_search.Accuracy, CPUCopy.name)
+    monkeypatch.setattr(bench_search, "search", lambda name, n, p: 1 / 0)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        run(bench_search.Accuracy(), CPUCopy.name, N, P)
+    monkeypatch.setenv("TLS_BENCH_WORK_CPU", "1000")
+    with pytest.raises(NotImplementedError, match="over the cpu work budget"):
+        run(bench_search.Accuracy(), CPUCopy.name, N, P)
+
+
+def test_timing_prepares_once_per_process_though_asv_sets_up_every_sample(monkeypatch):
+    calls = []
+    monkeypatch.setattr(bench_search, "search", lambda *params: calls.append(params))
+    bench = bench_search.EndToEnd()
+    for _ in range(3):
+        bench.setup("cpu", N, P)
+    assert calls == [("cpu", N, P)]
+    bench.time_search_warm("cpu", N, P)
+    assert len(calls) == 2
 
 
 def test_gpu_memory_is_only_measured_for_gpu_backends():
@@ -109,15 +149,31 @@ def test_gpu_memory_is_only_measured_for_gpu_backends():
 
 
 @pytest.mark.parametrize("peer", ["tls-fused", "bls"])
-def test_cpu_peers_run_and_find_the_injected_period(peer):
-    result = run(bench_peers.Peers(), peer, N, P)
-    assert result["track_peer_period_error"] < 0.01
+def test_cpu_peers_run_and_find_the_injected_period(peer, monkeypatch):
+    run(bench_peers.Peers(), peer, N, P)
+    only(monkeypatch, bench_peers.PeerAccuracy, peer)
+    assert run(bench_peers.PeerAccuracy(), peer, N, P)["track_peer_period_error"] < 0.01
 
 
-def test_missing_peer_is_skipped(monkeypatch):
+def test_missing_or_failing_peer_is_skipped_or_reported(monkeypatch):
     monkeypatch.setitem(peers.PEERS, "gtls", ("gpu", "no_such_package_xyz"))
     with pytest.raises(NotImplementedError, match="no_such_package_xyz"):
         bench_peers.Peers().setup("gtls", N, P)
+    only(monkeypatch, bench_peers.PeerAccuracy, "gtls")
+    with pytest.raises(NotImplementedError, match="no_such_package_xyz"):
+        run(bench_peers.PeerAccuracy(), "gtls", N, P)
+    only(monkeypatch, bench_peers.PeerAccuracy, "bls")
+    monkeypatch.setattr(peers, "run", lambda name, c: {}["boom"])
+    with pytest.raises(RuntimeError, match="KeyError"):
+        run(bench_peers.PeerAccuracy(), "bls", N, P)
+
+
+def test_a_backend_or_peer_budget_overrides_its_device_budget(monkeypatch):
+    assert cases.work_budget("gpu", "thrust") == ("thrust", cases.WORK_BUDGET["thrust"])
+    assert cases.work_budget("gpu", "numba") == ("gpu", cases.WORK_BUDGET["gpu"])
+    monkeypatch.setenv("TLS_BENCH_WORK_TLS_FUSED", "10")
+    with pytest.raises(NotImplementedError, match="over the tls-fused work budget"):
+        bench_peers.Peers().setup("tls-fused", N, P)
 
 
 # ---- asv result files: the scaling figure and the regression check ----------------
@@ -207,3 +263,37 @@ def test_a_backend_that_refuses_the_light_curve_is_skipped_not_failed():
             runnable_backend("small", 500, 1000)
     finally:
         backends.unregister_backend("small")
+
+
+def test_variant_table_from_asv_results_names_backends_not_installed_here(tmp_path):
+    from benchmarks import select
+
+    data = result_set("a" * 40, 1, 2.0, name=select.ASV_BENCHMARK)
+    data["results"][select.ASV_BENCHMARK][0] = [0.5, 0.25]
+    data["results"][select.ASV_BENCHMARK][1] = [["'cpu'", "'thrust'"], ["500"], ["1000"]]
+    write_results(tmp_path / "results", [data], name=select.ASV_BENCHMARK)
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{select.MARKERS[0]}\n{select.MARKERS[1]}\n")
+    assert select.main(["--asv", "gpu-test", "--gpu", "Test GPU", "--results", str(tmp_path / "results"),
+                        "--out", str(tmp_path), "--readme", str(readme)]) == 0
+    table = json.loads((tmp_path / "test-gpu.json").read_text())
+    assert table["regimes"][0]["fastest"] == "thrust" and table["ranking"] == ["thrust", "cpu"]
+    assert "`thrust` | 0.25 | cpu | 2.00x" in readme.read_text()
+    with pytest.raises(SystemExit):
+        select.main(["--asv", "none", "--gpu", "Test GPU", "--results", str(tmp_path / "results")])
+
+
+def test_import_files_new_device_results_under_the_commit_it_ran(tmp_path):
+    import bench_import
+
+    head = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    source = write_results(tmp_path / "device", [result_set("f" * 40, 2, 1.0),  # throwaway repo
+                                                 result_set(head, 1, 1.0)])     # carried, known
+    written = bench_import.import_results(str(source), "c" * 40, str(tmp_path / "here"))
+    names = sorted(os.path.basename(path) for path in written)
+    assert names == ["benchmarks.json", "cccccccc-existing-py.json", "machine.json"]
+    data = json.loads((tmp_path / "here" / "gpu-test" / "cccccccc-existing-py.json").read_text())
+    assert data["commit_hash"] == "c" * 40 and data["date"] == 2
+    with pytest.raises(SystemExit):
+        bench_import.main([str(source), "abc"])

@@ -1,0 +1,73 @@
+"""Bring asv results from the GPU machine into ``reports/asv/results``.
+
+The device runs on a copy of the tree in a throwaway git repository, so its
+new results carry a commit hash unknown here; such a result set is filed under
+``COMMIT`` (the commit the device ran) instead, with its file name to match,
+which ``asv publish`` and ``scripts/bench_regress.py`` need. Result sets of
+commits known here (carried to the device from reports/) are left alone;
+``machine.json`` and the suite description ``benchmarks.json`` come along.
+
+    python scripts/bench_import.py <results dir from the archive> <commit>
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def known(commit):
+    """Whether ``commit`` is a commit of this repository."""
+    return subprocess.run(["git", "-C", REPO, "cat-file", "-e", f"{commit}^{{commit}}"],
+                          capture_output=True).returncode == 0
+
+
+def import_results(source, commit, dest):
+    """Copy every machine's new results from ``source`` to ``dest`` under
+    ``commit``; returns the paths written."""
+    written = []
+    for machine in sorted(os.listdir(source)):
+        src = os.path.join(source, machine)
+        if not os.path.isdir(src):
+            continue
+        os.makedirs(os.path.join(dest, machine), exist_ok=True)
+        for name in sorted(os.listdir(src)):
+            if not name.endswith(".json"):
+                continue
+            with open(os.path.join(src, name)) as f:
+                data = json.load(f)
+            if name != "machine.json":
+                if known(data["commit_hash"]):
+                    continue
+                data["commit_hash"] = commit
+                name = f"{commit[:8]}-{name.split('-', 1)[1]}"
+            path = os.path.join(dest, machine, name)
+            with open(path, "w") as f:
+                json.dump(data, f, indent=1)
+            written.append(path)
+    if os.path.exists(os.path.join(source, "benchmarks.json")):
+        written.append(shutil.copy(os.path.join(source, "benchmarks.json"), dest))
+    return written
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", help="reports/asv/results of the unpacked archive")
+    parser.add_argument("commit", help="full hash of the commit the device ran")
+    parser.add_argument("--dest", default=os.path.join(REPO, "reports", "asv", "results"))
+    args = parser.parse_args(argv)
+    if len(args.commit) != 40:
+        parser.error("give the full 40-character commit hash")
+    for path in import_results(args.source, args.commit, args.dest):
+        print(f"wrote {os.path.relpath(path, REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
