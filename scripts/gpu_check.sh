@@ -22,9 +22,8 @@
 #   throughput  scripts/throughput.py: K2-like light curves per second (packed
 #            search_many, search_batch, one by one, CPU TLS), THROUGHPUT_N
 #            curves (64), full grid and period_max=10                THROUGHPUT_S (300 each)
-#   bench    scripts/gpu_bench.sh: asv (benchmarks matching BENCH_REGEX;
-#            sizes from TLS_BENCH_SIZES, extra options in ASV_ARGS),
-#            variant table, figure                                   BENCH_S (300 each)
+#   bench    scripts/gpu_bench.sh device: the asv plan (its header; ~7 min
+#            on H200), variant table, figure -> bench_reports.tar.gz BENCH_S (540)
 # Logs and results (header with GPU, commit and date; one folder per part)
 # are packed into gpu_check.tar.gz in $OUT (reports/gpu/latest without it):
 # the device returns at most 8 files per call.
@@ -70,9 +69,8 @@ part throughput && for grid in full short; do
     timeout "${THROUGHPUT_S:-300}" python3 scripts/throughput.py --n "${THROUGHPUT_N:-64}" "${extra[@]}" \
         --out "$OUT/throughput_$grid.json" 2>&1 | tee "$OUT/throughput_$grid.log" || rc=1
 done
-part bench && for step in "asv ${BENCH_REGEX:-}" select figure; do  # asv saves its results per run
-    OUT=$OUT timeout "${BENCH_S:-300}" bash scripts/gpu_bench.sh $step 2>&1 | tee -a "$OUT/bench.log" || rc=1
-done
+part bench && { OUT=$OUT timeout "${BENCH_S:-540}" bash scripts/gpu_bench.sh device 2>&1 \
+    | tee "$OUT/bench.log" || rc=1; }
 echo "exit status: $rc (parts: $PARTS)" | tee -a "$OUT/header.txt"
 tar -czf "$DEST/gpu_check.tar.gz" -C "$OUT" .
 exit $rc
