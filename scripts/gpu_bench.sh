@@ -12,9 +12,9 @@
 # The device plan (reports/asv/README.md has its time estimates): asv steps in
 # priority order, each under its cap and none started past BENCH_DEADLINE
 # seconds (default 450), results packed after each:
-#   1. EndToEnd warm + Peers, the whole ndata x nperiods grid (work budgets in
-#      benchmarks/cases.py skip what would not fit), then the variant table
-#      from those results and the scaling figure
+#   1. EndToEnd warm, then Peers: the whole ndata x nperiods grid (work budgets
+#      in benchmarks/cases.py skip what would not fit); the variant table from
+#      those results and the scaling figure
 #   2. Accuracy + PeerAccuracy (grid) and GPUMemory on BENCH_MEMORY_CASES
 #   3. HostStages (grid) and Upload/FoldSort/Chi2Scan/Search on BENCH_STAGE_CASES
 #   4. ColdStart on BENCH_COLD_CASES
@@ -118,7 +118,8 @@ plan() {
         run_asv "$cap" "$@"
         copy_out
     }
-    step 240 '^bench_search\.EndToEnd\.' '^bench_peers\.Peers\.'
+    step 200 '^bench_search\.EndToEnd\.'
+    step 150 '^bench_peers\.Peers\.'
     python3 -m benchmarks.select --asv "$MACHINE" || true
     python3 -m benchmarks.figure "$MACHINE" || true
     step 120 '^bench_search\.Accuracy\.' '^bench_peers\.PeerAccuracy\.' \
