@@ -19,6 +19,9 @@
 #            against the carried CPU TLS pack (see its header)       SUITES_S (540)
 #   big      scripts/big_search.py: 100,000 points x ~101,000 periods,
 #            backends in BIG_BACKENDS (default "thrust")              BIG_S (300)
+#   multigpu scripts/multigpu_scaling.py: MULTIGPU_N (1200) K2-like curves
+#            through python -m validation.batch on 1 and 2 GPUs, backends
+#            MULTIGPU_BACKENDS ("simple"); carry ".whl-dask"          MULTIGPU_S (330)
 #   throughput  scripts/throughput.py: K2-like light curves per second (packed
 #            search_many, search_batch, one by one, CPU TLS), THROUGHPUT_N
 #            curves (64), full grid and period_max=10                THROUGHPUT_S (300 each)
@@ -32,7 +35,7 @@ DEST=${OUT:-reports/gpu/latest}
 OUT=$(mktemp -d)
 mkdir -p "$DEST"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl $(ls .whl-bench/*.whl 2>/dev/null) || exit 1
+    --target /tmp/site .whl/*.whl $(ls .whl-bench/*.whl .whl-dask/*.whl 2>/dev/null) || exit 1
 # numpy 2.4 from the wheels comes first: numba-cuda 0.30.4 fails on numpy 2.5
 export PYTHONPATH=/tmp/site:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
 export PYTHONUNBUFFERED=1
@@ -64,6 +67,8 @@ part suites && { RECOVER_BACKENDS=${RECOVER_BACKENDS:-$GPU_BACKENDS} bash script
     "$OUT/suites" || rc=1; }
 part big && { timeout "${BIG_S:-300}" python3 scripts/big_search.py --backends ${BIG_BACKENDS:-thrust} \
     --out "$OUT/big_search.json" 2>&1 | tee "$OUT/big_search.log" || rc=1; }
+part multigpu && { timeout "${MULTIGPU_S:-330}" python3 scripts/multigpu_scaling.py --n "${MULTIGPU_N:-1200}" \
+    --backends ${MULTIGPU_BACKENDS:-simple} --out "$OUT/multigpu" 2>&1 | tee "$OUT/multigpu.log" || rc=1; }
 part throughput && for grid in full short; do
     extra=(); [[ $grid == short ]] && extra=(--option period_max=10)
     timeout "${THROUGHPUT_S:-300}" python3 scripts/throughput.py --n "${THROUGHPUT_N:-64}" "${extra[@]}" \

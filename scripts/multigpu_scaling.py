@@ -1,0 +1,204 @@
+"""Issue 7's scaling run: K2-like light curves through ``python -m validation.batch``
+on 1 and 2 GPUs, one Dask worker per GPU; warm rate and cold start per run.
+
+    python scripts/multigpu_scaling.py --n 1200 --backends simple --out reports/gpu/latest/multigpu
+
+Writes N seeded K2-like light curves (``datasets.simulate``, preset "k2") as
+``.npz``, then per backend runs the CLI with ``--warmup --summary`` for each of
+``--runs`` (GPUs:cluster; "auto" is dask-cuda when installed), sampling
+``nvidia-smi`` meanwhile: GPU use and memory per PCI bus id, and which process
+holds a context on which GPU. After each run, ``scaling.json`` (everything:
+rates, Parquet row counts, per-worker pid / CUDA_VISIBLE_DEVICES / PCI bus id /
+cold seconds) and ``scaling.md`` (the table) are written again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SMI_GPUS = ["nvidia-smi", "--query-gpu=pci.bus_id,utilization.gpu,memory.used",
+            "--format=csv,noheader,nounits"]
+SMI_APPS = ["nvidia-smi", "--query-compute-apps=pid,gpu_bus_id,used_memory",
+            "--format=csv,noheader,nounits"]
+
+
+def write_curve(folder, seed):
+    import datasets
+
+    lc = datasets.simulate(seed=seed, preset="k2")
+    np.savez(Path(folder) / f"k2_{seed:05d}.npz", time=lc.t, flux=lc.y, flux_err=lc.dy)
+
+
+def write_curves(folder, n):
+    """N seeded K2-like light curves as .npz in ``folder``, on every core."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with ProcessPoolExecutor() as pool:
+        list(pool.map(write_curve, [folder] * n, range(n), chunksize=32))
+
+
+def bus_id(text):
+    """A PCI bus id in one spelling: nvidia-smi's 00000000:19:00.0 and CUDA's 0000:19:00.0 alike."""
+    domain, bus, rest = text.strip().lower().split(":")
+    return f"{int(domain, 16):04x}:{bus}:{rest}"
+
+
+def csv_rows(lines):
+    return [[field.strip() for field in line.split(",")] for line in lines.splitlines() if line.strip()]
+
+
+class Sampler:
+    """``nvidia-smi`` every ``interval`` s on a thread while the block runs:
+    per GPU its busy share and peak memory, per process its GPU. Without
+    nvidia-smi it records nothing."""
+
+    def __init__(self, interval=1.0):
+        self.interval, self.gpus, self.apps = interval, {}, {}
+        self._done = threading.Event()
+
+    def sample(self):
+        try:
+            gpus, apps = (subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout
+                          for cmd in (SMI_GPUS, SMI_APPS))
+        except (OSError, subprocess.TimeoutExpired):
+            return
+        for bus, util, used in csv_rows(gpus):
+            self.gpus.setdefault(bus_id(bus), []).append((float(util), float(used)))
+        for pid, bus, used in csv_rows(apps):
+            self.apps[int(pid)] = {"bus_id": bus_id(bus), "used_mib": float(used)}
+
+    def summary(self):
+        return {bus: {"samples": len(s), "mean_util_pct": float(np.mean([u for u, _ in s])),
+                      "busy_samples": sum(u > 0 for u, _ in s),
+                      "max_used_mib": max(m for _, m in s)} for bus, s in sorted(self.gpus.items())}
+
+    def _loop(self):
+        while not self._done.wait(self.interval):
+            self.sample()
+
+    def __enter__(self):
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._done.set()
+        self._thread.join()
+
+
+def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64):
+    """One ``python -m validation.batch`` run: its summary, Parquet counts and nvidia-smi record."""
+    import pandas as pd
+
+    shutil.rmtree(work, ignore_errors=True)  # a fresh run, not a resumed one
+    out, summary_file = work / "out", work / "summary.json"
+    cmd = [sys.executable, "-m", "validation.batch", "--gpus", str(gpus), "--gpu-cluster", cluster,
+           "--backend", backend, "--batch-size", str(batch_size), "--warmup", "--no-progress",
+           "--summary", str(summary_file), "--out", str(out),
+           *[a for kv in tls for a in ("--tls", kv)], str(inputs)]
+    start = time.perf_counter()
+    with Sampler() as smi, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                            cwd=ROOT, start_new_session=True) as proc:
+        try:
+            log, rc = proc.communicate(timeout=timeout)[0], proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # its Dask workers too: no GPU held into the next run
+            log, rc = proc.communicate()[0], "timeout"
+    record = {"gpus": gpus, "gpu_cluster": cluster, "backend": backend, "rc": rc,
+              "wall_seconds": time.perf_counter() - start, "log_tail": log[-3000:]}
+    if summary_file.exists():
+        record.update(json.loads(summary_file.read_text()))
+    for worker in record.get("workers", {}).values():
+        worker["nvidia_smi"] = smi.apps.get(worker["pid"])  # None where nvidia-smi sees other pids
+    rows = pd.read_parquet(out) if out.exists() and any(out.glob("part-*.parquet")) else pd.DataFrame()
+    record["parquet"] = {"rows": len(rows), "ids": int(rows["id"].nunique()) if len(rows) else 0,
+                         "errors": int(rows["error"].notna().sum()) if len(rows) else 0,
+                         "files": len(list(out.glob("part-*.parquet")))}
+    record["gpu_use"] = smi.summary()
+    bus_ids = [w["pci_bus_id"] for w in record.get("workers", {}).values()]
+    record["distinct_gpus"] = len(bus_ids) == gpus and len(set(bus_ids)) == gpus and None not in bus_ids
+    return record
+
+
+def dask_cuda_version():
+    """dask-cuda's version, or why it does not import ("auto" then means distributed's Nannies)."""
+    try:
+        import dask_cuda
+    except Exception as exc:  # not installed, or its CUDA dependencies missing
+        return f"not importable: {type(exc).__name__}: {exc}"
+    return dask_cuda.__version__
+
+
+def table(report):
+    lines = [f"{report['n']} K2-like light curves, {report['gpu']}; rate excludes each worker's "
+             "warm-up search (cold = that warm-up, context and kernel builds included)", "",
+             "| backend | GPUs | cluster | rate [lc/s] | speed-up | searched | Parquet rows | errors | "
+             "cold per worker [s] | worker GPUs (PCI) | distinct | rc |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---|---|---|---|"]
+    for r in report["runs"]:
+        one = next((x.get("per_second") for x in report["runs"]
+                    if x["backend"] == r["backend"] and x["gpus"] == 1 and x.get("per_second")), None)
+        rate = r.get("per_second")
+        speedup = f"{rate / one:.2f}x" if rate and one else "-"
+        workers = r.get("workers", {}).values()
+        cold = ", ".join(f"{w['warmup_seconds']:.1f}" for w in workers if "warmup_seconds" in w)
+        pci = ", ".join(str(w["pci_bus_id"]) for w in workers)
+        lines.append(f"| {r['backend']} | {r['gpus']} | {r.get('cluster', r['gpu_cluster'])} | "
+                     f"{rate or 0:.1f} | {speedup} | {r.get('searched', '-')} | {r['parquet']['rows']} | "
+                     f"{r['parquet']['errors']} | {cold} | {pci} | {r['distinct_gpus']} | {r['rc']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1200, help="light curves (default 1200)")
+    ap.add_argument("--batch-size", type=int, default=64, help="light curves per Dask task (default 64)")
+    ap.add_argument("--backends", nargs="+", default=["simple"])
+    ap.add_argument("--runs", nargs="+", default=["1:auto", "2:auto", "2:distributed"],
+                    help="GPUS:CLUSTER per run (cluster: auto, dask-cuda, distributed)")
+    ap.add_argument("--tls", action="append", default=[], metavar="KEY=VALUE",
+                    help="passed to validation.batch --tls")
+    ap.add_argument("--timeout", type=float, default=150, help="seconds per run")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/multigpu"), help="light curves and Parquet")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+
+    from backends.gpu import cuda_device_count, gpu_name
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    inputs = args.work / "curves"
+    start = time.perf_counter()
+    write_curves(inputs, args.n)
+    report = {"n": args.n, "gpu": f"{cuda_device_count()} x {gpu_name(0)}", "tls": args.tls,
+              "batch_size": args.batch_size, "dask_cuda": dask_cuda_version(),
+              "generate_seconds": time.perf_counter() - start, "runs": []}
+    print(f"{args.n} light curves in {report['generate_seconds']:.1f} s", flush=True)
+    for backend in args.backends:
+        for spec in args.runs:
+            gpus, _, cluster = spec.partition(":")
+            work = args.work / f"{backend}_{gpus}_{cluster}"
+            record = run_batch(inputs, work, backend, int(gpus), cluster or "auto", args.tls, args.timeout,
+                               args.batch_size)
+            report["runs"].append(record)
+            (args.out / "scaling.json").write_text(json.dumps(report, indent=1))
+            (args.out / "scaling.md").write_text(table(report))
+            print(table(report).splitlines()[-1], flush=True)
+    ok = all(r["rc"] == 0 and r["distinct_gpus"] and r["parquet"]["ids"] == args.n for r in report["runs"])
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""scripts/multigpu_scaling.py on CPU: nvidia-smi parsing (a stub on PATH), one
+validation.batch run on a "GPU" worker with the cpu backend, a run past its
+time limit, and the table."""
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import box_light_curve
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import multigpu_scaling as scaling  # noqa: E402
+
+STUB = """#!/bin/sh
+case "$1" in
+  --query-gpu=*) printf '00000000:19:00.0, %s, 1000\\n00000000:3B:00.0, 0, 500\\n' "${UTIL:-50}" ;;
+  --query-compute-apps=*) printf '4242, 00000000:3B:00.0, 600\\n' ;;
+esac
+"""
+
+
+@pytest.fixture()
+def smi(tmp_path, monkeypatch):
+    """A stub nvidia-smi first on PATH."""
+    stub = tmp_path / "bin" / "nvidia-smi"
+    stub.parent.mkdir()
+    stub.write_text(STUB)
+    stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{stub.parent}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_bus_id_one_spelling():
+    assert scaling.bus_id("00000000:3B:00.0") == scaling.bus_id("0000:3b:00.0") == "0000:3b:00.0"
+
+
+def test_sampler_reads_gpus_and_processes(smi, monkeypatch):
+    sampler = scaling.Sampler()
+    sampler.sample()
+    monkeypatch.setenv("UTIL", "0")
+    sampler.sample()
+    assert sampler.summary() == {
+        "0000:19:00.0": {"samples": 2, "mean_util_pct": 25.0, "busy_samples": 1, "max_used_mib": 1000.0},
+        "0000:3b:00.0": {"samples": 2, "mean_util_pct": 0.0, "busy_samples": 0, "max_used_mib": 500.0}}
+    assert sampler.apps == {4242: {"bus_id": "0000:3b:00.0", "used_mib": 600.0}}
+
+
+def test_sampler_without_nvidia_smi(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with scaling.Sampler(interval=0.01) as sampler:
+        pass
+    sampler.sample()
+    assert sampler.summary() == {} and sampler.apps == {}
+
+
+@pytest.fixture()
+def inputs(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for k in range(3):
+        t, y, dy = box_light_curve(days=16.0, seed=k)
+        np.savez(folder / f"lc{k}.npz", time=t, flux=y, flux_err=dy)
+    return folder
+
+
+def test_a_run_and_its_table(inputs, tmp_path, smi, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # the cpu backend searches; the worker is handed GPU 1
+    run = scaling.run_batch(inputs, tmp_path / "w", "cpu", 1, "distributed",
+                            ["period_min=4.0", "period_max=4.6"], timeout=120)
+    assert run["rc"] == 0 and run["cluster"] == "distributed.SpecCluster", run["log_tail"]
+    assert run["parquet"] == {"rows": 3, "ids": 3, "errors": 0, "files": 1} and run["searched"] == 3
+    (worker,) = run["workers"].values()
+    assert worker["CUDA_VISIBLE_DEVICES"] == "1" and worker["warmup_seconds"] > 0
+    assert worker["nvidia_smi"] is None  # the stub's process is 4242
+    assert not run["distinct_gpus"]  # no GPU: no PCI bus id
+    assert set(run["gpu_use"]) == {"0000:19:00.0", "0000:3b:00.0"}
+    two = {**run, "gpus": 2, "per_second": run["per_second"] * 2}
+    lines = scaling.table({"n": 3, "gpu": "test", "runs": [run, two]}).splitlines()
+    assert lines[-1].startswith("| cpu | 2 | distributed.SpecCluster |") and "| 2.00x |" in lines[-1]
+
+
+def test_a_run_past_its_limit(inputs, tmp_path):
+    run = scaling.run_batch(inputs, tmp_path / "w", "cpu", 1, "distributed", [], timeout=0.5)
+    assert run["rc"] == "timeout" and run["parquet"]["rows"] == 0 and "workers" not in run
+    assert "| timeout |" in scaling.table({"n": 3, "gpu": "test", "runs": [run]})
+
+
+def test_dask_cuda_version_says_why_not(monkeypatch):
+    monkeypatch.setitem(sys.modules, "dask_cuda", None)
+    assert scaling.dask_cuda_version().startswith("not importable: ModuleNotFoundError")
+
+
+@pytest.mark.parametrize("distinct, rc", [(True, 0), (False, 1)])
+def test_main_runs_each_backend_and_cluster(tmp_path, monkeypatch, distinct, rc):
+    calls = []
+
+    def fake_run(inputs, work, backend, gpus, cluster, tls, timeout, batch_size):
+        calls.append((backend, gpus, cluster, tls, batch_size, len(list(inputs.glob("*.npz")))))
+        return {"gpus": gpus, "gpu_cluster": cluster, "backend": backend, "rc": 0, "per_second": 10.0 * gpus,
+                "parquet": {"rows": 2, "ids": 2, "errors": 0, "files": 1}, "distinct_gpus": distinct}
+
+    monkeypatch.setattr(scaling, "run_batch", fake_run)
+    out = tmp_path / "out"
+    argv = ["--n", "2", "--backends", "simple", "thrust", "--runs", "1:auto", "2:distributed", "--tls", "period_max=9",
+            "--work", str(tmp_path / "w"), "--out", str(out)]
+    assert scaling.main(argv) == rc
+    assert calls == [(b, g, c, ["period_max=9"], 64, 2) for b in ("simple", "thrust")
+                     for g, c in ((1, "auto"), (2, "distributed"))]
+    report = json.loads((out / "scaling.json").read_text())
+    assert report["n"] == 2 and len(report["runs"]) == 4
+    assert (out / "scaling.md").read_text().count("| 2.00x |") == 2
