@@ -4,8 +4,9 @@ The device runs on a copy of the tree in a throwaway git repository, so its
 new results carry a commit hash unknown here; such a result set is filed under
 ``COMMIT`` (the commit the device ran) instead, with its file name to match,
 which ``asv publish`` and ``scripts/bench_regress.py`` need. Result sets of
-commits known here (carried to the device from reports/) are left alone;
-``machine.json`` and the suite description ``benchmarks.json`` come along.
+commits known here (carried to the device from reports/, or run in a tree
+with its .git) keep their commit; ``machine.json`` and the suite description
+``benchmarks.json`` come along.
 
     python scripts/bench_import.py <results dir from the archive> <commit>
 """
@@ -42,9 +43,7 @@ def import_results(source, commit, dest):
                 continue
             with open(os.path.join(src, name)) as f:
                 data = json.load(f)
-            if name != "machine.json":
-                if known(data["commit_hash"]):
-                    continue
+            if name != "machine.json" and not known(data["commit_hash"]):
                 data["commit_hash"] = commit
                 name = f"{commit[:8]}-{name.split('-', 1)[1]}"
             path = os.path.join(dest, machine, name)
