@@ -16,7 +16,7 @@
 #            backend in RECOVER_BACKENDS (default "simple")          RECOVER_S (240)
 #   suites   scripts/gpu_suites.sh: python -m validation.recover --suite
 #            SUITE (all) for RECOVER_BACKENDS (default every GPU backend)
-#            against the carried CPU TLS pack (see its header)       SUITES_S (540)
+#            against the carried CPU TLS pack (see its header)       SUITES_S (480)
 #   big      scripts/big_search.py: 100,000 points x ~101,000 periods,
 #            backends in BIG_BACKENDS (default "thrust")              BIG_S (300)
 #   multigpu scripts/multigpu_scaling.py: MULTIGPU_N (1200) K2-like curves

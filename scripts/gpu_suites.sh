@@ -22,7 +22,7 @@ WORK=${WORK:-reports/cache/device}
 TLS_PACK=${TLS_PACK:-reports/cache/tls_pack_$SUITE.npz}
 BACKENDS=${RECOVER_BACKENDS:-basic simple thrust cupy numba}
 PYTHON=${PYTHON:-python3}
-deadline=$((SECONDS + ${SUITES_S:-540}))
+deadline=$((SECONDS + ${SUITES_S:-480}))
 left() { echo $((deadline - SECONDS > 1 ? deadline - SECONDS : 1)); }
 export TQDM_MININTERVAL=${TQDM_MININTERVAL:-10}
 mkdir -p "$DEST/figures" "$WORK"

@@ -58,9 +58,10 @@ def test_searches_without_a_backend_are_cpu_tls_twice(monkeypatch, tmp_path):
 
 @pytest.fixture
 def stub_suite(monkeypatch):
-    suite = [cases.Case("one", "synthetic", {}, {"case": "one"}),
-             cases.Case("two", "synthetic", {"planets": 2}, {"case": "two"}),
-             cases.Case("real", "real", {}, {"case": "real"})]
+    small = dict(ndata=300, baseline=30.0, cadence_min=30.0)
+    suite = [cases.Case("one", "synthetic", small, {"case": "one"}),
+             cases.Case("two", "synthetic", dict(small, planets=2), {"case": "two"}),
+             cases.Case("real", "real", {"name": "K2-140_K2_C10_juliet"}, {"case": "real"})]
     monkeypatch.setattr(cases, "suite", lambda name, seed=0: suite)
     monkeypatch.setattr(cases, "materialize", fake_input)
     monkeypatch.setattr(runs, "warm_up", lambda *s: None)
@@ -86,8 +87,16 @@ def test_fill_computes_each_search_once_and_resumes(stub_suite, tmp_path, capsys
     assert len({name.split(tlscache.SEP)[0] for name in packed[1]}) == 1  # the real case only
 
 
+def test_fill_starts_with_the_biggest_cases():
+    syn = {(c.params["ndata"], c.params["baseline"]): c for c in cases.suite("synthetic")}
+    real = {c.id: c for c in cases.suite("all") if c.kind == "real"}
+    cost = tlscache.expected_cost
+    assert cost(syn[100_000, 150.0]) > cost(real["TOI-540_TESS_S04-S05"]) > cost(syn[500, 27.0])
+    assert cost(real["TOI-540_TESS_S04-S05"]) > cost(real["K2-140_K2_C10_juliet"])
+
+
 def test_fill_interrupted_keeps_finished_cases(stub_suite, tmp_path, capsys):
-    stub_suite.interrupt_after = 1
+    stub_suite.interrupt_after = 1  # the real case (biggest) goes first, then "two" is cut
     assert tlscache.main(["fill", "--out", str(tmp_path)]) == 130
     assert "resume" in capsys.readouterr().err
     assert len(list(tlscache.cache_dir(tmp_path).glob("*.npz"))) == 1
