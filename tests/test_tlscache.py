@@ -168,3 +168,9 @@ def test_cache_key_ignores_last_bit_differences_between_machines():
     assert runs.cache_key(t, np.nextafter(y, 2.0), None, {}) == key
     assert runs.cache_key(t, y + 1e-6, None, {}) != key
     assert runs.cache_key(t, y, None, {"period_max": 5}) != key
+
+
+def test_gpu_suites_leaves_the_backends_for_the_next_call_when_time_is_up(tmp_path):
+    rc, calls, dest = run_suites(tmp_path, TLS_PACK=str(tmp_path / "none.npz"), SUITES_S="30")
+    assert rc == 1 and not any("validation.recover" in c for c in calls)
+    assert "no time left for the backends" in (dest / "suites.txt").read_text()
