@@ -20,6 +20,12 @@ class NeedsImaginaryGPU(CPUBackend):
         return "no FooGPU found (needs the foo driver)"
 
 
+@pytest.fixture(autouse=True)
+def no_variant_table(monkeypatch, tmp_path):
+    """``auto`` follows AUTO_ORDER here, not a GPU's measured table."""
+    monkeypatch.setenv("TLS_VARIANTS_DIR", str(tmp_path))
+
+
 @pytest.fixture
 def imaginary():
     backends.register_backend("imaginary", NeedsImaginaryGPU)
