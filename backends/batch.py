@@ -14,7 +14,6 @@ place; the others are not lost.
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -196,14 +195,17 @@ class _Runner:
         return results
 
 
-def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=None, **tls_options):
+def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, **tls_options):
     """Search every light curve of ``light_curves``; return, in input order,
     TLS's results object (``meta["id"]`` set) or a ``BatchError`` for each.
 
     ``backend``: a registered name, ``"auto"`` or a ``TLSBackend`` instance;
     an unknown or unavailable backend raises at once (nothing could run).
     ``chunk_size`` light curves share one ``search_many``; ``workers`` threads
-    (default: up to 8 cores) build plans and results. ``tls_options`` go to
+    build plans and results beside it. That host work is Python under the
+    GIL: one thread overlaps it with the device, and more only contend (H200:
+    8 threads gave 19 curves/s where one at a time gave 32). Many cores
+    need many processes: ``python -m validation.batch``. ``tls_options`` go to
     every search (see ``backends.search``). ``meta["timings"]`` holds the
     light curve's own ``power()`` stages plus its share of its chunk's search
     stages; ``meta["batch"]`` the chunk's.
@@ -212,7 +214,7 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=None, *
         raise TypeError(f"backend must be a name or a TLSBackend, got {type(backend).__name__}")
     runner = _Runner(backend, backend if isinstance(backend, str) else None, tls_options)
     items = enumerate(light_curves)
-    with ThreadPoolExecutor(workers or min(8, os.cpu_count() or 1)) as pool:
+    with ThreadPoolExecutor(workers) as pool:
 
         def prepared():  # a chunk's plans, the next chunk's already submitted
             ahead = None

@@ -4,8 +4,8 @@ N seeded K2-like light curves (``datasets.simulate(preset="k2")``, baselines
 90 d down to 86.4 d so lengths and grids differ a little) through
 
 - ``one_by_one``:  ``backends.search`` on each in turn, one backend instance;
-- ``batch``:       ``backends.search_batch`` (plans on a thread pool, packed
-                   ``search_many`` per chunk, TLS results objects included);
+- ``batch_w<k>``:   ``backends.search_batch`` with k host threads (plans and
+                   TLS results objects beside the packed ``search_many`` per chunk);
 - ``search_many``: the packed GPU statistics alone, plans built beforehand;
 
 each cold (kernel cache cleared, new instance) and warm (median of
@@ -16,7 +16,7 @@ stage times; plus CPU transitleastsquares' default ``power()`` on a few of
 the curves for scale.
 
     python scripts/throughput.py [--n 64] [--backend simple] [--repeats 3]
-                                 [--workers 8] [--chunk 32] [--tls-curves 2]
+                                 [--workers 1 2 8] [--chunk 32] [--tls-curves 2]
                                  [--option period_max=10] [--out FILE.json]
 """
 
@@ -91,7 +91,8 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=64)
     ap.add_argument("--backend", default="simple")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--workers", type=int, default=min(8, os.cpu_count() or 1))
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 8],
+                    help="host threads of search_batch, one run each")
     ap.add_argument("--chunk", type=int, default=32)
     ap.add_argument("--tls-curves", type=int, default=2, help="curves for CPU TLS (0: none)")
     ap.add_argument("--option", type=_option, action="append", default=[], help="TLS power() option")
@@ -107,19 +108,18 @@ def main(argv=None):
     start = time.perf_counter()
     plans = [backends.make_plan(*c, **options) for c in curves]
     report["plan_serial_s"] = (time.perf_counter() - start) / n
-    with ThreadPoolExecutor(args.workers) as pool:
+    with ThreadPoolExecutor(max(args.workers)) as pool:
         start = time.perf_counter()
         list(pool.map(lambda c: backends.make_plan(*c, **options), curves))
         report["plan_pool_s"] = (time.perf_counter() - start) / n
     report["periods"] = sorted({p.size for _, p in plans})
     make = lambda: fresh(args.backend)  # noqa: E731
 
-    modes = {
-        "search_many": lambda b: b.search_many(plans),
-        "batch": lambda b: backends.search_batch(curves, backend=b, chunk_size=args.chunk,
-                                                 workers=args.workers, **options),
-        "one_by_one": lambda b: [backends.search(*c, backend=b, **options) for c in curves],
-    }
+    modes = {"search_many": lambda b: b.search_many(plans)}
+    for k in args.workers:
+        modes[f"batch_w{k}"] = lambda b, k=k: backends.search_batch(
+            curves, backend=b, chunk_size=args.chunk, workers=k, **options)
+    modes["one_by_one"] = lambda b: [backends.search(*c, backend=b, **options) for c in curves]
     for mode, run in modes.items():
         cold, warm, backend = cold_warm(make, run, args.repeats)
         report[mode] = {"cold_s": cold, "warm_s": warm, "curves_per_s_cold": n / cold,
