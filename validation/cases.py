@@ -13,8 +13,8 @@ synthetic  542 seeded injections and noise-only curves over 14 survey layouts
            small layouts get the full grid: noise 200/1000/4000 ppm x impact parameter
            0/0.5/0.85/1.0 (grazing) x SNR 4/7/10/15/30, plus one noise-only curve per
            noise level (480 injections). The 6 large ones (4,000-100,000 points) get a
-           few cases spread over the same axes (``spread``): CPU TLS takes 0.5-5 core
-           minutes on each, so a full grid there would cost core-days.
+           few cases spread over the same axes (``spread``): CPU TLS takes 0.5-6 core
+           minutes on each, so a full grid there would cost ~12 core-hours.
 k2, tess   the shipped curves of that mission at full resolution (each known
            planet recovered; multi-planet systems searched again with each
            detection masked), plus 20 transits per curve injected into its real
