@@ -1,10 +1,19 @@
 """Compiled-kernel cache shared by the GPU backends: a bounded, thread-safe LRU
 keyed by (variant, block size, device, compile options), so that repeated
 searches never recompile, plus the nvcc call that turns a ``backends/cuda``
-source into a cubin (any CUDA framework can load the bytes)."""
+source into a cubin (any CUDA framework can load the bytes).
+
+Cubins are also kept on disk, as CuPy keeps its kernels, so that a new
+process skips nvcc (~1-2 s per kernel): ``$TLS_KERNEL_CACHE_DIR``, default
+``~/.cache/tls-workbench/kernels``; the key hashes the nvcc version, the
+arguments and every source in ``backends/cuda``, so an edit never reuses a
+stale cubin. ``TLS_KERNEL_CACHE_DIR=""`` turns the disk cache off."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
 import subprocess
 import tempfile
 import threading
@@ -61,9 +70,46 @@ def nvcc_command(source: str, arch: str, defines: dict, options=(), output="out.
     return cmd + [str(CUDA_DIR / source)]
 
 
+@functools.lru_cache(maxsize=None)
+def nvcc_version() -> str:
+    return subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout
+
+
+def cache_dir():
+    """The on-disk cubin cache, or None when ``TLS_KERNEL_CACHE_DIR`` is empty."""
+    path = os.environ.get("TLS_KERNEL_CACHE_DIR")
+    if path is None:
+        path = os.path.join(os.path.expanduser("~"), ".cache", "tls-workbench", "kernels")
+    return Path(path) if path else None
+
+
+def cubin_key(source: str, arch: str, defines: dict, options=()) -> str:
+    digest = hashlib.sha256(repr((nvcc_version(), source, arch, sorted(defines.items()),
+                                  list(options))).encode())
+    for path in sorted(CUDA_DIR.iterdir()):
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
 def nvcc_cubin(source: str, arch: str, defines: dict, options=()) -> bytes:
-    """Compile ``backends/cuda/<source>`` for ``arch`` (e.g. "sm_90"); returns
-    the cubin. Raises RuntimeError with nvcc's message on failure."""
+    """The cubin of ``backends/cuda/<source>`` for ``arch`` (e.g. "sm_90"), from
+    the disk cache or nvcc. Raises RuntimeError with nvcc's message on failure."""
+    directory = cache_dir()
+    if directory is None:
+        return compile_cubin(source, arch, defines, options)
+    path = directory / f"{cubin_key(source, arch, defines, options)}.cubin"
+    if path.exists():
+        return path.read_bytes()
+    cubin = compile_cubin(source, arch, defines, options)
+    directory.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=directory, delete=False) as tmp:  # atomic for other processes
+        tmp.write(cubin)
+    os.replace(tmp.name, path)
+    return cubin
+
+
+def compile_cubin(source: str, arch: str, defines: dict, options=()) -> bytes:
+    """nvcc's cubin of ``backends/cuda/<source>``; RuntimeError with its message on failure."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "kernel.cubin"
         done = subprocess.run(nvcc_command(source, arch, defines, options, out),

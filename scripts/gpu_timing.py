@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 import time
 
 import numpy as np
@@ -61,6 +62,7 @@ def time_tls(t, y, dy, method, threads):
 
 
 def main():
+    os.environ["TLS_KERNEL_CACHE_DIR"] = tempfile.mkdtemp()  # cold means nvcc runs
     ap = argparse.ArgumentParser()
     ap.add_argument("--backends", default="basic,simple,thrust")
     ap.add_argument("--cases", default="k2,tess")

@@ -151,3 +151,52 @@ def test_nvcc_cubin_reports_compile_errors():
     with pytest.raises(RuntimeError, match="nvcc failed"):
         kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": "x"})
     assert kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": 32})[:4] == b"\x7fELF"
+
+
+@pytest.fixture
+def counted_compiles(monkeypatch, tmp_path):
+    """compile_cubin replaced by a counter; the disk cache in tmp_path/cache."""
+    calls = []
+
+    def compile_cubin(source, arch, defines, options=()):
+        calls.append(defines)
+        if defines.get("BLOCK") == "x":
+            raise RuntimeError("nvcc failed")
+        return f"cubin {source} {sorted(defines.items())}".encode()
+
+    monkeypatch.setattr(kernel_cache, "compile_cubin", compile_cubin)
+    monkeypatch.setattr(kernel_cache, "nvcc_version", lambda: "nvcc 13.0")
+    monkeypatch.setenv("TLS_KERNEL_CACHE_DIR", str(tmp_path / "cache"))
+    return calls
+
+
+def test_disk_cache_compiles_each_kernel_once(counted_compiles, tmp_path):
+    first = kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": 32})
+    assert kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": 32}) == first
+    assert len(counted_compiles) == 1
+    assert len(list((tmp_path / "cache").glob("*.cubin"))) == 1
+    kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": 64})
+    kernel_cache.nvcc_cubin("basic.cu", "sm_80", {"BLOCK": 32})
+    assert len(counted_compiles) == 3
+
+
+def test_disk_cache_misses_after_a_source_edit(counted_compiles, monkeypatch, tmp_path):
+    sources = tmp_path / "cuda"
+    shutil.copytree(kernel_cache.CUDA_DIR, sources)
+    monkeypatch.setattr(kernel_cache, "CUDA_DIR", sources)
+    kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": 32})
+    (sources / "tls_common.cuh").write_text((sources / "tls_common.cuh").read_text() + "\n// edit\n")
+    kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": 32})
+    assert len(counted_compiles) == 2
+
+
+def test_disk_cache_keeps_no_failure_and_can_be_turned_off(counted_compiles, monkeypatch, tmp_path):
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="nvcc failed"):
+            kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": "x"})
+    assert len(counted_compiles) == 2
+    monkeypatch.setenv("TLS_KERNEL_CACHE_DIR", "")
+    for _ in range(2):
+        kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": 32})
+    assert len(counted_compiles) == 4
+    assert not (tmp_path / "cache").exists()
