@@ -24,7 +24,7 @@
 #            MULTIGPU_BACKENDS ("simple"); carry ".whl-dask"          MULTIGPU_S (330)
 #   throughput  scripts/throughput.py: K2-like light curves per second (packed
 #            search_many, search_batch, one by one, CPU TLS), THROUGHPUT_N
-#            curves (64), full grid and period_max=10                THROUGHPUT_S (300 each)
+#            curves (64), THROUGHPUT_GRIDS ("full short": period_max=10) THROUGHPUT_S (300 each)
 #   bench    scripts/gpu_bench.sh device: the asv plan (its header; ~7 min
 #            on H200), variant table, figure -> bench_reports.tar.gz BENCH_S (540)
 # Logs and results (header with GPU, commit and date; one folder per part)
@@ -69,7 +69,7 @@ part big && { timeout "${BIG_S:-300}" python3 scripts/big_search.py --backends $
     --out "$OUT/big_search.json" 2>&1 | tee "$OUT/big_search.log" || rc=1; }
 part multigpu && { timeout "${MULTIGPU_S:-330}" python3 scripts/multigpu_scaling.py --n "${MULTIGPU_N:-1200}" \
     --backends ${MULTIGPU_BACKENDS:-simple} --out "$OUT/multigpu" 2>&1 | tee "$OUT/multigpu.log" || rc=1; }
-part throughput && for grid in full short; do
+part throughput && for grid in ${THROUGHPUT_GRIDS:-full short}; do
     extra=(); [[ $grid == short ]] && extra=(--option period_max=10)
     timeout "${THROUGHPUT_S:-300}" python3 scripts/throughput.py --n "${THROUGHPUT_N:-64}" "${extra[@]}" \
         --out "$OUT/throughput_$grid.json" 2>&1 | tee "$OUT/throughput_$grid.log" || rc=1
