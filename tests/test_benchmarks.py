@@ -292,8 +292,8 @@ def test_import_files_new_device_results_under_the_commit_it_ran(tmp_path):
                                                  result_set(head, 1, 1.0)])     # carried, known
     written = bench_import.import_results(str(source), "c" * 40, str(tmp_path / "here"))
     names = sorted(os.path.basename(path) for path in written)
-    assert names == ["benchmarks.json", "cccccccc-existing-py.json", f"{head[:8]}-existing-py.json",
-                     "machine.json"]
+    assert names == sorted(["benchmarks.json", "cccccccc-existing-py.json",
+                            f"{head[:8]}-existing-py.json", "machine.json"])
     data = json.loads((tmp_path / "here" / "gpu-test" / "cccccccc-existing-py.json").read_text())
     assert data["commit_hash"] == "c" * 40 and data["date"] == 2
     with pytest.raises(SystemExit):

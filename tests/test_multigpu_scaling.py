@@ -68,6 +68,7 @@ def inputs(tmp_path):
 
 def test_a_run_and_its_table(inputs, tmp_path, smi, monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # the cpu backend searches; the worker is handed GPU 1
+    monkeypatch.setenv("DASK_DISTRIBUTED__DIAGNOSTICS__NVML", "False")  # GPU 1 may not exist here
     run = scaling.run_batch(inputs, tmp_path / "w", "cpu", 1, "distributed",
                             ["period_min=4.0", "period_max=4.6"], timeout=120)
     assert run["rc"] == 0 and run["cluster"] == "distributed.SpecCluster", run["log_tail"]
