@@ -46,7 +46,8 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
 
     lc = inputs.clean(*inputs.unpack(t, y, dy))
     inputs.check_baseline(lc.t, **tls_options)
-    chosen = get_backend(backend, plan=lambda: make_plan(lc.t, lc.y, lc.dy, **tls_options)[0])
+    chosen = get_backend(backend, plan=lambda: make_plan(lc.t, lc.y, lc.dy, **tls_options)[0],
+                         ndata=lc.t.size)
     chosen.timings.clear()  # an instance passed in again reports this search's stages only
     bridge = search_backend(chosen)
     options = {"verbose": False, "show_progress_bar": False, **tls_options, "backend": bridge}

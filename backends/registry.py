@@ -98,9 +98,10 @@ def available_methods():
     return [name for name, why in available_backends().items() if why is None]
 
 
-def resolve(name: str = "auto", plan=None) -> str:
+def resolve(name: str = "auto", plan=None, ndata: Optional[int] = None) -> str:
     """The backend name ``name`` stands for; ``auto`` picks the first runnable
-    entry of the GPU's variant table or ``AUTO_ORDER`` (GPU backends only on a
+    entry of the GPU's variant table (for light curves of ``ndata`` points,
+    if given) or ``AUTO_ORDER`` (GPU backends only on a
     real GPU, not the numba CUDA simulator; given a ``plan``, none that
     refuses it) and logs its choice. ``plan`` may be a zero-argument callable:
     it is called once, and only if a candidate can refuse light curves."""
@@ -120,7 +121,7 @@ def resolve(name: str = "auto", plan=None) -> str:
             built.append(plan() if callable(plan) else plan)
         return cls().refuses(built[0])
 
-    for candidate in auto_order(AUTO_ORDER):
+    for candidate in auto_order(AUTO_ORDER, ndata=ndata):
         if candidate not in _REGISTRY or _why_not(candidate) is not None:
             continue
         if not real_gpu and backend_class(candidate).device == "gpu":
@@ -131,7 +132,7 @@ def resolve(name: str = "auto", plan=None) -> str:
     raise BackendUnavailable("no backend can run here")  # cpu always can
 
 
-def get_backend(name: str = "auto", plan=None) -> TLSBackend:
+def get_backend(name: str = "auto", plan=None, ndata: Optional[int] = None) -> TLSBackend:
     """An instance of backend ``name`` (or of the one ``auto`` chooses for ``plan``).
 
     Raises ``ValueError`` for an unknown name and ``BackendUnavailable`` when
@@ -139,7 +140,7 @@ def get_backend(name: str = "auto", plan=None) -> TLSBackend:
     """
     if isinstance(name, TLSBackend):
         return name
-    name = resolve(name, plan)
+    name = resolve(name, plan, ndata)
     why = _why_not(name)
     if why is not None:
         raise BackendUnavailable(f"backend {name!r} cannot run here: {why}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 from typing import Optional
@@ -46,13 +47,33 @@ def load_table(name: str, directory: Optional[str] = None) -> Optional[dict]:
     return table
 
 
-def auto_order(default, gpu: Optional[str] = None, directory: Optional[str] = None):
-    """``default`` reordered by the variant table of this GPU (the table's
-    ranking first, the remaining backends after, in their default order)."""
+def for_size(table: dict, ndata: int) -> list:
+    """Backends by their total time over the table's regimes nearest to
+    ``ndata`` (log scale), fastest first; those with a regime unmeasured
+    (refused, skipped) are left out."""
+    rows = table.get("regimes") or []
+    if not rows:
+        return []
+    distance = lambda row: abs(math.log(row["ndata"] / ndata))  # noqa: E731
+    nearest = [row for row in rows if distance(row) == min(map(distance, rows))]
+    totals = {}
+    for name in nearest[0]["seconds"]:
+        times = [row["seconds"].get(name) for row in nearest]
+        if all(t is not None for t in times):
+            totals[name] = sum(times)
+    return sorted(totals, key=totals.get)
+
+
+def auto_order(default, gpu: Optional[str] = None, directory: Optional[str] = None,
+               ndata: Optional[int] = None):
+    """``default`` reordered by the variant table of this GPU: given ``ndata``,
+    the backends fastest at that light-curve size first (``for_size``), then
+    the table's ranking, then the remaining backends in their default order."""
     gpu = gpu_name() if gpu is None else gpu
     table = load_table(gpu, directory) if gpu else None
     if table is None:
         return list(default)
-    ranked = list(table["ranking"])
+    ranked = for_size(table, ndata) if ndata else []
+    ranked += [name for name in table["ranking"] if name not in ranked]
     log.debug("backend 'auto' order from the variant table of %s: %s", gpu, ranked)
     return ranked + [name for name in default if name not in ranked]

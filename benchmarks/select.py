@@ -94,8 +94,8 @@ def markdown(table) -> str:
         margin = f"{row['margin']:.2f}x" if "margin" in row else "-"
         lines.append(f"| {row['ndata']:,} | {row['nperiods']:,} | `{row['fastest']}` | "
                      f"{best:.4g} | {row.get('runner_up', '-')} | {margin} |")
-    lines += ["", "`backend=\"auto\"` order on this GPU: "
-              + ", ".join(f"`{name}`" for name in table["ranking"])]
+    lines += ["", "`backend=\"auto\"` on this GPU takes first the backend fastest in total over the "
+              "rows of the nearest ndata, then: " + ", ".join(f"`{name}`" for name in table["ranking"])]
     return "\n".join(lines)
 
 

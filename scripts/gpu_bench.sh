@@ -83,10 +83,11 @@ esac
 # puts TLS_BENCH_PYTHONPATH back (ASV_PYTHONPATH lets asv_runner itself import)
 export PYTHONPATH="$SITE:$PWD" ASV_PYTHONPATH="$SITE" TLS_BENCH_PYTHONPATH="$SITE" PATH="$SITE/bin:/usr/local/cuda/bin:$PATH"
 MACHINE=${BENCH_MACHINE:-gpu-$(python3 -c 'from backends.variants import gpu_name, slug; print(slug(gpu_name()))')}
-if ! git rev-parse HEAD >/dev/null 2>&1; then  # a copy without .git: a throwaway repo
-    git init -q -b main && git add -A >/dev/null && git -c user.name=bench -c user.email=bench@localhost \
-        commit -qm "benchmark tree" >/dev/null
-fi
+# The device's copy of the tree may carry an old .git: commit the tree as it is
+# (a hash unknown here, which `publish` files under the commit that ran)
+git rev-parse HEAD >/dev/null 2>&1 || git init -q -b main
+git add -A >/dev/null && git -c user.name=bench -c user.email=bench@localhost \
+    commit -q --allow-empty -m "benchmark tree" >/dev/null
 python3 -m asv machine --yes --machine "$MACHINE" >/dev/null
 
 run_asv() {  # run_asv SECONDS REGEX...: one asv run (forkserver: the suite is imported once)
