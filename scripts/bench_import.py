@@ -3,7 +3,8 @@
 The device runs on a copy of the tree in a throwaway git repository, so its
 new results carry a commit hash unknown here; such a result set is filed under
 ``COMMIT`` (the commit the device ran) instead, with its file name to match,
-which ``asv publish`` and ``scripts/bench_regress.py`` need. Result sets of
+which ``asv publish`` and ``scripts/bench_regress.py`` need; a set already
+filed under that commit gains the new benchmarks (one plan, several calls). Result sets of
 commits known here (carried to the device from reports/, or run in a tree
 with its .git) keep their commit; ``machine.json`` and the suite description
 ``benchmarks.json`` come along.
@@ -29,6 +30,16 @@ def known(commit):
                           capture_output=True).returncode == 0
 
 
+def merged(path, data):
+    """``data`` with the benchmarks of the result set at ``path`` that it lacks:
+    a plan run in several device calls files one result set per commit."""
+    with open(path) as f:
+        old = json.load(f)
+    for key in ("results", "durations"):
+        data[key] = {**old.get(key, {}), **data.get(key, {})}
+    return data
+
+
 def import_results(source, commit, dest):
     """Copy every machine's new results from ``source`` to ``dest`` under
     ``commit``; returns the paths written."""
@@ -47,6 +58,8 @@ def import_results(source, commit, dest):
                 data["commit_hash"] = commit
                 name = f"{commit[:8]}-{name.split('-', 1)[1]}"
             path = os.path.join(dest, machine, name)
+            if name != "machine.json" and os.path.exists(path):
+                data = merged(path, data)
             with open(path, "w") as f:
                 json.dump(data, f, indent=1)
             written.append(path)

@@ -110,11 +110,12 @@ copy_out() {
 
 plan() {
     local start=$SECONDS cap
-    step() {  # step CAP REGEX...: run_asv within its cap and the deadline, then pack
+    step() {  # step NAME CAP REGEX...: if NAME is in BENCH_STEPS, run_asv within its cap and the deadline, then pack
+        [[ " ${BENCH_STEPS:-fast others peers accuracy stages cold peer-accuracy} " == *" $1 "* ]] || return 0
         cap=$(( ${BENCH_DEADLINE:-450} - (SECONDS - start) ))
         (( cap > 20 )) || { echo "== skipped, past the deadline: $*"; return; }
-        (( cap < $1 )) || cap=$1
-        shift
+        (( cap < $2 )) || cap=$2
+        shift 2
         echo "== $(date -u +%T) asv (cap ${cap} s): $*"
         run_asv "$cap" "$@"
         copy_out
@@ -122,15 +123,15 @@ plan() {
     # Small steps: asv saves a run's results only when it ends, so a step cut
     # at its cap loses only itself. Fast GPU backends first.
     local e2e='^bench_search\.EndToEnd\.time_search_warm' k2="${BENCH_STAGE_CASES:-4320, 10000}"
-    step 100 "$e2e\('(simple|thrust)'"
-    step 110 "$e2e\('(cpu|basic|cupy|numba)'"
-    step 90 '^bench_peers\.Peers\.'
+    step fast 100 "$e2e\('(simple|thrust)'"
+    step others 150 "$e2e\('(cpu|basic|cupy|numba)'"
+    step peers 150 '^bench_peers\.Peers\.'
     python3 -m benchmarks.select --asv "$MACHINE" || true
     python3 -m benchmarks.figure "$MACHINE" || true
-    step 60 "^bench_search\.(Accuracy|GPUMemory)\..*, (${BENCH_MEMORY_CASES:-500, 1000|4320, 10000})\)$"
-    step 60 "^bench_stages\.(HostStages|Upload|FoldSort|Chi2Scan|Search)\..*, ($k2)\)$"
-    step 60 "^bench_search\.ColdStart\..*, (${BENCH_COLD_CASES:-4320, 10000})\)$"
-    step 60 "^bench_peers\.PeerAccuracy\..*, ($k2)\)$"
+    step accuracy 60 "^bench_search\.(Accuracy|GPUMemory)\..*, (${BENCH_MEMORY_CASES:-500, 1000|4320, 10000})\)$"
+    step stages 60 "^bench_stages\.(HostStages|Upload|FoldSort|Chi2Scan|Search)\..*, ($k2)\)$"
+    step cold 60 "^bench_search\.ColdStart\..*, (${BENCH_COLD_CASES:-4320, 10000})\)$"
+    step peer-accuracy 60 "^bench_peers\.PeerAccuracy\..*, ($k2)\)$"
     echo "== $(date -u +%T) plan done in $(( SECONDS - start )) s"
 }
 

@@ -283,6 +283,18 @@ def test_variant_table_from_asv_results_names_backends_not_installed_here(tmp_pa
         select.main(["--asv", "none", "--gpu", "Test GPU", "--results", str(tmp_path / "results")])
 
 
+def test_import_of_a_second_call_adds_to_the_commits_result_set(tmp_path):
+    import bench_import
+
+    here = tmp_path / "here"
+    first = write_results(tmp_path / "one", [result_set("f" * 40, 2, 1.0, name="a.time_x")])
+    second = write_results(tmp_path / "two", [result_set("e" * 40, 3, 2.0, name="b.time_y")])
+    for source in (first, second):
+        bench_import.import_results(str(source), "c" * 40, str(here))
+    data = json.loads((here / "gpu-test" / "cccccccc-existing-py.json").read_text())
+    assert set(data["results"]) == {"a.time_x", "b.time_y"} and data["date"] == 3
+
+
 def test_import_files_new_device_results_under_the_commit_it_ran(tmp_path):
     import bench_import
 
