@@ -30,13 +30,37 @@ def known(commit):
                           capture_output=True).returncode == 0
 
 
+def missing(value) -> bool:
+    return value is None or value != value  # asv writes NaN or null for what did not run
+
+
+def merged_row(columns, old, new):
+    """One benchmark's row: each parameter combination from ``new`` where it
+    ran there, else from ``old`` (the columns of per-combination lists)."""
+    pad = lambda row: list(row) + [None] * (len(columns) - len(row))  # noqa: E731 (asv drops empty tails)
+    o, n = dict(zip(columns, pad(old))), dict(zip(columns, pad(new)))
+    if not isinstance(n["result"], list):
+        return new if not missing(n["result"]) else old
+    keep = [missing(x) for x in n["result"]]
+    for col, value in n.items():
+        if col != "params" and isinstance(value, list) and len(value) == len(keep):
+            before = o[col] if isinstance(o[col], list) else [None] * len(keep)
+            n[col] = [before[i] if k else v for i, (k, v) in enumerate(zip(keep, value))]
+    return [n[c] for c in columns]
+
+
 def merged(path, data):
-    """``data`` with the benchmarks of the result set at ``path`` that it lacks:
-    a plan run in several device calls files one result set per commit."""
+    """``data`` with what the result set at ``path`` has and it lacks, per
+    benchmark and parameter combination: a plan run in several device calls
+    files one result set per commit."""
     with open(path) as f:
         old = json.load(f)
-    for key in ("results", "durations"):
-        data[key] = {**old.get(key, {}), **data.get(key, {})}
+    columns = data["result_columns"]
+    results = dict(old.get("results", {}))
+    for name, row in data.get("results", {}).items():
+        results[name] = merged_row(columns, results[name], row) if name in results else row
+    data["results"] = results
+    data["durations"] = {**old.get("durations", {}), **data.get("durations", {})}
     return data
 
 

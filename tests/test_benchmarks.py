@@ -293,6 +293,11 @@ def test_import_of_a_second_call_adds_to_the_commits_result_set(tmp_path):
         bench_import.import_results(str(source), "c" * 40, str(here))
     data = json.loads((here / "gpu-test" / "cccccccc-existing-py.json").read_text())
     assert set(data["results"]) == {"a.time_x", "b.time_y"} and data["date"] == 3
+    third = result_set("d" * 40, 4, 3.0, name="a.time_x")
+    third["results"]["a.time_x"][0] = [None]  # the combination did not run in this call
+    bench_import.import_results(str(write_results(tmp_path / "three", [third])), "c" * 40, str(here))
+    data = json.loads((here / "gpu-test" / "cccccccc-existing-py.json").read_text())
+    assert data["results"]["a.time_x"][0] == [1.0]  # kept from the first call
 
 
 def test_import_files_new_device_results_under_the_commit_it_ran(tmp_path):
