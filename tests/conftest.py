@@ -36,3 +36,14 @@ def gpu_available():
 
 
 requires_gpu = pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU on this machine")
+
+
+@pytest.fixture()
+def npz_inputs(tmp_path):
+    """A folder of three small light curves as ``.npz`` (validation.batch's input)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for k in range(3):
+        t, y, dy = box_light_curve(days=16.0, seed=k)
+        np.savez(folder / f"lc{k}.npz", time=t, flux=y, flux_err=dy)
+    return folder

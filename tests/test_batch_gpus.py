@@ -8,24 +8,13 @@ import re
 import sys
 import types
 
-import numpy as np
 import pytest
-from conftest import box_light_curve, gpu_available
+from conftest import gpu_available
 
 from backends import gpu
 from validation import batch
 
 OPTIONS = {"period_min": 3.0, "period_max": 6.0}
-
-
-@pytest.fixture()
-def inputs(tmp_path):
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for k in range(3):
-        t, y, dy = box_light_curve(days=16.0, seed=k)
-        np.savez(folder / f"lc{k}.npz", time=t, flux=y, flux_err=dy)
-    return folder
 
 
 @pytest.fixture()
@@ -103,14 +92,14 @@ def test_pci_bus_id_names_the_gpu():
         assert bus_id is None
 
 
-def test_cli_two_gpu_workers_each_with_its_device(inputs, tmp_path, capsys, monkeypatch):
+def test_cli_two_gpu_workers_each_with_its_device(npz_inputs, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "dask_cuda", None)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")  # what each worker is handed; the cpu backend searches
     monkeypatch.setenv("DASK_DISTRIBUTED__DIAGNOSTICS__NVML", "False")  # GPU 1 may not exist here
     out, summary = tmp_path / "out", tmp_path / "summary.json"
     argv = ["--gpus", "2", "--backend", "cpu", "--batch-size", "1", "--warmup", "--summary", str(summary),
             "--no-progress", "--out", str(out), "--tls", "period_min=3.0", "--tls", "period_max=6.0",
-            str(inputs)]
+            str(npz_inputs)]
     assert batch.main(argv) == 0
     assert "distributed.SpecCluster of 2 workers" in capsys.readouterr().err
     report = json.loads(summary.read_text())
@@ -121,14 +110,14 @@ def test_cli_two_gpu_workers_each_with_its_device(inputs, tmp_path, capsys, monk
     assert report["per_second"] > 0 and len(batch.ResultDataset(out).read()) == 3
 
 
-def test_a_failed_warm_up_names_the_worker(inputs, tmp_path, monkeypatch):
+def test_a_failed_warm_up_names_the_worker(npz_inputs, tmp_path, monkeypatch):
     from distributed import Client, LocalCluster
 
     monkeypatch.setattr(batch, "search_files", divmod)  # raises TypeError on the worker
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         with pytest.raises(RuntimeError, match=r"warm-up on worker .* failed: TypeError"):
-            batch.run([inputs], tmp_path / "out", client, "cpu", options=OPTIONS, progress=False, warmup=True)
+            batch.run([npz_inputs], tmp_path / "out", client, "cpu", options=OPTIONS, progress=False, warmup=True)
     assert batch.ResultDataset(tmp_path / "out").done_ids() == set()
 
 

@@ -8,9 +8,7 @@ import stat
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
-from conftest import box_light_curve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import multigpu_scaling as scaling  # noqa: E402
@@ -56,20 +54,10 @@ def test_sampler_without_nvidia_smi(tmp_path, monkeypatch):
     assert sampler.summary() == {} and sampler.apps == {}
 
 
-@pytest.fixture()
-def inputs(tmp_path):
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for k in range(3):
-        t, y, dy = box_light_curve(days=16.0, seed=k)
-        np.savez(folder / f"lc{k}.npz", time=t, flux=y, flux_err=dy)
-    return folder
-
-
-def test_a_run_and_its_table(inputs, tmp_path, smi, monkeypatch):
+def test_a_run_and_its_table(npz_inputs, tmp_path, smi, monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # the cpu backend searches; the worker is handed GPU 1
     monkeypatch.setenv("DASK_DISTRIBUTED__DIAGNOSTICS__NVML", "False")  # GPU 1 may not exist here
-    run = scaling.run_batch(inputs, tmp_path / "w", "cpu", 1, "distributed",
+    run = scaling.run_batch(npz_inputs, tmp_path / "w", "cpu", 1, "distributed",
                             ["period_min=4.0", "period_max=4.6"], timeout=120)
     assert run["rc"] == 0 and run["cluster"] == "distributed.SpecCluster", run["log_tail"]
     assert run["parquet"] == {"rows": 3, "ids": 3, "errors": 0, "files": 1} and run["searched"] == 3
@@ -83,8 +71,8 @@ def test_a_run_and_its_table(inputs, tmp_path, smi, monkeypatch):
     assert lines[-1].startswith("| cpu | 2 | distributed.SpecCluster |") and "| 2.00x |" in lines[-1]
 
 
-def test_a_run_past_its_limit(inputs, tmp_path):
-    run = scaling.run_batch(inputs, tmp_path / "w", "cpu", 1, "distributed", [], timeout=0.5)
+def test_a_run_past_its_limit(npz_inputs, tmp_path):
+    run = scaling.run_batch(npz_inputs, tmp_path / "w", "cpu", 1, "distributed", [], timeout=0.5)
     assert run["rc"] == "timeout" and run["parquet"]["rows"] == 0 and "workers" not in run
     assert "| timeout |" in scaling.table({"n": 3, "gpu": "test", "runs": [run]})
 
