@@ -117,21 +117,31 @@ def _done(value) -> Future:
 
 
 class _Runner:
-    """One backend instance for the whole batch. ``auto`` is resolved once; a
-    light curve that choice refuses (``InputTooLarge``) is searched alone with
-    ``auto``, which skips it."""
+    """One backend instance for the whole batch. ``auto`` is resolved once, for
+    the median size of the first chunk's light curves; a light curve that
+    choice refuses (``InputTooLarge``) is searched alone with ``auto``, which
+    skips it."""
 
     def __init__(self, backend, requested, tls_options):
-        from backends.registry import get_backend, resolve
+        from backends.registry import get_backend
 
         self.auto = backend == "auto"
-        self.instance = get_backend(resolve("auto") if self.auto else backend)
-        self.requested, self.options = requested, tls_options
-        self.device = device_name(self.instance)
+        self.instance = None if self.auto else get_backend(backend)  # a bad name fails at once
+        self.requested, self.options, self.device = requested, tls_options, None
+
+    def _settle(self, cases):
+        from backends.registry import get_backend
+
+        if self.instance is None:
+            sizes = [c.plan.lc.size for c in cases if not isinstance(c, BatchError)]
+            self.instance = get_backend("auto", ndata=int(np.median(sizes)) if sizes else None)
+        if self.device is None:
+            self.device = device_name(self.instance)
 
     def chunk(self, cases, pool) -> list:
         """Futures of the outcomes of one chunk, in order: the chunk's
         statistics in one ``search_many``, TLS's results on ``pool``."""
+        self._settle(cases)
         out = [None] * len(cases)
         ready = []
         for k, case in enumerate(cases):

@@ -213,3 +213,18 @@ def test_simple_gatekeeper_names_the_curve(plans, monkeypatch):
         backend.search_many(plans)
     assert not backend.timings  # refused before anything ran
 
+
+
+def test_auto_batch_chooses_for_the_first_chunks_light_curve_size(monkeypatch):
+    asked = []
+    real = backends.registry.resolve
+
+    def resolve(name="auto", plan=None, ndata=None):
+        asked.append((name, ndata))
+        return real(name, plan, ndata)
+
+    monkeypatch.setattr(backends.registry, "resolve", resolve)
+    curves = [box_light_curve(days=d, seed=k) for k, d in enumerate((10.0, 12.0, 14.0))]
+    outcomes = backends.search_batch(curves, backend="auto", period_min=2.0, period_max=3.0)
+    assert ("auto", 576) in asked  # the median of 480, 576 and 672 points
+    assert all(r.meta["requested_backend"] == "auto" for r in outcomes)
