@@ -111,7 +111,7 @@ copy_out() {
 plan() {
     local start=$SECONDS cap
     step() {  # step NAME CAP REGEX...: if NAME is in BENCH_STEPS, run_asv within its cap and the deadline, then pack
-        [[ " ${BENCH_STEPS:-fast others peers accuracy stages cold peer-accuracy} " == *" $1 "* ]] || return 0
+        [[ " ${BENCH_STEPS:-fast others peers gpu-peers accuracy stages cold peer-accuracy} " == *" $1 "* ]] || return 0
         cap=$(( ${BENCH_DEADLINE:-450} - (SECONDS - start) ))
         (( cap > 20 )) || { echo "== skipped, past the deadline: $*"; return; }
         (( cap < $2 )) || cap=$2
@@ -125,7 +125,8 @@ plan() {
     local e2e='^bench_search\.EndToEnd\.time_search_warm' k2="${BENCH_STAGE_CASES:-4320, 10000}"
     step fast 100 "$e2e\('(simple|thrust)'"
     step others 150 "$e2e\('(cpu|basic|cupy|numba)'"
-    step peers 150 '^bench_peers\.Peers\.'
+    step peers 120 "^bench_peers\.Peers\.time_peer\('(tls-default|tls-fused|bls)'"
+    step gpu-peers 120 "^bench_peers\.Peers\.time_peer\('(gtls|cetra)'"
     python3 -m benchmarks.select --asv "$MACHINE" || true
     python3 -m benchmarks.figure "$MACHINE" || true
     step accuracy 60 "^bench_search\.(Accuracy|GPUMemory)\..*, (${BENCH_MEMORY_CASES:-500, 1000|4320, 10000})\)$"
