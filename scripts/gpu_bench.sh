@@ -130,7 +130,7 @@ plan() {
     python3 -m benchmarks.select --asv "$MACHINE" || true
     python3 -m benchmarks.figure "$MACHINE" || true
     step accuracy 60 "^bench_search\.(Accuracy|GPUMemory)\..*, (${BENCH_MEMORY_CASES:-500, 1000|4320, 10000})\)$"
-    step stages 60 "^bench_stages\.(HostStages|Upload|FoldSort|Chi2Scan|Search)\..*, ($k2)\)$"
+    step stages 60 "^bench_stages\.(HostStages|Upload|FoldSort|Chi2Scan|Search)\..*[(, ]($k2)\)$"
     step cold 60 "^bench_search\.ColdStart\..*, (${BENCH_COLD_CASES:-4320, 10000})\)$"
     step peer-accuracy 60 "^bench_peers\.PeerAccuracy\..*, ($k2)\)$"
     echo "== $(date -u +%T) plan done in $(( SECONDS - start )) s"
