@@ -135,10 +135,11 @@ def from_asv(machine_dir, names):
     return {(n, p): {name: measured.get((name, n, p)) for name in names} for n, p in cases}
 
 
-def table(gpu, seconds, timing):
+def table(gpu, seconds, timing, cpu_count=None):
+    """The variant table; ``cpu_count``: cores of the machine that timed (None: unknown)."""
     rows = [regime(n, p, times) for (n, p), times in sorted(seconds.items())]
     return {"gpu": gpu, "measured": datetime.date.today().isoformat(),
-            "cpu_count": os.cpu_count(), "timing": timing, "regimes": rows,
+            "cpu_count": cpu_count, "timing": timing, "regimes": rows,
             "ranking": ranking(rows)}
 
 
@@ -170,7 +171,7 @@ def main(argv=None):
         table_ = table(gpu, seconds, "median warm `backends.search`, asv")
     else:
         seconds = sweep(args.ndata, args.nperiods, args.repeat, names)
-        table_ = table(gpu, seconds, f"best of {args.repeat} warm `backend.search`")
+        table_ = table(gpu, seconds, f"best of {args.repeat} warm `backend.search`", os.cpu_count())
     os.makedirs(args.out, exist_ok=True)
     path = variants.table_path(gpu, args.out)
     with open(path, "w") as f:
