@@ -98,13 +98,14 @@ class Sampler:
         self._thread.join()
 
 
-def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64):
+def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64, per_gpu=1):
     """One ``python -m validation.batch`` run: its summary, Parquet counts and nvidia-smi record."""
     import pandas as pd
 
     shutil.rmtree(work, ignore_errors=True)  # a fresh run, not a resumed one
     out, summary_file = work / "out", work / "summary.json"
     cmd = [sys.executable, "-m", "validation.batch", "--gpus", str(gpus), "--gpu-cluster", cluster,
+           "--workers-per-gpu", str(per_gpu),
            "--backend", backend, "--batch-size", str(batch_size), "--warmup", "--no-progress",
            "--summary", str(summary_file), "--out", str(out),
            *[a for kv in tls for a in ("--tls", kv)], str(inputs)]
@@ -116,7 +117,7 @@ def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # its Dask workers too: no GPU held into the next run
             log, rc = proc.communicate()[0], "timeout"
-    record = {"gpus": gpus, "gpu_cluster": cluster, "backend": backend, "rc": rc,
+    record = {"gpus": gpus, "gpu_cluster": cluster, "per_gpu": per_gpu, "backend": backend, "rc": rc,
               "wall_seconds": time.perf_counter() - start, "log_tail": log[-3000:]}
     if summary_file.exists():
         record.update(json.loads(summary_file.read_text()))
@@ -128,7 +129,8 @@ def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64)
                          "files": len(list(out.glob("part-*.parquet")))}
     record["gpu_use"] = smi.summary()
     bus_ids = [w["pci_bus_id"] for w in record.get("workers", {}).values()]
-    record["distinct_gpus"] = len(bus_ids) == gpus and len(set(bus_ids)) == gpus and None not in bus_ids
+    record["distinct_gpus"] = (len(bus_ids) == gpus * per_gpu and len(set(bus_ids)) == gpus
+                               and None not in bus_ids)
     return record
 
 
@@ -144,21 +146,29 @@ def dask_cuda_version():
 def table(report):
     lines = [f"{report['n']} K2-like light curves, {report['gpu']}; rate excludes each worker's "
              "warm-up search (cold = that warm-up, context and kernel builds included)", "",
-             "| backend | GPUs | cluster | rate [lc/s] | speed-up | searched | Parquet rows | errors | "
+             "| backend | GPUs | workers per GPU | cluster | rate [lc/s] | speed-up | searched | Parquet rows | errors | "
              "cold per worker [s] | worker GPUs (PCI) | distinct | rc |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---|---|---|---|"]
+             "|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|---|"]
     for r in report["runs"]:
         one = next((x.get("per_second") for x in report["runs"]
-                    if x["backend"] == r["backend"] and x["gpus"] == 1 and x.get("per_second")), None)
+                    if x["backend"] == r["backend"] and x["gpus"] == 1 and x.get("per_gpu", 1) == 1
+                    and x.get("per_second")), None)
         rate = r.get("per_second")
         speedup = f"{rate / one:.2f}x" if rate and one else "-"
         workers = r.get("workers", {}).values()
         cold = ", ".join(f"{w['warmup_seconds']:.1f}" for w in workers if "warmup_seconds" in w)
         pci = ", ".join(str(w["pci_bus_id"]) for w in workers)
-        lines.append(f"| {r['backend']} | {r['gpus']} | {r.get('cluster', r['gpu_cluster'])} | "
+        lines.append(f"| {r['backend']} | {r['gpus']} | {r.get('per_gpu', 1)} | "
+                     f"{r.get('cluster', r['gpu_cluster'])} | "
                      f"{rate or 0:.1f} | {speedup} | {r.get('searched', '-')} | {r['parquet']['rows']} | "
                      f"{r['parquet']['errors']} | {cold} | {pci} | {r['distinct_gpus']} | {r['rc']} |")
     return "\n".join(lines) + "\n"
+
+
+def run_spec(spec):
+    """(GPUs, cluster, workers per GPU) of a run "GPUS[:CLUSTER[:WORKERS_PER_GPU]]"."""
+    gpus, cluster, per_gpu = (spec.split(":") + [None, None])[:3]
+    return int(gpus), cluster or "auto", int(per_gpu or 1)
 
 
 def main(argv=None):
@@ -166,8 +176,9 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=1200, help="light curves (default 1200)")
     ap.add_argument("--batch-size", type=int, default=64, help="light curves per Dask task (default 64)")
     ap.add_argument("--backends", nargs="+", default=["simple"])
-    ap.add_argument("--runs", nargs="+", default=["1:auto", "2:auto", "2:distributed"],
-                    help="GPUS:CLUSTER per run (cluster: auto, dask-cuda, distributed)")
+    ap.add_argument("--runs", nargs="+", default=["1:auto", "2:auto", "2:distributed", "1:distributed:4",
+                                                   "2:distributed:4"],
+                    help="GPUS:CLUSTER[:WORKERS_PER_GPU] per run (cluster: auto, dask-cuda, distributed)")
     ap.add_argument("--tls", action="append", default=[], metavar="KEY=VALUE",
                     help="passed to validation.batch --tls")
     ap.add_argument("--timeout", type=float, default=150, help="seconds per run")
@@ -187,10 +198,10 @@ def main(argv=None):
     print(f"{args.n} light curves in {report['generate_seconds']:.1f} s", flush=True)
     for backend in args.backends:
         for spec in args.runs:
-            gpus, _, cluster = spec.partition(":")
-            work = args.work / f"{backend}_{gpus}_{cluster}"
-            record = run_batch(inputs, work, backend, int(gpus), cluster or "auto", args.tls, args.timeout,
-                               args.batch_size)
+            gpus, cluster, per_gpu = run_spec(spec)
+            work = args.work / f"{backend}_{gpus}_{cluster}_{per_gpu}"
+            record = run_batch(inputs, work, backend, gpus, cluster, args.tls, args.timeout,
+                               args.batch_size, per_gpu)
             report["runs"].append(record)
             (args.out / "scaling.json").write_text(json.dumps(report, indent=1))
             (args.out / "scaling.md").write_text(table(report))

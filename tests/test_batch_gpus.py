@@ -71,6 +71,23 @@ def test_one_nanny_per_gpu_without_dask_cuda_or_when_asked(recorded, monkeypatch
         for d in ("0", "1")}
 
 
+def test_several_workers_per_gpu_share_it(recorded):
+    import distributed
+
+    cluster = batch.make_cluster(gpus=2, per_gpu=2)  # dask-cuda is installed: distributed's Nannies all the same
+    assert type(cluster) is distributed.SpecCluster
+    assert {name: spec["options"]["env"]["CUDA_VISIBLE_DEVICES"]
+            for name, spec in cluster.kwargs["workers"].items()} == {
+        "gpu-0-0": "0", "gpu-0-1": "0", "gpu-1-0": "1", "gpu-1-1": "1"}
+    with pytest.raises(RuntimeError, match="one worker per GPU"):
+        batch.make_cluster(gpus=1, gpu_cluster="dask-cuda", per_gpu=2)
+    with pytest.raises(SystemExit):
+        batch.parse_args(["--workers-per-gpu", "2", "--out", "o", "x"])
+    with pytest.raises(SystemExit):
+        batch.parse_args(["--gpus", "1", "--workers-per-gpu", "0", "--out", "o", "x"])
+    assert batch.parse_args(["--gpus", "1", "--workers-per-gpu", "3", "--out", "o", "x"]).workers_per_gpu == 3
+
+
 def test_dask_cuda_asked_but_missing(recorded, monkeypatch):
     monkeypatch.setitem(sys.modules, "dask_cuda", None)
     with pytest.raises(RuntimeError, match="--gpu-cluster dask-cuda needs dask-cuda"):

@@ -68,7 +68,7 @@ def test_a_run_and_its_table(npz_inputs, tmp_path, smi, monkeypatch):
     assert set(run["gpu_use"]) == {"0000:19:00.0", "0000:3b:00.0"}
     two = {**run, "gpus": 2, "per_second": run["per_second"] * 2}
     lines = scaling.table({"n": 3, "gpu": "test", "runs": [run, two]}).splitlines()
-    assert lines[-1].startswith("| cpu | 2 | distributed.SpecCluster |") and "| 2.00x |" in lines[-1]
+    assert lines[-1].startswith("| cpu | 2 | 1 | distributed.SpecCluster |") and "| 2.00x |" in lines[-1]
 
 
 def test_a_run_past_its_limit(npz_inputs, tmp_path):
@@ -86,18 +86,18 @@ def test_dask_cuda_version_says_why_not(monkeypatch):
 def test_main_runs_each_backend_and_cluster(tmp_path, monkeypatch, distinct, rc):
     calls = []
 
-    def fake_run(inputs, work, backend, gpus, cluster, tls, timeout, batch_size):
-        calls.append((backend, gpus, cluster, tls, batch_size, len(list(inputs.glob("*.npz")))))
+    def fake_run(inputs, work, backend, gpus, cluster, tls, timeout, batch_size, per_gpu):
+        calls.append((backend, gpus, cluster, per_gpu, tls, batch_size, len(list(inputs.glob("*.npz")))))
         return {"gpus": gpus, "gpu_cluster": cluster, "backend": backend, "rc": 0, "per_second": 10.0 * gpus,
                 "parquet": {"rows": 2, "ids": 2, "errors": 0, "files": 1}, "distinct_gpus": distinct}
 
     monkeypatch.setattr(scaling, "run_batch", fake_run)
     out = tmp_path / "out"
-    argv = ["--n", "2", "--backends", "simple", "thrust", "--runs", "1:auto", "2:distributed", "--tls", "period_max=9",
+    argv = ["--n", "2", "--backends", "simple", "thrust", "--runs", "1:auto", "2:distributed:3", "--tls", "period_max=9",
             "--work", str(tmp_path / "w"), "--out", str(out)]
     assert scaling.main(argv) == rc
-    assert calls == [(b, g, c, ["period_max=9"], 64, 2) for b in ("simple", "thrust")
-                     for g, c in ((1, "auto"), (2, "distributed"))]
+    assert calls == [(b, g, c, k, ["period_max=9"], 64, 2) for b in ("simple", "thrust")
+                     for g, c, k in ((1, "auto", 1), (2, "distributed", 3))]
     report = json.loads((out / "scaling.json").read_text())
     assert report["n"] == 2 and len(report["runs"]) == 4
     assert (out / "scaling.md").read_text().count("| 2.00x |") == 2

@@ -1,6 +1,6 @@
 """Many light curves over many workers: ``python -m validation.batch``.
 
-    python -m validation.batch [--workers N | --gpus N [--gpu-cluster KIND]] --backend NAME \\
+    python -m validation.batch [--workers N | --gpus N [--workers-per-gpu K] [--gpu-cluster KIND]] --backend NAME \\
         --out results.parquet [--batch-size B] [--tls KEY=VALUE ...] [--warmup] [--summary FILE] \\
         <.npz files or directories of them>
 
@@ -11,7 +11,8 @@ single-threaded worker processes, or with ``--gpus N`` one single-threaded
 worker per GPU: dask-cuda's ``LocalCUDACluster``, or where dask-cuda is not
 installed (or ``--gpu-cluster distributed``) distributed's ``SpecCluster`` of
 one ``Nanny`` per GPU, each with its own ``CUDA_VISIBLE_DEVICES``; the run
-says which. Each worker runs ``backends.search_batch``, so a bad light curve
+says which. ``--workers-per-gpu K`` puts K Nannies on each GPU (distributed's
+cluster): the host's part of each search then runs K-fold in parallel. Each worker runs ``backends.search_batch``, so a bad light curve
 gives an error row and the rest of its batch goes on.
 
 ``--warmup`` first searches one light curve on every worker, untimed, so
@@ -187,18 +188,24 @@ def gpu_devices(gpus):
     return devices[:gpus]
 
 
-def make_cluster(workers=None, gpus=None, gpu_cluster="auto"):
-    """A Dask cluster: ``gpus`` single-threaded workers on one GPU each, or
-    ``workers`` single-threaded worker processes. ``gpu_cluster``: "dask-cuda"
-    (``LocalCUDACluster``), "distributed" (a ``SpecCluster`` of one ``Nanny``
-    per GPU with its ``CUDA_VISIBLE_DEVICES``) or "auto" (dask-cuda if installed)."""
+def make_cluster(workers=None, gpus=None, gpu_cluster="auto", per_gpu=1):
+    """A Dask cluster: ``per_gpu`` single-threaded workers on each of ``gpus``
+    GPUs, or ``workers`` single-threaded worker processes. ``gpu_cluster``:
+    "dask-cuda" (``LocalCUDACluster``, one worker per GPU), "distributed" (a
+    ``SpecCluster`` of ``Nanny``s, each with its ``CUDA_VISIBLE_DEVICES``) or
+    "auto" (dask-cuda if installed and ``per_gpu`` is 1). Several workers per
+    GPU share it: the host's part of a search (TLS's grids and statistics,
+    Python under the GIL) then runs in parallel while the GPU serves them in turn."""
     from distributed import LocalCluster, Nanny, Scheduler, SpecCluster
 
     if not gpus:
         return LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1,
                             processes=True, dashboard_address=":0")
     devices = gpu_devices(gpus)
-    if gpu_cluster != "distributed":
+    if per_gpu > 1 and gpu_cluster == "dask-cuda":
+        raise RuntimeError("dask-cuda runs one worker per GPU; --workers-per-gpu needs "
+                           "--gpu-cluster distributed (or auto)")
+    if gpu_cluster != "distributed" and per_gpu == 1:
         try:
             from dask_cuda import LocalCUDACluster
         except ImportError as exc:
@@ -208,8 +215,9 @@ def make_cluster(workers=None, gpus=None, gpu_cluster="auto"):
         else:
             return LocalCUDACluster(n_workers=gpus, threads_per_worker=1, dashboard_address=":0",
                                     CUDA_VISIBLE_DEVICES=devices)
-    spec = {f"gpu-{device}": {"cls": Nanny, "options": {
-        "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": device}}} for device in devices}
+    spec = {f"gpu-{device}" + (f"-{k}" if per_gpu > 1 else ""): {"cls": Nanny, "options": {
+        "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": device}}}
+        for device in devices for k in range(per_gpu)}
     return SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": ":0"}})
 
 
@@ -310,6 +318,9 @@ def parse_args(argv):
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, help="CPU worker processes (default: one per core)")
     where.add_argument("--gpus", type=int, help="GPUs, one worker each")
+    p.add_argument("--workers-per-gpu", type=int, default=1,
+                   help="with --gpus: workers sharing each GPU (default 1; more feed it faster "
+                        "where the host's part of a search is the limit)")
     p.add_argument("--gpu-cluster", choices=("auto", "dask-cuda", "distributed"), default="auto",
                    help="with --gpus: dask-cuda's LocalCUDACluster, distributed's SpecCluster of "
                         "one Nanny per GPU, or auto (default: dask-cuda if installed)")
@@ -324,11 +335,11 @@ def parse_args(argv):
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("inputs", nargs="+", help=".npz files or directories of them")
     args = p.parse_args(argv)
-    for name in ("workers", "gpus", "batch_size"):
+    for name in ("workers", "gpus", "batch_size", "workers_per_gpu"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
-    if args.gpu_cluster != "auto" and not args.gpus:
-        p.error("--gpu-cluster needs --gpus")
+    if (args.gpu_cluster != "auto" or args.workers_per_gpu > 1) and not args.gpus:
+        p.error("--gpu-cluster and --workers-per-gpu need --gpus")
     return args
 
 
@@ -340,7 +351,7 @@ def main(argv=None):
         check_backend(args.backend)  # fail before starting a cluster
         find_inputs(args.inputs)
         ResultDataset(args.out).check_run(args.backend, dict(args.tls))
-        with make_cluster(args.workers, args.gpus, args.gpu_cluster) as cluster, Client(cluster) as client:
+        with make_cluster(args.workers, args.gpus, args.gpu_cluster, args.workers_per_gpu) as cluster, Client(cluster) as client:
             client.wait_for_workers(len(cluster.worker_spec))
             print(f"{cluster_name(cluster)} of {len(cluster.worker_spec)} workers, "
                   f"dashboard {client.dashboard_link}", file=sys.stderr)
