@@ -4,6 +4,8 @@ it, the relative error of the period each finds (the injected one is 3.7 d)."""
 from __future__ import annotations
 
 import itertools
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 
 from benchmarks import peers
 from benchmarks.bench_stages import Timing
@@ -33,8 +35,20 @@ class Peers(Timing):
         peers.run(name, self.case)
 
 
+def peer_error(name, ndata, nperiods):
+    """``outcome`` of the relative period error of peer ``name`` on a case."""
+    def error():
+        runnable_peer(name, ndata, nperiods)
+        c = case(ndata, nperiods)
+        return period_error(peers.run(name, c), c.truth)
+
+    return outcome(error)
+
+
 class PeerAccuracy:
-    """The period each peer finds, every run in ``setup_cache`` (one process)."""
+    """The period each peer finds, every run in ``setup_cache``: CPU peers in
+    its process, each GPU peer in a process of its own (CETRA's PyCUDA context
+    and GTLS's CuPy one in one process gave "invalid resource handle")."""
 
     params = Peers.params
     param_names = Peers.param_names
@@ -43,13 +57,17 @@ class PeerAccuracy:
     def setup_cache(self):
         """{(peer, ndata, nperiods): relative period error, or the exception
         that keeps the peer from running that case}."""
-        def error(name, ndata, nperiods):
-            runnable_peer(name, ndata, nperiods)
-            c = case(ndata, nperiods)
-            return period_error(peers.run(name, c), c.truth)
-
-        return {(name, ndata, nperiods): outcome(lambda: error(name, ndata, nperiods))
-                for ndata, nperiods in itertools.product(*self.params[1:]) for name in self.params[0]}
+        grid = list(itertools.product(*self.params[1:]))
+        errors = {}
+        for name in self.params[0]:
+            args = ([name] * len(grid), *zip(*grid))
+            if peers.PEERS[name][0] == "gpu" and peers.missing(name) is None:
+                with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+                    found = list(pool.map(peer_error, *args))
+            else:
+                found = list(map(peer_error, *args))
+            errors.update({(name, *cell): e for cell, e in zip(grid, found)})
+        return errors
 
     def setup(self, errors, name, ndata, nperiods):
         self.error = reported(errors[(name, ndata, nperiods)])

@@ -155,6 +155,15 @@ def test_cpu_peers_run_and_find_the_injected_period(peer, monkeypatch):
     assert run(bench_peers.PeerAccuracy(), peer, N, P)["track_peer_period_error"] < 0.01
 
 
+def test_gpu_peer_accuracy_runs_in_a_process_of_its_own(monkeypatch):
+    pytest.importorskip("astropy")
+    monkeypatch.setitem(peers.PEERS, "bls", ("gpu", "astropy"))  # BLS stands in for a GPU peer
+    monkeypatch.setattr(peers, "missing", lambda name: None)
+    only(monkeypatch, bench_peers.PeerAccuracy, "bls")
+    monkeypatch.setattr(peers, "run", lambda name, c: {}["not in this process"])
+    assert run(bench_peers.PeerAccuracy(), "bls", N, P)["track_peer_period_error"] < 0.01
+
+
 def test_missing_or_failing_peer_is_skipped_or_reported(monkeypatch):
     monkeypatch.setitem(peers.PEERS, "gtls", ("gpu", "no_such_package_xyz"))
     with pytest.raises(NotImplementedError, match="no_such_package_xyz"):
