@@ -17,6 +17,7 @@ period batches small enough for the device (``max_batch_periods``).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -122,11 +123,17 @@ class TLSBackend:
         return 1 << 62
 
     # ---- composition ---------------------------------------------------------------
-    def _timed(self, stage, fn, *args):
+    @contextlib.contextmanager
+    def clock(self, stage):
+        """Adds the wall time of the ``with`` block to ``timings[stage]``."""
         start = time.perf_counter()
-        out = fn(*args)
-        self.synchronize()
+        yield
         self.timings[stage] += time.perf_counter() - start
+
+    def _timed(self, stage, fn, *args):
+        with self.clock(stage):
+            out = fn(*args)
+            self.synchronize()
         return out
 
     def search(

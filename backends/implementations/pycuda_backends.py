@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import time
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -444,20 +443,14 @@ class SimpleBackend(PyCUDABackend):
             why = self.refuses(plan)
             if why is not None:
                 raise InputTooLarge(why if len(jobs) == 1 else f"light curve {k}: {why}")
-        with self._clock("duration_grid"):
+        with self.clock("duration_grid"):
             windows = [plan.width_windows(periods) for plan, periods in jobs]
-        with self._clock("pack"):
+        with self.clock("pack"):
             packed = [packing.Job(packed_curve(plan), periods, lo, hi)
                       for (plan, periods), (lo, hi) in zip(jobs, windows)]
         results = self._run(packed, progress)
-        with self._clock("results"):
+        with self.clock("results"):
             return [self._stats(plan, r) for (plan, _), r in zip(jobs, results)]
-
-    @contextlib.contextmanager
-    def _clock(self, stage):
-        start = time.perf_counter()
-        yield
-        self.timings[stage] += time.perf_counter() - start
 
     def _stats(self, plan, result):
         return period_stats(plan, result["gain"], result["index"], result["depth"])
@@ -474,7 +467,6 @@ class SimpleBackend(PyCUDABackend):
             if self._pipeline is None:
                 self._pipeline = LaunchPipeline(self.timings)
             pipe = self._pipeline
-            pipe.timings = self.timings  # search() may have been handed a fresh StageTimes
             try:
                 for block, members in by_block.items():
                     group = [jobs[k] for k in members]
@@ -498,7 +490,7 @@ class SimpleBackend(PyCUDABackend):
         fn(*args, block=(block, 1, 1), grid=(pack.blocks, 1), shared=pack.shared, stream=stream)
 
     def _finish(self, pack, host_out, into, progress):
-        with self._clock("results"):
+        with self.clock("results"):
             periods = pack.scatter(host_out, into)
         if progress is not None:
             progress(periods)
