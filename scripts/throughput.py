@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -33,6 +34,7 @@ import numpy as np
 import backends
 from backends.batch import Precomputed
 from datasets import synthetic
+from validation.batch import tls_option
 
 
 def light_curves(n):
@@ -44,10 +46,12 @@ def light_curves(n):
 
 
 def fresh(name):
-    """A new backend instance with an empty kernel cache (a cold start)."""
+    """A new backend instance with empty kernel caches, in memory and on disk
+    (a cold start: nvcc runs)."""
     from backends.implementations import pycuda_backends as pb
 
     pb.KERNELS.clear()
+    os.environ["TLS_KERNEL_CACHE_DIR"] = tempfile.mkdtemp()
     return backends.get_backend(name)
 
 
@@ -78,14 +82,6 @@ def tls_default(curves, options):
     return seconds
 
 
-def _option(text):
-    key, value = text.split("=", 1)
-    try:
-        return key, float(value)
-    except ValueError:
-        return key, value
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=64)
@@ -95,7 +91,7 @@ def main(argv=None):
                     help="host threads of search_batch, one run each")
     ap.add_argument("--chunk", type=int, default=32)
     ap.add_argument("--tls-curves", type=int, default=2, help="curves for CPU TLS (0: none)")
-    ap.add_argument("--option", type=_option, action="append", default=[], help="TLS power() option")
+    ap.add_argument("--option", type=tls_option, action="append", default=[], help="TLS power() option")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     options = dict(args.option)

@@ -179,7 +179,7 @@ def test_inputs_and_options(tmp_path, inputs):
         batch.find_inputs([tmp_path / "missing.npz"])
     with pytest.raises(ValueError, match="no .npz light curves"):
         batch.find_inputs([tmp_path / "again" / "..", ])
-    assert batch._option("period_max=5") == ("period_max", 5)
-    assert batch._option("transit_template=box") == ("transit_template", "box")
+    assert batch.tls_option("period_max=5") == ("period_max", 5)
+    assert batch.tls_option("transit_template=box") == ("transit_template", "box")
     with pytest.raises(SystemExit):
         batch.parse_args(["--workers", "0", "--out", "o", "x"])

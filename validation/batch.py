@@ -302,7 +302,9 @@ def run(inputs, out, client, backend="auto", batch_size=16, options=None, progre
     return summary
 
 
-def _option(text):
+def tls_option(text):
+    """(key, value) of a "KEY=VALUE" transitleastsquares power() option; the value as a
+    Python literal where it is one (period_max=10 -> 10), else as text."""
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"--tls wants KEY=VALUE, got {text!r}")
@@ -327,7 +329,7 @@ def parse_args(argv):
     p.add_argument("--backend", default="auto", help="backend name or 'auto' (default)")
     p.add_argument("--out", required=True, help="Parquet dataset directory (resumed if it exists)")
     p.add_argument("--batch-size", type=int, default=16, help="light curves per task (default 16)")
-    p.add_argument("--tls", type=_option, action="append", default=[], metavar="KEY=VALUE",
+    p.add_argument("--tls", type=tls_option, action="append", default=[], metavar="KEY=VALUE",
                    help="a transitleastsquares power() option, e.g. period_max=10 (repeatable)")
     p.add_argument("--warmup", action="store_true",
                    help="search one light curve on every worker first, untimed")
