@@ -38,7 +38,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
     --target /tmp/site .whl/*.whl $(ls .whl-bench/*.whl .whl-dask/*.whl 2>/dev/null) || exit 1
 # numpy 2.4 from the wheels comes first: numba-cuda 0.30.4 fails on numpy 2.5
 export PYTHONPATH=/tmp/site:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
-export PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1  # a crashing process prints its Python stack
 {
     echo "date: $(date -u +%FT%TZ)"
     echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"

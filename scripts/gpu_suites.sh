@@ -54,7 +54,7 @@ done
 for b in $BACKENDS; do
     wait "${pids[$b]}"
     status=$?
-    log "recover $b: exit $status after ${SECONDS}s (0 pass, 1 verdict failed, 130/124 cut short: resume)"
+    log "recover $b: exit $status after ${SECONDS}s (0 pass, 1 verdict failed, 3 a worker died, 130/124 cut short: resume)"
     [[ $status == 0 || $status == 1 ]] || rc=1
 done
 cp "$WORK"/recover_"$SUITE"_*.{csv,parquet,md} "$DEST"/ 2>/dev/null

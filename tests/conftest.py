@@ -1,5 +1,7 @@
 """Shared fixtures: small seeded light curves that keep the CPU suite fast."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -36,6 +38,8 @@ def gpu_available():
 
 
 requires_gpu = pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU on this machine")
+requires_distributed = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                                          reason="Dask's distributed is not installed (.whl-dask on the GPU machine)")
 
 
 @pytest.fixture()

@@ -1,9 +1,11 @@
 """``backends.search_batch`` and ``python -m validation.batch`` (Dask, Parquet, resume)."""
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import box_light_curve
+from conftest import box_light_curve, requires_distributed
 
 import backends
 from backends import BatchError, search_batch
@@ -80,6 +82,7 @@ def client():
         yield c
 
 
+@requires_distributed
 def test_cli_on_two_cpu_workers(inputs, tmp_path, capsys):
     out = tmp_path / "results.parquet"
     argv = ["--workers", "2", "--backend", "cpu", "--batch-size", "2", "--tls", "period_min=3.0",
@@ -94,6 +97,7 @@ def test_cli_on_two_cpu_workers(inputs, tmp_path, capsys):
     assert len(list(out.glob("part-*.parquet"))) == 2 and not list(out.glob(".*"))
 
 
+@requires_distributed
 def test_rerun_skips_done_ids(inputs, tmp_path, client):
     out = tmp_path / "out"
     first = batch.run([inputs / "lc0.npz"], out, client, "cpu", options=OPTIONS, progress=False)
@@ -107,6 +111,7 @@ def test_rerun_skips_done_ids(inputs, tmp_path, client):
         batch.run([inputs], out, client, "cpu", options={"period_max": 5.0}, progress=False)
 
 
+@requires_distributed
 def test_crash_keeps_finished_batches(inputs, tmp_path, client, monkeypatch):
     out = tmp_path / "out"
     write = batch.ResultDataset.write
@@ -138,6 +143,7 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == [] and dataset.done_ids() == set()
 
 
+@requires_distributed
 def test_a_failed_batch_is_reported_not_recorded(inputs, tmp_path, client, monkeypatch):
     out = tmp_path / "out"
     monkeypatch.setattr(batch, "search_files", divmod)  # a task that raises on the worker (TypeError)
@@ -148,8 +154,9 @@ def test_a_failed_batch_is_reported_not_recorded(inputs, tmp_path, client, monke
 
 @pytest.mark.parametrize("argv, message", [
     (["--backend", "nope"], "unknown backend 'nope'"),
-    (["--gpus", "1", "--gpu-cluster", "dask-cuda", "--backend", "cpu"], "needs dask-cuda"),
-    (["--gpus", "2", "--backend", "cpu"], "only 1 CUDA device(s) visible"),
+    pytest.param(["--gpus", "1", "--gpu-cluster", "dask-cuda", "--backend", "cpu"], "needs dask-cuda",
+                 marks=requires_distributed),
+    pytest.param(["--gpus", "2", "--backend", "cpu"], "only 1 CUDA device(s) visible", marks=requires_distributed),
     (["--workers", "1", "--backend", "cpu", "--tls", "period_max=6"], "holds results of"),
 ])
 def test_cli_errors(inputs, tmp_path, capsys, monkeypatch, argv, message):
@@ -167,6 +174,12 @@ def test_cli_errors(inputs, tmp_path, capsys, monkeypatch, argv, message):
     batch.ResultDataset(tmp_path / "o").check_run("cpu", {})
     assert batch.main([*argv, "--out", str(tmp_path / "o"), str(inputs)]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_without_distributed_the_cli_says_what_to_install(inputs, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    assert batch.main(["--workers", "1", "--backend", "cpu", "--out", str(tmp_path / "o"), str(inputs)]) == 2
+    assert "pip install distributed" in capsys.readouterr().err
 
 
 def test_inputs_and_options(tmp_path, inputs):

@@ -9,7 +9,7 @@ import sys
 import types
 
 import pytest
-from conftest import gpu_available
+from conftest import gpu_available, requires_distributed
 
 from backends import gpu
 from validation import batch
@@ -50,6 +50,7 @@ def test_devices_without_cuda_visible_devices_are_the_drivers(monkeypatch):
         batch.gpu_devices(1)
 
 
+@requires_distributed
 def test_dask_cuda_when_installed(recorded):
     cluster = batch.make_cluster(gpus=2)
     assert type(cluster) is recorded.LocalCUDACluster
@@ -58,6 +59,7 @@ def test_dask_cuda_when_installed(recorded):
     assert type(batch.make_cluster(gpus=2, gpu_cluster="dask-cuda")) is recorded.LocalCUDACluster
 
 
+@requires_distributed
 @pytest.mark.parametrize("dask_cuda", ["installed", "missing"])
 def test_one_nanny_per_gpu_without_dask_cuda_or_when_asked(recorded, monkeypatch, dask_cuda):
     import distributed
@@ -71,6 +73,7 @@ def test_one_nanny_per_gpu_without_dask_cuda_or_when_asked(recorded, monkeypatch
         for d in ("0", "1")}
 
 
+@requires_distributed
 def test_several_workers_per_gpu_share_it(recorded):
     import distributed
 
@@ -88,6 +91,7 @@ def test_several_workers_per_gpu_share_it(recorded):
     assert batch.parse_args(["--gpus", "1", "--workers-per-gpu", "3", "--out", "o", "x"]).workers_per_gpu == 3
 
 
+@requires_distributed
 def test_dask_cuda_asked_but_missing(recorded, monkeypatch):
     monkeypatch.setitem(sys.modules, "dask_cuda", None)
     with pytest.raises(RuntimeError, match="--gpu-cluster dask-cuda needs dask-cuda"):
@@ -109,6 +113,7 @@ def test_pci_bus_id_names_the_gpu():
         assert bus_id is None
 
 
+@requires_distributed
 def test_cli_two_gpu_workers_each_with_its_device(npz_inputs, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "dask_cuda", None)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")  # what each worker is handed; the cpu backend searches
@@ -127,6 +132,7 @@ def test_cli_two_gpu_workers_each_with_its_device(npz_inputs, tmp_path, capsys, 
     assert report["per_second"] > 0 and len(batch.ResultDataset(out).read()) == 3
 
 
+@requires_distributed
 def test_a_failed_warm_up_names_the_worker(npz_inputs, tmp_path, monkeypatch):
     from distributed import Client, LocalCluster
 

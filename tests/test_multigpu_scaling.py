@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import requires_distributed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import multigpu_scaling as scaling  # noqa: E402
@@ -54,6 +55,7 @@ def test_sampler_without_nvidia_smi(tmp_path, monkeypatch):
     assert sampler.summary() == {} and sampler.apps == {}
 
 
+@requires_distributed
 def test_a_run_and_its_table(npz_inputs, tmp_path, smi, monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # the cpu backend searches; the worker is handed GPU 1
     monkeypatch.setenv("DASK_DISTRIBUTED__DIAGNOSTICS__NVML", "False")  # GPU 1 may not exist here
@@ -71,6 +73,7 @@ def test_a_run_and_its_table(npz_inputs, tmp_path, smi, monkeypatch):
     assert lines[-1].startswith("| cpu | 2 | 1 | distributed.SpecCluster |") and "| 2.00x |" in lines[-1]
 
 
+@requires_distributed
 def test_a_run_past_its_limit(npz_inputs, tmp_path):
     run = scaling.run_batch(npz_inputs, tmp_path / "w", "cpu", 1, "distributed", [], timeout=0.5)
     assert run["rc"] == "timeout" and run["parquet"]["rows"] == 0 and "workers" not in run

@@ -2,6 +2,7 @@
 interrupts and exit codes, with stub searches on tiny inputs."""
 
 import math
+import types
 
 import numpy as np
 import pandas as pd
@@ -9,6 +10,8 @@ import pytest
 
 from validation import cases, metrics, recover, runs, store
 
+TINY = cases.Case("tiny", "synthetic", dict(seed=5, preset="k2", baseline=10.0, cadence_min=30.0, gaps=(),
+                                            ndata=None, noise_ppm=300.0, b=0.2, snr=40.0, period=2.3))
 TRUTH = dict(name="b", period=5.0, t0=1.0, duration=0.2, depth_ppm=1000.0, snr=20.0)
 
 
@@ -322,9 +325,7 @@ def test_limit_and_unreadable_journal_entries(fake_suite):
 
 def test_real_searches_on_a_tiny_curve(tmp_path):
     """The cpu backend and CPU TLS through the real code path (cache included)."""
-    case = cases.Case("tiny", "synthetic", dict(seed=5, preset="k2", baseline=10.0, cadence_min=30.0,
-                                                gaps=(), ndata=None, noise_ppm=300.0, b=0.2,
-                                                snr=40.0, period=2.3))
+    case = TINY
     sides = {"backend": lambda *a: runs.backend_search("cpu", *a),
              "cpu": runs.TLSCache(tmp_path, use_threads=1)}
     rows, arrays = recover.run_case(case, sides)
@@ -343,3 +344,60 @@ def test_verdict_leaves_out_cases_the_backend_refuses_by_design():
     assert metrics.verdict(table)[0]
     table["backend_error"] = [None, "RuntimeError: launch failed"]
     assert not metrics.verdict(table)[0]
+
+
+# ---------------------------------------------------------------- --jobs worker processes
+
+
+def test_thread_limits_reach_spawned_processes_and_are_undone(monkeypatch):
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    with recover.thread_limits(2), ProcessPoolExecutor(1, multiprocessing.get_context("spawn")) as pool:
+        seen = [pool.submit(os.getenv, name).result() for name in recover.THREAD_VARIABLES]
+    assert seen == ["2"] * len(recover.THREAD_VARIABLES)
+    assert os.environ["OMP_NUM_THREADS"] == "7" and "NUMBA_NUM_THREADS" not in os.environ
+
+
+def test_deaths_name_the_signal_or_status():
+    import multiprocessing
+    import os
+    import sys
+
+    ctx = multiprocessing.get_context("spawn")
+    processes = [ctx.Process(target=os.abort), ctx.Process(target=sys.exit, args=(4,))]
+    for p in processes:
+        p.start()
+        p.join()
+    assert recover.deaths(processes) == (f"pid {processes[0].pid} killed by SIGABRT, "
+                                         f"pid {processes[1].pid} exited with status 4")
+
+
+class KillWorkersOnFirstCase:
+    """A progress bar that, once the first case is saved, kills every worker process."""
+
+    def update(self, n=1):
+        import multiprocessing
+        import os
+        import signal
+
+        for child in multiprocessing.active_children():
+            os.kill(child.pid, signal.SIGKILL)
+
+
+def test_jobs_run_cases_in_processes_and_a_killed_worker_is_named(tmp_path):
+    journal = recover.Journal(tmp_path / "runs")
+    pending = [cases.Case(f"tiny{k}", "synthetic", dict(TINY.params, seed=k)) for k in range(3)]
+    progress = types.SimpleNamespace(n=0)
+    progress.update = lambda n=1: setattr(progress, "n", progress.n + n)
+    recover.execute(pending, journal, 2, progress, "cpu", tmp_path / "tls", 1, False)
+    assert progress.n == 3 and all(journal.done(c.id) for c in pending)
+    assert journal.load("tiny1")[0][0]["backend_recovered"]
+
+    more = [cases.Case(f"more{k}", "synthetic", dict(TINY.params, seed=10 + k)) for k in range(4)]
+    with pytest.raises(recover.WorkerDied, match="killed by SIGKILL.*run the same command again"):
+        recover.execute(more, journal, 2, KillWorkersOnFirstCase(), "cpu", tmp_path / "tls", 1, False)
+    assert 1 <= sum(journal.done(c.id) for c in more) < 4

@@ -346,13 +346,16 @@ def parse_args(argv):
 
 
 def main(argv=None):
-    from distributed import Client
-
     args = parse_args(argv)
     try:
         check_backend(args.backend)  # fail before starting a cluster
         find_inputs(args.inputs)
         ResultDataset(args.out).check_run(args.backend, dict(args.tls))
+        try:
+            from distributed import Client
+        except ImportError as exc:
+            raise RuntimeError(f"python -m validation.batch runs on Dask ({exc}): "
+                               "pip install distributed (and dask-cuda for --gpus)") from exc
         with make_cluster(args.workers, args.gpus, args.gpu_cluster, args.workers_per_gpu) as cluster, Client(cluster) as client:
             client.wait_for_workers(len(cluster.worker_spec))
             print(f"{cluster_name(cluster)} of {len(cluster.worker_spec)} workers, "

@@ -10,12 +10,14 @@ changing the backend). Then: a console table, CSV + Parquet + markdown +
 figures under ``--out``, and the exit status: 1 when the backend misses a case
 CPU TLS recovers at SDE >= 9 or detects fewer cases than CPU TLS by more than
 ``--margin`` (fraction of searches, at least one), 2 on bad arguments or an
-unavailable backend, 130 when interrupted.
+unavailable backend, 3 when a ``--jobs`` worker process died (a crash: its
+signal is named), 130 when interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import math
 import multiprocessing
@@ -30,6 +32,7 @@ import numpy as np
 from validation import cases as suites
 from validation import metrics, report, runs, store
 
+THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 TRUTH_FIELDS = ("period", "t0", "duration", "depth_ppm", "snr", "b")
 
 
@@ -114,13 +117,10 @@ _WORKER_SIDES = {}
 
 
 def _init_worker(backend, cache_dir, threads, tls_default):
-    """A worker process: ``threads`` numba threads (no oversubscription), searches warmed up once."""
+    """A worker process: searches warmed up once; Ctrl-C is the parent's to handle."""
     import signal
 
-    import numba
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends the workers
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     _WORKER_SIDES.update(searches(backend, cache_dir, threads, tls_default))
 
 
@@ -151,8 +151,43 @@ class Journal:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def execute(pending, journal, jobs, progress, *search_args):
+class WorkerDied(RuntimeError):
+    """A ``--jobs`` worker process ended abruptly (a crash or a kill, not an exception)."""
+
+
+@contextlib.contextmanager
+def thread_limits(threads):
+    """The environment that processes spawned meanwhile inherit: every thread pool
+    (numba, OpenMP, BLAS) at ``threads``, so jobs x threads stays within the cores."""
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def deaths(processes):
+    """How worker processes ended, e.g. "pid 12 killed by SIGSEGV", for those that did."""
+    import signal
+
+    ended = []
+    for process in processes:
+        code = process.exitcode
+        if code is not None and code < 0:
+            ended.append(f"pid {process.pid} killed by {signal.Signals(-code).name}")
+        elif code is not None:
+            ended.append(f"pid {process.pid} exited with status {code}")
+    return ", ".join(ended) or "none has ended yet"
+
+
+def execute(pending, journal, jobs, progress, backend, cache_dir, threads, tls_default):
     """Run the pending cases (in ``jobs`` processes) and journal each as it finishes."""
+    search_args = (backend, cache_dir, threads, tls_default)
     if jobs <= 1:
         sides = searches(*search_args)
         for case in pending:
@@ -160,21 +195,26 @@ def execute(pending, journal, jobs, progress, *search_args):
             progress.update()
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     # spawn: workers must not inherit a GPU context or numba's threading state
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                             initargs=search_args) as pool:
+    with thread_limits(threads), ProcessPoolExecutor(
+            max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=search_args) as pool:
         futures = {pool.submit(_work, case): case for case in pending}
+        workers = list(pool._processes.values())
         try:
             for future in as_completed(futures):
                 journal.save(futures[future].id, *future.result())
                 progress.update()
-        except BaseException:
-            workers = list(pool._processes.values())
+        except BaseException as exc:
             pool.shutdown(wait=False, cancel_futures=True)
             for process in workers:  # their unfinished cases are redone on resume
-                process.terminate()
+                if process.is_alive():
+                    process.terminate()
+            if isinstance(exc, BrokenProcessPool):
+                raise WorkerDied(f"a worker process died ({deaths(workers)}); the cases saved so far "
+                                 "are kept: run the same command again to resume") from exc
             raise
 
 
@@ -251,6 +291,10 @@ def main(argv=None):
         print(f"\ninterrupted: {done}/{len(case_list)} cases saved in {journal.directory}; "
               "run the same command again to resume", file=sys.stderr)
         return 130
+    except WorkerDied as exc:
+        progress.close()
+        print(f"\nerror: {exc}", file=sys.stderr)
+        return 3
     progress.close()
 
     table, example = collect(case_list, journal)

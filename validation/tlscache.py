@@ -157,6 +157,9 @@ def main(argv=None):
         print("\ninterrupted: finished cases are kept; run the same command again to resume",
               file=sys.stderr)
         return 130
+    except recover.WorkerDied as exc:
+        print(f"\nerror: {exc}", file=sys.stderr)
+        return 3
     print(f"CPU TLS for suite {args.suite}: {table['case_id'].nunique()} cases, {len(table)} searches, "
           f"{table['cpu_runtime_s'].sum():.0f} s of CPU TLS (as first computed)")
     return 0
