@@ -43,7 +43,7 @@ export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1  # a crashing process prints its 
     echo "date: $(date -u +%FT%TZ)"
     echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-    echo "cpu cores: $(nproc)"
+    echo "cpu cores: $(nproc), processes allowed: $(ulimit -u) (cgroup: $(cat /sys/fs/cgroup/pids.max 2>/dev/null))"
     python3 -c "import numpy, numba, cupy, pycuda; print('numpy', numpy.__version__, 'numba', numba.__version__, \
 'cupy', cupy.__version__, 'pycuda', pycuda.VERSION_TEXT)"
 } 2>&1 | tee "$OUT/header.txt"
