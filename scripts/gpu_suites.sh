@@ -7,7 +7,9 @@
 # 1. unpacks the carried CPU TLS pack TLS_PACK (python -m validation.tlscache pack;
 #    default reports/cache/tls_pack_$SUITE.npz) into WORK (default reports/cache/device,
 #    ignored, kept between calls on a warm machine);
-# 2. FILL=1 (default): computes the CPU TLS records the pack lacks, on every core;
+# 2. FILL=1 (default): computes the CPU TLS records the pack lacks, on every core
+#    (with a full pack, a minute: it also compiles numba's on-disk cache once, before
+#    the backends' processes load it at once);
 # 3. runs python -m validation.recover for the backends at once, RECOVER_JOBS
 #    processes each (default 3), one CPU thread each; the GPU is shared, so their
 #    runtimes are not benchmarks (scripts/gpu_timing.py is);

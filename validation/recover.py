@@ -197,6 +197,9 @@ def execute(pending, journal, jobs, progress, backend, cache_dir, threads, tls_d
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
+    # numba's on-disk cache is written here, once: workers compiling the same cached
+    # functions at once corrupted it (a segfault in TLS's interpolation gufunc)
+    searches(None if backend is None else "cpu", cache_dir, threads, tls_default)
     # spawn: workers must not inherit a GPU context or numba's threading state
     ctx = multiprocessing.get_context("spawn")
     with thread_limits(threads), ProcessPoolExecutor(
