@@ -85,9 +85,9 @@ class Upload(_BackendCase):
 class FoldSort(_BackendCase):
     def prepare(self, name, ndata, nperiods):
         super().prepare(name, ndata, nperiods)
-        if type(self.backend).fold_sort is backends.TLSBackend.fold_sort:
-            raise NotImplementedError(f"{name} folds and sorts inside its chi2 scan only")
         self.compile()
+        # NotImplementedError here (asv: skipped) where the stage runs only inside the scan
+        self.backend.fold_sort(self.state, self.periods[self.batches[0]][:64])
 
     def time_fold_sort(self, name, ndata, nperiods):
         for batch in self.batches:

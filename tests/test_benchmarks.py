@@ -67,6 +67,15 @@ def test_host_and_device_stages_run_on_cpu():
         run(cls(), "cpu", N, P)
 
 
+def test_fold_sort_stage_is_skipped_where_it_runs_only_inside_the_scan(monkeypatch):
+    def inside_the_scan(self, state, periods):
+        raise NotImplementedError("folds, sorts and scans in one kernel")
+
+    monkeypatch.setattr(CPUBackend, "fold_sort", inside_the_scan)  # as simple's does
+    with pytest.raises(NotImplementedError, match="one kernel"):
+        bench_stages.FoldSort().setup("cpu", N, P)
+
+
 def test_end_to_end_warm_runs_and_cold_code_runs_in_a_fresh_interpreter():
     run(bench_search.EndToEnd(), "cpu", N, P)
     bench = bench_search.ColdStart()
