@@ -1,6 +1,7 @@
 """The asv suite (run in-process on the cpu backend at the smallest case), its
 skips, the peers, the scaling figure and the CI regression check."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -16,6 +17,9 @@ sys.path.insert(0, os.path.join(REPO, "scripts"))
 import bench_regress  # noqa: E402
 
 N, P = 500, 1000
+# the GPU machine runs the tests with or without the benchmark wheels (.whl-bench)
+needs_asv = pytest.mark.skipif(importlib.util.find_spec("asv") is None, reason="asv is not installed")
+needs_astropy = pytest.mark.skipif(importlib.util.find_spec("astropy") is None, reason="astropy is not installed")
 
 
 class Unavailable(CPUBackend):
@@ -157,15 +161,15 @@ def test_gpu_memory_is_only_measured_for_gpu_backends():
         bench_search.GPUMemory().setup("cpu", N, P)
 
 
-@pytest.mark.parametrize("peer", ["tls-fused", "bls"])
+@pytest.mark.parametrize("peer", ["tls-fused", pytest.param("bls", marks=needs_astropy)])
 def test_cpu_peers_run_and_find_the_injected_period(peer, monkeypatch):
     run(bench_peers.Peers(), peer, N, P)
     only(monkeypatch, bench_peers.PeerAccuracy, peer)
     assert run(bench_peers.PeerAccuracy(), peer, N, P)["track_peer_period_error"] < 0.01
 
 
+@needs_astropy
 def test_gpu_peer_accuracy_runs_in_a_process_of_its_own(monkeypatch):
-    pytest.importorskip("astropy")
     monkeypatch.setitem(peers.PEERS, "bls", ("gpu", "astropy"))  # BLS stands in for a GPU peer
     monkeypatch.setattr(peers, "missing", lambda name: None)
     only(monkeypatch, bench_peers.PeerAccuracy, "bls")
@@ -173,6 +177,7 @@ def test_gpu_peer_accuracy_runs_in_a_process_of_its_own(monkeypatch):
     assert run(bench_peers.PeerAccuracy(), "bls", N, P)["track_peer_period_error"] < 0.01
 
 
+@needs_astropy
 def test_missing_or_failing_peer_is_skipped_or_reported(monkeypatch):
     monkeypatch.setitem(peers.PEERS, "gtls", ("gpu", "no_such_package_xyz"))
     with pytest.raises(NotImplementedError, match="no_such_package_xyz"):
@@ -224,12 +229,14 @@ def write_results(root, sets, name="bench_stages.Search.time_search"):
     return root
 
 
+@needs_asv
 def test_regression_check_names_a_slower_gpu_result(tmp_path, capsys):
     write_results(tmp_path, [result_set("a" * 40, 1, 1.0), result_set("b" * 40, 2, 1.3)])
     assert bench_regress.main(["--results", str(tmp_path)]) == 1
     assert "bench_stages.Search.time_search('cpu', 500, 1000)" in capsys.readouterr().err
 
 
+@needs_asv
 def test_regression_check_passes_within_factor_or_spread(tmp_path):
     write_results(tmp_path / "small", [result_set("a" * 40, 1, 1.0), result_set("b" * 40, 2, 1.05)])
     assert bench_regress.main(["--results", str(tmp_path / "small")]) == 0
@@ -239,6 +246,7 @@ def test_regression_check_passes_within_factor_or_spread(tmp_path):
     assert bench_regress.main(["--results", str(tmp_path / "noisy"), "--factor", "1.01"]) == 0
 
 
+@needs_asv
 def test_regression_check_compares_the_newest_two_and_passes_with_one(tmp_path):
     write_results(tmp_path, [result_set("a" * 40, 3, 1.0)])
     assert bench_regress.main(["--results", str(tmp_path)]) == 0
@@ -246,6 +254,7 @@ def test_regression_check_compares_the_newest_two_and_passes_with_one(tmp_path):
     assert bench_regress.main(["--results", str(tmp_path)]) == 0  # c -> a: faster
 
 
+@needs_asv
 def test_committed_results_have_no_regression():
     assert bench_regress.main([]) == 0
 

@@ -25,6 +25,7 @@ def test_finds_the_injected_period(small_lc):
 
 
 def test_astropy_quantity_and_time(small_lc):
+    pytest.importorskip("astropy")
     import astropy.units as u
     from astropy.time import Time
 

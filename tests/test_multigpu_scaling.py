@@ -66,7 +66,7 @@ def test_a_run_and_its_table(npz_inputs, tmp_path, smi, monkeypatch):
     (worker,) = run["workers"].values()
     assert worker["CUDA_VISIBLE_DEVICES"] == "1" and worker["warmup_seconds"] > 0
     assert worker["nvidia_smi"] is None  # the stub's process is 4242
-    assert not run["distinct_gpus"]  # no GPU: no PCI bus id
+    assert run["distinct_gpus"] == (worker["pci_bus_id"] is not None)  # a GPU 1 exists (2-GPU machine)
     assert set(run["gpu_use"]) == {"0000:19:00.0", "0000:3b:00.0"}
     two = {**run, "gpus": 2, "per_second": run["per_second"] * 2}
     lines = scaling.table({"n": 3, "gpu": "test", "runs": [run, two]}).splitlines()
