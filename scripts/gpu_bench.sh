@@ -127,7 +127,7 @@ plan() {
     step others 150 "$e2e\('(cpu|basic|cupy|numba)'"
     local peer  # one asv run per peer: one that hangs or runs long loses only itself
     for peer in tls-fused tls-default bls; do step peers 100 "^bench_peers\.Peers\.time_peer\('$peer'"; done
-    for peer in gtls cetra; do step gpu-peers 90 "^bench_peers\.Peers\.time_peer\('$peer'"; done
+    for peer in gtls cetra; do step gpu-peers 150 "^bench_peers\.Peers\.time_peer\('$peer'"; done
     python3 -m benchmarks.select --asv "$MACHINE" || true
     python3 -m benchmarks.figure "$MACHINE" || true
     step accuracy 60 "^bench_search\.(Accuracy|GPUMemory)\..*, (${BENCH_MEMORY_CASES:-500, 1000|4320, 10000})\)$"
