@@ -114,7 +114,8 @@ plan() {
         [[ " ${BENCH_STEPS:-fast others peers gpu-peers accuracy stages cold peer-accuracy} " == *" $1 "* ]] || return 0
         cap=$(( ${BENCH_DEADLINE:-450} - (SECONDS - start) ))
         (( cap > 20 )) || { echo "== skipped, past the deadline: $*"; return; }
-        (( cap < $2 )) || cap=$2
+        local own="BENCH_CAP_${1//-/_}"  # e.g. BENCH_CAP_stages=300 for more cases than the default
+        (( cap < ${!own:-$2} )) || cap=${!own:-$2}
         shift 2
         echo "== $(date -u +%T) asv (cap ${cap} s): $*"
         run_asv "$cap" "$@"
