@@ -35,11 +35,17 @@ def missing(name: str):
     return None
 
 
-def _tls(case, backend):
+def tls_power(t, y, dy, backend=None, **options):
+    """transitleastsquares' own ``power()``, quiet; ``backend`` None: its default."""
     from transitleastsquares import transitleastsquares
 
-    model = transitleastsquares(case.t, case.y, case.dy, verbose=False)
-    return model.power(backend=backend, show_progress_bar=False, verbose=False, **case.options).period
+    chosen = {} if backend is None else {"backend": backend}
+    return transitleastsquares(t, y, dy, verbose=False).power(
+        show_progress_bar=False, verbose=False, **chosen, **options)
+
+
+def _tls(case, backend):
+    return tls_power(case.t, case.y, case.dy, backend, **case.options).period
 
 
 def _gtls(case):

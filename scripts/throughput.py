@@ -33,6 +33,7 @@ import numpy as np
 
 import backends
 from backends.batch import Precomputed
+from benchmarks.peers import tls_power
 from datasets import synthetic
 from validation.batch import tls_option
 
@@ -71,13 +72,10 @@ def cold_warm(make, run, repeats):
 
 
 def tls_default(curves, options):
-    from transitleastsquares import transitleastsquares
-
     seconds = []
     for t, y, dy in curves:
         start = time.perf_counter()
-        transitleastsquares(t, y, dy, verbose=False).power(show_progress_bar=False, verbose=False,
-                                                           use_threads=os.cpu_count(), **options)
+        tls_power(t, y, dy, use_threads=os.cpu_count(), **options)
         seconds.append(time.perf_counter() - start)
     return seconds
 
