@@ -232,8 +232,10 @@ def fake_suite(monkeypatch, tmp_path):
     stubs = {}
 
     def use(backend=None, cpu=None):
+        stubs.clear()
         stubs["backend"], stubs["cpu"] = backend or StubSearch(), cpu or StubSearch()
         def sides(name, cache_dir, threads, tls_default):
+            stubs["set_up"] = stubs.get("set_up", 0) + 1
             extra = {"tlsdefault": StubSearch()} if tls_default else {}
             return {"backend": stubs["backend"], "cpu": stubs["cpu"], **extra}
 
@@ -283,6 +285,7 @@ def test_resume_interrupt_and_fresh(fake_suite, capsys):
     assert stubs["backend"].calls == 3  # case "one" resumed from the journal
     stubs = use()
     assert run_main(out) == 0 and stubs["backend"].calls == 0
+    assert "set_up" not in stubs  # nothing left to run: no search is set up (or warmed up)
     stubs = use()
     assert run_main(out, "--fresh") == 0 and stubs["backend"].calls == 4
 

@@ -17,7 +17,6 @@ signal is named), 130 when interrupted.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import math
 import multiprocessing
@@ -155,20 +154,12 @@ class WorkerDied(RuntimeError):
     """A ``--jobs`` worker process ended abruptly (a crash or a kill, not an exception)."""
 
 
-@contextlib.contextmanager
 def thread_limits(threads):
     """The environment that processes spawned meanwhile inherit: every thread pool
     (numba, OpenMP, BLAS) at ``threads``, so jobs x threads stays within the cores."""
-    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    from unittest import mock
+
+    return mock.patch.dict(os.environ, dict.fromkeys(THREAD_VARIABLES, str(threads)))
 
 
 def deaths(processes):
@@ -187,6 +178,8 @@ def deaths(processes):
 
 def execute(pending, journal, jobs, progress, backend, cache_dir, threads, tls_default):
     """Run the pending cases (in ``jobs`` processes) and journal each as it finishes."""
+    if not pending:
+        return
     search_args = (backend, cache_dir, threads, tls_default)
     if jobs <= 1:
         sides = searches(*search_args)
