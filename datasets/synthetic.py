@@ -99,14 +99,21 @@ def mid_depth(injection) -> float:
     return float(1.0 - transit_model(np.array([injection.t0]), injection)[0])
 
 
+RP_RS_RANGE = (1e-4, 0.5)  # the planet sizes rp_for_depth searches
+
+
+class DepthOutOfReach(ValueError):
+    """No Rp/R* in ``RP_RS_RANGE`` gives the depth asked for (e.g. grazing, b near 1)."""
+
+
 def rp_for_depth(depth, b=0.0, period=10.0, a_rs=None, u=DEFAULT_U):
     """Rp/R* whose transit is ``depth`` deep at mid-transit (bisection on batman)."""
     def depth_of(k):
         return mid_depth(Injection(period=period, t0=0.0, rp_rs=k, b=b, a_rs=a_rs, u=u))
 
-    lo, hi = 1e-4, 0.5
+    lo, hi = RP_RS_RANGE
     if not depth_of(lo) <= depth <= depth_of(hi):
-        raise ValueError(f"depth {depth:.3g} is out of reach at b={b} (Rp/R* in [{lo}, {hi}])")
+        raise DepthOutOfReach(f"depth {depth:.3g} is out of reach at b={b} (Rp/R* in [{lo}, {hi}])")
     for _ in range(50):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if depth_of(mid) < depth else (lo, mid)

@@ -76,7 +76,7 @@ def test_bad_arguments(kwargs, match):
 
 
 def test_unreachable_depth_and_missing_transit():
-    with pytest.raises(ValueError, match="out of reach"):
+    with pytest.raises(synthetic.DepthOutOfReach, match="out of reach"):
         synthetic.rp_for_depth(0.2, b=1.2)
     t = np.linspace(0.0, 1.0, 100)
     with pytest.raises(ValueError, match="falls in no data point"):

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from datasets import synthetic
 from validation import cases, metrics, recover, runs, store
 
 TINY = cases.Case("tiny", "synthetic", dict(seed=5, preset="k2", baseline=10.0, cadence_min=30.0, gaps=(),
@@ -165,7 +166,7 @@ def test_materialize_grazing_beyond_reach_gets_the_deepest_transit():
                   noise_ppm=4000.0, b=1.0, snr=300.0)
     data = cases.materialize(cases.Case("graze", "synthetic", params))
     truth = data.truths[0]
-    assert truth["rp_rs"] == cases.MAX_RP_RS and truth["b"] == 1.0 and truth["snr"] > 0
+    assert truth["rp_rs"] == synthetic.RP_RS_RANGE[1] and truth["b"] == 1.0 and truth["snr"] > 0
     with pytest.raises(ValueError, match="exceeds"):  # other errors still surface
         cases.materialize(cases.Case("x", "synthetic", dict(params, ndata=10**6)))
 

@@ -37,7 +37,6 @@ from datasets import real, synthetic
 SUITES = ("quick", "synthetic", "k2", "tess", "all")
 INJECTIONS_PER_CURVE = 20
 QUICK_BIN_MIN = 10.0
-MAX_RP_RS = 0.5  # the deepest transit rp_for_depth reaches
 
 
 @dataclass(frozen=True)
@@ -184,10 +183,8 @@ def materialize(case):
         kwargs["gaps"] = tuple(tuple(g) for g in kwargs["gaps"])
         try:
             lc = synthetic.simulate(**kwargs)
-        except ValueError as exc:  # few points, grazing: the SNR asked for needs Rp/R* > 0.5
-            if "out of reach" not in str(exc):
-                raise
-            lc = synthetic.simulate(**dict(kwargs, snr=None, rp_rs=MAX_RP_RS))  # its truth has its SNR
+        except synthetic.DepthOutOfReach:  # few points, grazing: the SNR asked for needs Rp/R* > 0.5
+            lc = synthetic.simulate(**dict(kwargs, snr=None, rp_rs=synthetic.RP_RS_RANGE[1]))  # truth: its SNR
         truths = [] if lc.truth["snr"] == 0 else [dict(lc.truth, name="injected")]
         return Input(lc.t, lc.y, lc.dy, truths, dict(target=f"synthetic {p['preset']}-like"))
     if case.kind == "real":
