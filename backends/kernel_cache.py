@@ -21,6 +21,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Hashable
 
+from backends.atomic_file import write_atomic
+
 CUDA_DIR = Path(__file__).parent / "cuda"
 
 
@@ -101,10 +103,7 @@ def nvcc_cubin(source: str, arch: str, defines: dict, options=()) -> bytes:
     if path.exists():
         return path.read_bytes()
     cubin = compile_cubin(source, arch, defines, options)
-    directory.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=directory, delete=False) as tmp:  # atomic for other processes
-        tmp.write(cubin)
-    os.replace(tmp.name, path)
+    write_atomic(path, lambda tmp: tmp.write_bytes(cubin))  # other processes read it at once
     return cubin
 
 

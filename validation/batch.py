@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+from backends.atomic_file import write_atomic
+
 SCHEMA_FIELDS = (
     ("id", "string"), ("period", "float64"), ("T0", "float64"), ("duration", "float64"),
     ("depth", "float64"), ("SDE", "float64"), ("SNR", "float64"), ("FAP", "float64"),
@@ -128,8 +130,7 @@ class ResultDataset:
                 raise ValueError(f"{self.path} holds results of {before}, not {run}: "
                                  "use another --out, or delete it to start over")
             return
-        self.path.mkdir(parents=True, exist_ok=True)
-        self._atomic(record, lambda tmp: Path(tmp).write_text(json.dumps(run)))
+        write_atomic(record, lambda tmp: tmp.write_text(json.dumps(run)))
 
     def done_ids(self):
         import pyarrow.parquet as pq
@@ -143,22 +144,13 @@ class ResultDataset:
         schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in SCHEMA_FIELDS])
         table = pa.Table.from_pylist(rows, schema=schema)
         name = hashlib.sha1("\n".join(sorted(r["id"] for r in rows)).encode()).hexdigest()[:16]
-        self._atomic(self.path / f"part-{name}.parquet", lambda tmp: pq.write_table(table, tmp))
+        write_atomic(self.path / f"part-{name}.parquet", lambda tmp: pq.write_table(table, tmp))  # hidden until renamed
 
     def read(self):
         import pandas as pd
 
         return pd.read_parquet(self.path)
 
-    @staticmethod
-    def _atomic(path, write):
-        tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"  # hidden from Parquet readers
-        try:
-            write(tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
 
 
 def check_backend(backend):

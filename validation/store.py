@@ -7,26 +7,21 @@ either the whole record or none; the cache and the run journal both use it.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
+from backends.atomic_file import write_atomic
+
 
 def save(path, scalars, arrays=None):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {f"a_{k}": np.asarray(v) for k, v in (arrays or {}).items()}
     payload["scalars"] = np.array(json.dumps(scalars, default=_jsonable))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
+
+    def write(tmp):
+        with open(tmp, "wb") as f:  # a file object: savez would append ".npz" to a name
             np.savez_compressed(f, **payload)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+
+    write_atomic(path, write)
 
 
 def load(path):
