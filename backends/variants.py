@@ -54,8 +54,9 @@ def for_size(table: dict, ndata: int) -> list:
     rows = table.get("regimes") or []
     if not rows:
         return []
-    distance = lambda row: abs(math.log(row["ndata"] / ndata))  # noqa: E731
-    nearest = [row for row in rows if distance(row) == min(map(distance, rows))]
+    distance = [abs(math.log(row["ndata"] / ndata)) for row in rows]
+    closest = min(distance)
+    nearest = [row for row, d in zip(rows, distance) if d == closest]
     totals = {}
     for name in nearest[0]["seconds"]:
         times = [row["seconds"].get(name) for row in nearest]
