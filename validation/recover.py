@@ -64,19 +64,25 @@ def make_row(case, info, step, n_points, truth, outcomes):
     return row
 
 
+def cleaned_input(case):
+    """(input, cleaned light curve) of a case: what every search of it starts from."""
+    from backends.inputs import clean
+
+    data = suites.materialize(case)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # what clean() drops or sorts is expected here
+        return data, clean(data.t, data.y, data.dy)
+
+
 def run_case(case, sides):
     """(rows, arrays): one row per search of the case, arrays of its first search.
 
     ``sides``: name -> search(t, y, dy, options) -> (scalars, arrays), with at
     least "backend" and "cpu" (CPU TLS, whose detections are masked between
     the searches of a multi-planet curve)."""
-    from backends.inputs import clean
     from transitleastsquares import transit_mask
 
-    data = suites.materialize(case)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        lc = clean(data.t, data.y, data.dy)
+    data, lc = cleaned_input(case)
     t, y, dy = lc.t, lc.y, lc.dy
     remaining = list(data.truths)
     rows, arrays = [], {}

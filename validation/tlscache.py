@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -66,15 +65,10 @@ def fill(suite, out, jobs=1, seed=0, limit=None):
 
 def example_keys(case_list):
     """Cache keys of the first search of each real light curve in ``case_list``."""
-    from backends.inputs import clean
-
     keys = set()
     for case in case_list:
         if case.kind == "real":
-            data = suites.materialize(case)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                lc = clean(data.t, data.y, data.dy)
+            lc = recover.cleaned_input(case)[1]
             keys.add(runs.cache_key(lc.t, lc.y, lc.dy, case.options))
     return keys
 
