@@ -49,6 +49,7 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
     chosen = get_backend(backend, plan=lambda: make_plan(lc.t, lc.y, lc.dy, **tls_options)[0],
                          ndata=lc.t.size)
     chosen.timings.clear()  # an instance passed in again reports this search's stages only
+    chosen.work.clear()
     bridge = search_backend(chosen)
     options = {"verbose": False, "show_progress_bar": False, **tls_options, "backend": bridge}
 
@@ -70,6 +71,10 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
         "timings": stages,
         "cleaning": lc.report,
     }
+    if chosen.work:
+        from backends.pruning import work_summary
+
+        results["meta"]["work"] = work_summary(chosen.work)
     return results
 
 

@@ -10,6 +10,7 @@ same phase-shift stride, same overshoot.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numba
@@ -44,6 +45,12 @@ class LightCurve:
     def time_span(self) -> float:
         return float(self.t.max() - self.t.min())
 
+    @functools.cached_property
+    def uniform_weight(self) -> float:
+        """The weight every sample has, or 0.0 when the weights differ (with
+        uniform weights A2 = w sum(a^2) needs no dot product)."""
+        return float(self.w[0]) if np.all(self.w == self.w[0]) else 0.0
+
 
 @dataclass(frozen=True)
 class Templates:
@@ -68,6 +75,13 @@ class Templates:
     @property
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
+
+    @functools.cached_property
+    def pieces(self):
+        """The pruning bounds' per-template constants (``backends.pruning``)."""
+        from backends.pruning import PieceTables
+
+        return PieceTables.build(self)
 
     @classmethod
     def from_cache(cls, lc_cache_overview, lc_arr, T0_search_margin, transit_depth_min):

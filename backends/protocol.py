@@ -46,6 +46,18 @@ class PeriodStats:
     def concatenate(cls, parts):
         return cls(*(np.concatenate(x) for x in zip(*((p.chi2, p.rows, p.depths) for p in parts))))
 
+    @classmethod
+    def from_gains(cls, plan, gain, index, depth) -> "PeriodStats":
+        """From per-period (best gain, width index or -1, depth) arrays, as
+        every scan forms them: chi2 = flat chi2 - gain, the width's TLS row."""
+        index = np.asarray(index)
+        rows = np.where(index >= 0, plan.templates.rows[np.maximum(index, 0)], 0)
+        return cls(
+            chi2=plan.lc.chi2_flat - np.asarray(gain, np.float64),
+            rows=rows.astype(np.int64),
+            depths=np.asarray(depth, np.float64),
+        )
+
 
 class StageTimes(defaultdict):
     """Seconds per stage, accumulated over a search (device synchronised
@@ -53,6 +65,14 @@ class StageTimes(defaultdict):
 
     def __init__(self):
         super().__init__(float)
+
+
+class WorkCounts(defaultdict):
+    """Integer work counters of the pruned scans, accumulated over a search
+    (``backends.pruning.COUNTERS``); deterministic for a given input."""
+
+    def __init__(self):
+        super().__init__(int)
 
 
 class InputTooLarge(ValueError):
@@ -78,6 +98,7 @@ class TLSBackend:
 
     def __init__(self):
         self.timings = StageTimes()
+        self.work = WorkCounts()
 
     def refuses(self, plan: Plan) -> Optional[str]:
         """Why this backend cannot search ``plan`` (None when it can); ``upload``
@@ -170,4 +191,5 @@ class TLSBackend:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-__all__ = ["InputTooLarge", "LightCurve", "PeriodStats", "Plan", "StageTimes", "TLSBackend", "Templates"]
+__all__ = ["InputTooLarge", "LightCurve", "PeriodStats", "Plan", "StageTimes", "TLSBackend", "Templates",
+           "WorkCounts"]

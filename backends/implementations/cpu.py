@@ -1,18 +1,21 @@
-"""``cpu``: the exact reference backend, numba on the CPU, parallel over periods.
+"""``cpu``: the exact reference backend, numba on the CPU, parallel over periods,
+with the certified pruning cascade of ``backends.pruning``.
 
 It computes TLS 2.0.4's exact statistic (``core.search_period``): per period
 fold at epoch 0, stable sort by phase, append the first ``maxwidth`` samples
 (wrap-around patch), and for every allowed template width and every stride-th
 shift whose box depth exceeds ``depth_min`` score the template scaled to
-depth = box depth x overshoot. The chi2 of a shift is written as the flat
-chi2 minus a gain,
+depth = box depth x overshoot. The chi2 of a shift is the flat chi2 minus a gain,
 
     chi2_i = chi2_flat - (2 k AR_i - k^2 A2_i),
     AR_i = sum_j a_j r_{i+j} w_{i+j},  A2_i = sum_j a_j^2 w_{i+j},  r = 1 - flux,
 
-which equals TLS's in-transit + out-of-transit - edge-correction sum exactly
-(the out-of-transit and edge terms cancel to the flat chi2), so the best fit
-of a period is the shift with the largest positive gain, ties to the first.
+which equals TLS's in-transit + out-of-transit - edge-correction sum exactly,
+so the best fit of a period is the shift with the largest positive gain, ties
+to the first. The cascade evaluates that gain only where it can matter:
+threshold T = the best exact gain at each width's deepest box (the seed),
+then per shift the depth filter, the one-piece bound, the K-piece bound, and
+the exact dot products of the survivors, in TLS's order.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ import numba
 import numpy as np
 
 from backends.protocol import PeriodStats, TLSBackend
+from backends import pruning
+
+# indices into a period's counter row (names in backends.pruning.COUNTERS)
+SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_MACS, VIOLATIONS = range(8)
 
 
 @numba.njit(cache=True)
@@ -47,72 +54,275 @@ def fold_sort_period(t, y, w, period, maxwidth):
     return f, fw
 
 
+@numba.njit(fastmath=True, cache=True, inline="always")
+def exact_gain(aa, rw, fw, i, k, a2_uniform):
+    """The gain 2 k AR - k^2 A2 of the shift at ``i``, evaluated in full
+    (A2 = ``a2_uniform`` when the weights are uniform, > 0). Unsigned
+    indices: no negative-index wrap-around, so the dot products vectorise."""
+    base = np.uint64(i)
+    ar = 0.0
+    if a2_uniform > 0.0:
+        for j in range(aa.size):
+            ar += aa[j] * rw[base + np.uint64(j)]
+        return 2.0 * k * ar - k * k * a2_uniform
+    a2 = 0.0
+    for j in range(aa.size):
+        at = base + np.uint64(j)
+        ar += aa[j] * rw[at]
+        a2 += aa[j] * aa[j] * fw[at]
+    return 2.0 * k * ar - k * k * a2
+
+
 @numba.njit(fastmath=True, cache=True)
-def scan_period(f, fw, lo, hi, widths, strides, offsets, a, overshoot, depth_min, signal_depth):
-    """Best (gain, width index or -1, depth) over the allowed widths of one period."""
+def exact_gains(out, shifts, ks, count, aa, rw, fw, a2_uniform):
+    """``exact_gain`` of ``count`` shifts with their k, in one call."""
+    for q in range(count):
+        out[q] = exact_gain(aa, rw, fw, shifts[q], ks[q], a2_uniform)
+
+
+@numba.njit(cache=True)
+def piece_sums(out_mean, out_var, queue, queued, bounds, inv_n, c, n_pieces, p1, p2):
+    """Per queued shift i: sum_p c_p S_p and sum_p (Q_p - S_p^2 / n_p) of the
+    pieces [i + bounds[p], i + bounds[p + 1]) from prefix sums p1, p2; a loop
+    over shifts inside a loop over pieces, so that numba vectorises it."""
+    for q in range(queued):
+        out_mean[q] = 0.0
+        out_var[q] = 0.0
+    for p in range(n_pieces):
+        b0, b1, cp, ip = bounds[p], bounds[p + 1], c[p], inv_n[p]
+        for q in range(queued):
+            i = queue[q]
+            s = p1[i + b1] - p1[i + b0]
+            out_mean[q] += cp * s
+            out_var[q] += (p2[i + b1] - p2[i + b0]) - s * s * ip
+
+
+@numba.njit(cache=True)
+def coarse_bounds(out, n_shifts, stride, d, length, cs, pu, pu2, pw, pw2, kscale, depth_min,
+                  c1, r1, c12, r12, a2_uniform, e_ar, e_v, e_a2, e_vw, direct, pad):
+    """The one-piece gain bound (with its pad) of every shift of one width into
+    ``out``: -inf where the box fails the depth filter, inf where no bound
+    applies (k <= 0, or ``direct``: short templates go straight to the exact
+    gain). Branch-free loops over contiguous views, so that numba vectorises them."""
+    last = (n_shifts - 1) * stride + 1
+    cs_hi, cs_lo = cs[d:d + last:stride], cs[0:last:stride]
+    pu_hi, pu_lo = pu[length:length + last:stride], pu[0:last:stride]
+    q_hi, q_lo = pu2[length:length + last:stride], pu2[0:last:stride]
+    inv_len = 1.0 / length
+    if direct:
+        for sh in range(n_shifts):
+            out[sh] = np.inf if 1.0 - (cs_hi[sh] - cs_lo[sh]) / d > depth_min else -np.inf
+        return
+    if a2_uniform > 0.0:
+        for sh in range(n_shifts):
+            box = 1.0 - (cs_hi[sh] - cs_lo[sh]) / d
+            k = box * kscale
+            s = pu_hi[sh] - pu_lo[sh]
+            v = (q_hi[sh] - q_lo[sh]) - s * s * inv_len
+            ub_ar = c1 * s + r1 * np.sqrt(max(v + e_v, 0.0)) + e_ar
+            ub = 2.0 * k * ub_ar - k * k * a2_uniform
+            ub += pad * (2.0 * k * abs(ub_ar) + k * k * a2_uniform)
+            ub = ub if k > 0.0 else np.inf
+            out[sh] = ub if box > depth_min else -np.inf
+        return
+    w_hi, w_lo = pw[length:length + last:stride], pw[0:last:stride]
+    w2_hi, w2_lo = pw2[length:length + last:stride], pw2[0:last:stride]
+    for sh in range(n_shifts):
+        box = 1.0 - (cs_hi[sh] - cs_lo[sh]) / d
+        k = box * kscale
+        s = pu_hi[sh] - pu_lo[sh]
+        v = (q_hi[sh] - q_lo[sh]) - s * s * inv_len
+        ub_ar = c1 * s + r1 * np.sqrt(max(v + e_v, 0.0)) + e_ar
+        sw = w_hi[sh] - w_lo[sh]
+        vw = (w2_hi[sh] - w2_lo[sh]) - sw * sw * inv_len
+        lb_a2 = max(c12 * sw - r12 * np.sqrt(max(vw + e_vw, 0.0)) - e_a2, 0.0)
+        ub = 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * abs(ub_ar) + k * k * lb_a2)
+        ub = ub if k > 0.0 else np.inf
+        out[sh] = ub if box > depth_min else -np.inf
+
+
+@numba.njit(cache=True)
+def prefix_sums(f, fw, uniform):
+    """Cumulative flux, u = (1 - f) w (the dot products' data), and prefix sums
+    of u, u^2 (and w, w^2 unless ``uniform``), each of length M + 1."""
     m = f.size
-    csum = np.empty(m + 1)  # running box means as TLS forms them (cumsum of flux)
-    csum[0] = 0.0
-    for k in range(m):
-        csum[k + 1] = csum[k] + f[k]
-    rw = (1.0 - f) * fw
-    best_gain, best_index, best_depth = 0.0, -1, 0.0
+    cs = np.zeros(m + 1)
+    rw = np.empty(m)
+    pu = np.zeros(m + 1)
+    pu2 = np.zeros(m + 1)
+    nw = 1 if uniform else m + 1
+    pw = np.zeros(nw)
+    pw2 = np.zeros(nw)
+    for j in range(m):
+        u = (1.0 - f[j]) * fw[j]
+        rw[j] = u
+        cs[j + 1] = cs[j] + f[j]
+        pu[j + 1] = pu[j] + u
+        pu2[j + 1] = pu2[j] + u * u
+        if not uniform:
+            pw[j + 1] = pw[j] + fw[j]
+            pw2[j + 1] = pw2[j] + fw[j] * fw[j]
+    return cs, rw, pu, pu2, pw, pw2
+
+
+@numba.njit(cache=True)
+def shift_end(m, n, d, stride):
+    """End of the shift range of width ``d``: shifts at and past n repeat
+    shifts below n when the stride is 1 (TLS's fused skips them too)."""
+    end = m - d + 1
+    return min(end, n) if stride == 1 else end
+
+
+@numba.njit(cache=True)
+def scan_period(f, fw, n, lo, hi, widths, strides, offsets, a, overshoot, depth_min,
+                signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2,
+                amax, tuning, debug, count):
+    """Best (gain, width index or -1, depth) over the allowed widths of one
+    period, by the pruning cascade; adds its work to ``count``."""
+    m = f.size
+    uniform = w_uniform > 0.0
+    cs, rw, pu, pu2, pw, pw2 = prefix_sums(f, fw, uniform)
+    u1 = np.sum(np.abs(rw))
+    u2 = pu2[m]
+    w1 = w_uniform * m if uniform else pw[m]
+    w2 = w_uniform * w_uniform * m if uniform else pw2[m]
+    g, pad, prune_min, fine_min = tuning
+    e_v = 2.0 * (4.0 * g * u2 + 7.0 * g * u1 * u1)
+    e_vw = 2.0 * (4.0 * g * w2 + 7.0 * g * w1 * w1)
+    queue = np.empty(m + 1, np.int64)
+    coarse = np.empty(m)
+    fine_ar, fine_var, fine_a2, fine_varw = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
+    ks, gains = np.empty(m), np.empty(m)
+
+    # seed: the exact gain at each width's deepest box
+    threshold = 0.0
     for wi in range(lo, hi):
         d = widths[wi]
-        # contiguous slices: numba vectorises the dot products only in this form
+        deepest, at = depth_min, -1
+        for i in range(0, shift_end(m, n, d, strides[wi]), strides[wi]):
+            box = 1.0 - (cs[i + d] - cs[i]) / d
+            if box > deepest:
+                deepest, at = box, i
+        if at >= 0:
+            aa = a[offsets[wi]:offsets[wi + 1]]
+            k = deepest * (overshoot[wi] / signal_depth)
+            threshold = max(threshold, exact_gain(aa, rw, fw, at, k, w_uniform * sum_a2[wi]))
+            count[SEED_DOTS] += 1
+            count[EXACT_MACS] += aa.size
+    floor = threshold - pad * threshold
+
+    best_gain, best_index, best_depth = 0.0, -1, 0.0
+    for wi in range(lo, hi):
+        d, stride = widths[wi], strides[wi]
         aa = a[offsets[wi]:offsets[wi + 1]]
-        qq = aa * aa
         length = aa.size
-        for i in range(0, m - d + 1, strides[wi]):
-            box = 1.0 - (csum[i + d] - csum[i]) / d
-            if box > depth_min:
-                depth = box * overshoot[wi]
-                k = depth / signal_depth
-                x = rw[i:i + length]
-                z = fw[i:i + length]
-                ar = 0.0
-                a2 = 0.0
-                for j in range(length):
-                    ar += aa[j] * x[j]
-                    a2 += qq[j] * z[j]
-                gain = 2.0 * k * ar - k * k * a2
-                if gain > best_gain:
-                    best_gain, best_index, best_depth = gain, wi, 1.0 - depth
+        kscale = overshoot[wi] / signal_depth
+        a2u = w_uniform * sum_a2[wi]
+        c1, c12, r1, r12 = mean[wi, 0], mean[wi, 1], rho[wi, 0], rho2[wi, 0]
+        # short templates: the exact dot product costs less than a bound
+        direct = length < prune_min
+        fine = length >= fine_min
+        # rounding allowances of this (period, width), doubled (backends.pruning)
+        dots_ar = g * amax[wi] * u1
+        dots_a2 = 0.0 if uniform else g * amax[wi] * amax[wi] * w1
+        e_ar1 = 2.0 * (c1 * 4.0 * g * u1 + dots_ar)
+        e_ark = 2.0 * (np.sum(c[wi]) * 4.0 * g * u1 + dots_ar)
+        e_a21 = 2.0 * (c12 * 4.0 * g * w1 + dots_a2)
+        e_a2k = 2.0 * (np.sum(c2[wi]) * 4.0 * g * w1 + dots_a2)
+        end = shift_end(m, n, d, stride)
+        count[SHIFTS] += (end - 1) // stride + 1
+        count[BRUTE_MACS] += ((m - d) // stride + 1) * length
+        # coarse stage (one piece), branch-free so that it vectorises: the
+        # bound per shift (-inf: fails the depth filter, inf: k <= 0, no bound)
+        n_shifts = (end - 1) // stride + 1
+        coarse_bounds(coarse, n_shifts, stride, d, length, cs, pu, pu2, pw, pw2, kscale,
+                      depth_min, c1, r1, c12, r12, a2u, e_ar1, e_v, e_a21, e_vw, direct, pad)
+        # survivors queued in TLS's order (branch-free compaction)
+        queued = 0
+        passed = 0
+        for sh in range(n_shifts):
+            ub = coarse[sh]
+            passed += ub > -np.inf
+            queue[queued] = sh * stride
+            queued += ub >= floor
+        if debug:
+            for sh in range(n_shifts):
+                if -np.inf < coarse[sh] < floor:
+                    i = sh * stride
+                    k = (1.0 - (cs[i + d] - cs[i]) / d) * kscale
+                    gain = exact_gain(aa, rw, fw, i, k, a2u)
+                    if gain > coarse[sh] or gain >= threshold:
+                        count[VIOLATIONS] += 1
+        count[DEPTH_PASS] += passed
+        count[COARSE_PASS] += queued
+        # fine stage (K pieces) on the queue, then the exact gain of the survivors
+        kp = n_pieces[wi]
+        if fine:
+            piece_sums(fine_ar, fine_var, queue, queued, bounds[wi], inv_n[wi], c[wi], kp, pu, pu2)
+            if not uniform:
+                piece_sums(fine_a2, fine_varw, queue, queued, bounds[wi], inv_n[wi], c2[wi], kp,
+                           pw, pw2)
+        survivors = 0
+        for q in range(queued):
+            i = queue[q]
+            k = (1.0 - (cs[i + d] - cs[i]) / d) * kscale
+            if k > 0.0 and fine:
+                ub_ar = fine_ar[q] + rho[wi, 1] * np.sqrt(max(fine_var[q] + kp * e_v, 0.0)) + e_ark
+                lb_a2 = a2u
+                if not uniform:
+                    lb_a2 = max(fine_a2[q] - rho2[wi, 1] * np.sqrt(max(fine_varw[q] + kp * e_vw, 0.0))
+                                - e_a2k, 0.0)
+                ub = 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * abs(ub_ar) + k * k * lb_a2)
+                if ub < floor:
+                    if debug:
+                        gain = exact_gain(aa, rw, fw, i, k, a2u)
+                        if gain > ub or gain >= threshold:
+                            count[VIOLATIONS] += 1
+                    continue
+            queue[survivors] = i
+            ks[survivors] = k
+            survivors += 1
+        count[FINE_PASS] += survivors
+        count[EXACT_MACS] += survivors * length
+        exact_gains(gains, queue, ks, survivors, aa, rw, fw, a2u)
+        for q in range(survivors):
+            if gains[q] > best_gain:
+                i = queue[q]
+                box = 1.0 - (cs[i + d] - cs[i]) / d
+                best_gain, best_index, best_depth = gains[q], wi, 1.0 - box * overshoot[wi]
     return best_gain, best_index, best_depth
 
 
 @numba.njit(parallel=True, cache=True)
 def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, overshoot,
-                   maxwidth, depth_min, signal_depth):
+                   maxwidth, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c,
+                   c2, rho, rho2, mean, sum_a2, amax, tuning, debug):
     n_periods = periods.size
     gain = np.zeros(n_periods)
     index = np.full(n_periods, -1, np.int64)
     depth = np.zeros(n_periods)
+    counts = np.zeros((n_periods, 8), np.int64)
     for p in numba.prange(n_periods):
         f, fw = fold_sort_period(t, y, w, periods[p], maxwidth)
         gain[p], index[p], depth[p] = scan_period(
-            f, fw, lo[p], hi[p], widths, strides, offsets, a, overshoot, depth_min, signal_depth
-        )
-    return gain, index, depth
-
-
-def period_stats(plan, gain, index, depth) -> PeriodStats:
-    """PeriodStats from per-period (gain, width index or -1, depth) arrays."""
-    index = np.asarray(index)
-    rows = np.where(index >= 0, plan.templates.rows[np.maximum(index, 0)], 0)
-    return PeriodStats(
-        chi2=plan.lc.chi2_flat - np.asarray(gain, np.float64),
-        rows=rows.astype(np.int64),
-        depths=np.asarray(depth, np.float64),
-    )
+            f, fw, t.size, lo[p], hi[p], widths, strides, offsets, a, overshoot, depth_min,
+            signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2,
+            amax, tuning, debug, counts[p])
+    return gain, index, depth, counts.sum(axis=0)
 
 
 class CPUBackend(TLSBackend):
-    """Exact TLS statistic with numba, parallel over periods (all CPU cores)."""
+    """Exact TLS statistic with numba, parallel over periods (all CPU cores),
+    pruned by certified bounds. ``debug=True`` also evaluates every skipped
+    shift and raises ``BoundViolation`` if one beat its bound."""
 
     name = "cpu"
-    summary = "exact reference: numba on the CPU, parallel over periods"
+    summary = "exact reference: numba on the CPU, parallel over periods, certified pruning"
     fuses_fold_sort = True  # each thread folds, sorts and scans its own period
+
+    def __init__(self, debug: bool = False):
+        super().__init__()
+        self.debug = bool(debug)
 
     def fold_sort(self, plan, periods):
         """Folded, sorted, patched (flux, weight) per period (for stage timing)."""
@@ -120,12 +330,18 @@ class CPUBackend(TLSBackend):
         return [fold_sort_period(plan.lc.t, plan.lc.y, plan.lc.w, p, m) for p in periods]
 
     def chi2_scan(self, plan, folded, periods, lo, hi):
-        tp = plan.templates
-        gain, index, depth = search_periods(
+        tp, pc = plan.templates, plan.templates.pieces
+        gain, index, depth, counts = search_periods(
             plan.lc.t, plan.lc.y, plan.lc.w, periods, lo, hi, tp.widths, tp.strides,
             tp.offsets, tp.a, tp.overshoot, tp.maxwidth, tp.depth_min, tp.signal_depth,
+            plan.lc.uniform_weight, pc.n_pieces, pc.bounds, pc.inv_n, pc.c, pc.c2, pc.rho, pc.rho2,
+            pc.mean, pc.sum_a2, pc.amax, pruning.tuning(tp.maxwidth + plan.lc.size), self.debug,
         )
-        return period_stats(plan, gain, index, depth)
+        for name, value in zip(pruning.COUNTERS, counts.tolist()):
+            self.work[name] += value
+        if self.debug and counts[VIOLATIONS]:
+            raise pruning.BoundViolation(f"{counts[VIOLATIONS]} skipped shift(s) beat their bound")
+        return PeriodStats.from_gains(plan, gain, index, depth)
 
     def max_batch_periods(self, plan):
         return 2048  # progress-bar granularity

@@ -19,9 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from backends.gpu import checked_block_size, missing_requirements
-from backends.implementations.cpu import period_stats
 from backends.kernel_cache import CUDA_DIR, KernelCache
-from backends.protocol import TLSBackend
+from backends.protocol import PeriodStats, TLSBackend
 from backends.scan_jobs import scan_jobs
 
 BATCH_BYTES = 1 << 30  # device memory a batch of periods may take at its peak
@@ -129,7 +128,7 @@ class CuPyBackend(TLSBackend):
             (job_gain, job_index, job_depth, cp.asarray(jobs.period_start), np.int32(b),
              gain, index, depth),
         )
-        return period_stats(plan, gain.get(), index.get(), depth.get())
+        return PeriodStats.from_gains(plan, gain.get(), index.get(), depth.get())
 
     def synchronize(self):
         import cupy as cp

@@ -24,8 +24,7 @@ import numba
 import numpy as np
 
 from backends.gpu import checked_block_size, missing_requirements
-from backends.implementations.cpu import period_stats
-from backends.protocol import TLSBackend
+from backends.protocol import PeriodStats, TLSBackend
 from backends.scan_jobs import scan_jobs
 
 BATCH_BYTES = 256 << 20  # device memory a batch of folded periods may take
@@ -269,7 +268,7 @@ class NumbaCUDABackend(TLSBackend):
         k.reduce_jobs[-(-b // k.threads), k.threads](
             job_gain, job_depth, job_width, k.cuda.to_device(jobs.period_start), gain, index, depth
         )
-        return period_stats(plan, gain.copy_to_host(), index.copy_to_host(), depth.copy_to_host())
+        return PeriodStats.from_gains(plan, gain.copy_to_host(), index.copy_to_host(), depth.copy_to_host())
 
     def synchronize(self):
         _kernels(self.block).cuda.synchronize()

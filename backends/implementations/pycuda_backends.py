@@ -28,9 +28,8 @@ import numpy as np
 
 from backends import packing
 from backends.gpu import checked_block_size, missing_requirements
-from backends.implementations.cpu import period_stats
 from backends.kernel_cache import KernelCache, nvcc_cubin
-from backends.protocol import InputTooLarge, TLSBackend
+from backends.protocol import InputTooLarge, PeriodStats, TLSBackend
 
 KERNELS = KernelCache(maxsize=32)
 BLOCK_SIZES = (32, 64, 128, 256)
@@ -272,7 +271,7 @@ class PyCUDABackend(TLSBackend):
 
     def _stats(self, state, outs):
         gain, index, depth = (o.get() for o in outs)
-        return period_stats(state.plan, gain, index, depth)
+        return PeriodStats.from_gains(state.plan, gain, index, depth)
 
     def max_batch_periods(self, plan):
         per_launch = max(1, int(LAUNCH_MACS // max(1, scan_macs(plan))))
@@ -453,7 +452,7 @@ class SimpleBackend(PyCUDABackend):
             return [self._stats(plan, r) for (plan, _), r in zip(jobs, results)]
 
     def _stats(self, plan, result):
-        return period_stats(plan, result["gain"], result["index"], result["depth"])
+        return PeriodStats.from_gains(plan, result["gain"], result["index"], result["depth"])
 
     def _run(self, jobs, progress=None):
         """Per job, its (gain, depth, index) arrays, from packed launches."""

@@ -1,0 +1,182 @@
+"""Certified bounds for the exact pruned chi2 scan (``../shared/reference/exact_pruning.md``).
+
+A shift i of a template a (length L) with box depth k (scaled) has gain
+G = 2 k AR - k^2 A2, AR = sum_j a_j u_{i+j}, A2 = sum_j a_j^2 W_{i+j}, u = (1 - F) W.
+Split a into K contiguous pieces p (n_p samples, mean c_p). Because
+sum_{j in p} (a_j - c_p) = 0, the data's piece mean can be subtracted too, and
+Cauchy-Schwarz gives
+
+    AR <= sum_p c_p S_p + rho_K sqrt(sum_p [Q_p - S_p^2 / n_p]),
+
+rho_K = ||a - pc_K(a)||_2, S_p and Q_p the sums of u and u^2 over the piece
+(prefix sums: O(K) per shift). A2 is bounded below the same way with (a^2, W),
+or is exactly W0 sum a^2 for uniform weights. A shift is skipped only when
+its upper bound on G, plus a rounding allowance, is below T, a gain already
+achieved by a real shift of the period (the seed): it can then be neither
+the best gain nor tie with it, so the first best fit is found unchanged.
+
+Rounding (float64, unit roundoff 2^-53, ``eps`` = 2^-52 below): with
+g = (M + 16) eps on a patched fold of M samples, every prefix sum of x is off
+by at most g sum|x| and a window sum by 2g sum|x| + eps|.|, so per period
+(U1 = sum|u|, U2 = sum u^2, W1 = sum W, W2 = sum W^2 over the patched fold):
+
+- sum_p c_p S_p is off by at most C (4 g U1), C = sum_p c_p;
+- sum_p (Q_p - S_p^2/n_p) by at most EV = K (4 g U2 + 7 g U1^2), added inside
+  the square root (and subtracted for the A2 lower bound, with W1, W2);
+- the exact evaluation the brute force would do is off by at most
+  g amax U1 in AR and g amax^2 W1 in A2 (any summation order);
+- forming the bound and the gain costs a few roundings, covered by a relative
+  pad of 1e-12 (2k|UB_AR| + k^2 LB_A2 + T), far above 8 eps.
+
+Each allowance is below 1e-9 of the quantity it pads, where the bound's own
+slack is ~10 %: the pads cost no pruning. ``debug`` mode checks every skipped
+shift's exact gain against its padded bound (tests use it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+EPS = 2.0 ** -52
+PAD = 1e-12  # relative pad for the few roundings of forming a bound or a gain
+RHO_INFLATE = 1.0 + 1e-12  # rho and its sums are computed in float64 once per template
+PRUNE_MIN_LENGTH = 32  # shorter templates: the exact dot product is cheaper than a bound
+FINE_MIN_LENGTH = 32  # shorter: the exact dot product is cheaper than the K-piece bound
+BREAKPOINT_GRID = 128  # candidate piece boundaries per template (DP cost K * grid^2)
+
+# Work counters of one search, in the order the scans count them: shifts
+# visited, passing the depth filter, surviving the one-piece bound, surviving
+# the K-piece bound (= exact dot products beside the seeds), the seeds' exact
+# dot products, multiply-adds of all exact dot products, multiply-adds brute
+# force would spend (every visited shift), and bound violations (debug mode).
+COUNTERS = ("shifts", "depth_pass", "coarse_pass", "fine_pass", "seed_dots",
+            "exact_macs", "brute_force_macs", "bound_violations")
+
+
+class BoundViolation(AssertionError):
+    """Debug mode found a skipped shift whose exact gain beat its bound."""
+
+
+def work_summary(work) -> dict:
+    """The counters plus the fraction of brute force's multiply-adds spent."""
+    out = {name: int(work.get(name, 0)) for name in COUNTERS}
+    brute = out["brute_force_macs"]
+    out["fraction_of_brute_force"] = out["exact_macs"] / brute if brute else 0.0
+    return out
+
+
+def pieces_for(maxwidth: int) -> int:
+    """Pieces of the fine bound: 8 for K2-size templates, 16 beyond (TESS)."""
+    return 8 if maxwidth < 1000 else 16
+
+
+@numba.njit(cache=True)
+def _segment(a, k_max, grid):
+    """SSE-optimal split of ``a`` into at most ``k_max`` contiguous pieces with
+    boundaries on ``grid`` (ascending, from 0 to len(a)); returns the boundaries."""
+    g = grid.size
+    c1 = np.zeros(a.size + 1)
+    c2 = np.zeros(a.size + 1)
+    for j in range(a.size):
+        c1[j + 1] = c1[j] + a[j]
+        c2[j + 1] = c2[j] + a[j] * a[j]
+    k = min(k_max, g - 1)
+    cost = np.full((k + 1, g), np.inf)
+    back = np.zeros((k + 1, g), np.int64)
+    cost[0, 0] = 0.0
+    for p in range(1, k + 1):
+        for e in range(1, g):
+            for s in range(e):
+                if cost[p - 1, s] == np.inf:
+                    continue
+                n = grid[e] - grid[s]
+                s1 = c1[grid[e]] - c1[grid[s]]
+                sse = (c2[grid[e]] - c2[grid[s]]) - s1 * s1 / n
+                total = cost[p - 1, s] + max(sse, 0.0)
+                if total < cost[p, e]:
+                    cost[p, e] = total
+                    back[p, e] = s
+    bounds = np.empty(k + 1, np.int64)
+    e = g - 1
+    for p in range(k, 0, -1):
+        bounds[p] = grid[e]
+        e = back[p, e]
+    bounds[0] = 0
+    return bounds
+
+
+def segment(a: np.ndarray, k_max: int) -> np.ndarray:
+    """Piece boundaries (0 = b_0 < ... < b_K = len(a)) of the SSE-optimal
+    K-piece constant approximation of ``a``, boundaries on a grid of at most
+    ``BREAKPOINT_GRID`` positions (any split keeps the bound valid)."""
+    grid = np.unique(np.linspace(0, a.size, min(a.size, BREAKPOINT_GRID) + 1).astype(np.int64))
+    return _segment(np.ascontiguousarray(a, np.float64), k_max, grid)
+
+
+def _piece_terms(x, bounds):
+    """(piece means, rho = ||x - piecewise mean||_2 inflated, sum of means)."""
+    means = np.array([x[b0:b1].mean() for b0, b1 in zip(bounds[:-1], bounds[1:])])
+    rho = float(np.sqrt(sum(((x[b0:b1] - c) ** 2).sum()
+                            for c, b0, b1 in zip(means, bounds[:-1], bounds[1:]))))
+    return means, rho * RHO_INFLATE
+
+
+@dataclass(frozen=True)
+class PieceTables:
+    """Per template width, the coarse (K = 1) and fine (K pieces) bounds'
+    constants, padded to ``k_max`` pieces. Piece p of width wi spans template
+    samples [bounds[wi, p], bounds[wi, p + 1]); unused pieces are empty
+    (bounds repeat, c = 0)."""
+
+    k_max: int
+    n_pieces: np.ndarray  # int32 (widths,)
+    bounds: np.ndarray  # int32 (widths, k_max + 1)
+    inv_n: np.ndarray  # float64 (widths, k_max): 1 / piece length (0 for unused pieces)
+    c: np.ndarray  # float64 (widths, k_max): piece means of a
+    c2: np.ndarray  # float64 (widths, k_max): piece means of a^2
+    rho: np.ndarray  # float64 (widths, 2): [K = 1, K pieces] residual norms of a
+    rho2: np.ndarray  # float64 (widths, 2): the same for a^2
+    mean: np.ndarray  # float64 (widths, 2): [mean a, mean a^2] (K = 1 piece)
+    sum_a2: np.ndarray  # float64 (widths,)
+    amax: np.ndarray  # float64 (widths,)
+
+    @classmethod
+    def build(cls, templates, k_max: int | None = None) -> "PieceTables":
+        k_max = k_max or pieces_for(int(templates.maxwidth))
+        n_t = templates.widths.size
+        n_pieces = np.zeros(n_t, np.int32)
+        bounds = np.zeros((n_t, k_max + 1), np.int32)
+        c = np.zeros((n_t, k_max))
+        c2 = np.zeros((n_t, k_max))
+        rho = np.zeros((n_t, 2))
+        rho2 = np.zeros((n_t, 2))
+        mean = np.zeros((n_t, 2))
+        for wi in range(n_t):
+            a = templates.a[templates.offsets[wi]:templates.offsets[wi + 1]]
+            b = segment(a, k_max)
+            k = b.size - 1
+            n_pieces[wi] = k
+            bounds[wi, :k + 1] = b
+            bounds[wi, k + 1:] = b[-1]
+            c[wi, :k], rho[wi, 1] = _piece_terms(a, b)
+            c2[wi, :k], rho2[wi, 1] = _piece_terms(a * a, b)
+            whole = np.array([0, a.size])
+            (mean[wi, 0],), rho[wi, 0] = _piece_terms(a, whole)
+            (mean[wi, 1],), rho2[wi, 0] = _piece_terms(a * a, whole)
+        sum_a2 = np.array([np.sum(templates.a[o0:o1] ** 2) for o0, o1 in
+                           zip(templates.offsets[:-1], templates.offsets[1:])])
+        amax = np.array([np.max(np.abs(templates.a[o0:o1])) for o0, o1 in
+                         zip(templates.offsets[:-1], templates.offsets[1:])])
+        lengths = np.diff(bounds, axis=1)
+        inv_n = np.where(lengths > 0, 1.0 / np.maximum(lengths, 1), 0.0)
+        return cls(k_max, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2, amax)
+
+
+def tuning(m: int) -> tuple:
+    """(g, PAD, PRUNE_MIN_LENGTH, FINE_MIN_LENGTH) for a patched fold of M
+    samples, g = (M + 16) eps (module docstring). Passed to compiled scans as
+    an argument, so that their on-disk caches never hold stale constants."""
+    return (float((m + 16) * EPS), PAD, PRUNE_MIN_LENGTH, FINE_MIN_LENGTH)
