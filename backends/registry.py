@@ -28,13 +28,14 @@ _BUILTIN = {
     "basic": "backends.implementations.pycuda_backends:BasicBackend",
     "simple": "backends.implementations.pycuda_backends:SimpleBackend",
     "thrust": "backends.implementations.pycuda_backends:ThrustBackend",
+    "pruned": "backends.implementations.pruned:PrunedBackend",
     "cupy": "backends.implementations.cupy_backend:CuPyBackend",
     "numba": "backends.implementations.numba_cuda:NumbaCUDABackend",
 }
 _REGISTRY: Dict[str, Union[str, type]] = dict(_BUILTIN)
 
 # ``auto`` takes the first of these that can run here.
-AUTO_ORDER = ["thrust", "cupy", "simple", "numba", "basic", "cpu"]
+AUTO_ORDER = ["pruned", "thrust", "cupy", "simple", "numba", "basic", "cpu"]
 
 
 def register_backend(name: str, backend: Union[str, type], *, override: bool = False) -> None:

@@ -31,21 +31,33 @@ class ScanJobs:
         return self.period.size
 
 
-def shift_counts(widths, strides, m) -> np.ndarray:
+def shift_counts(widths, strides, m, n=None) -> np.ndarray:
     """Shifts scanned per template width on a patched fold of length ``m``:
-    ``len(range(0, m - d + 1, stride))``."""
+    ``len(range(0, m - d + 1, stride))``; given the number of real samples
+    ``n``, stride-1 widths stop at shift n (later shifts repeat earlier ones)."""
     widths = np.asarray(widths, np.int64)
-    return np.maximum(0, (m - widths) // np.asarray(strides, np.int64) + 1)
+    strides = np.asarray(strides, np.int64)
+    end = m - widths + 1
+    if n is not None:
+        end = np.where(strides == 1, np.minimum(end, n), end)
+    return np.maximum(0, (end - 1) // strides + 1)
 
 
-def scan_jobs(lo, hi, widths, strides, m: int, chunk: int) -> ScanJobs:
-    """Jobs for periods with allowed width windows [lo, hi) on folds of length ``m``."""
+def width_pairs(lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """(period, width index) of every allowed width of every period, in order."""
     lo = np.asarray(lo, np.int64)
     n_widths = np.asarray(hi, np.int64) - lo
     pair_period = np.repeat(np.arange(lo.size), n_widths)
     pair_first = np.cumsum(n_widths) - n_widths
-    pair_width = lo[pair_period] + np.arange(pair_period.size) - pair_first[pair_period]
-    chunks = -(-shift_counts(widths, strides, m)[pair_width] // chunk)
+    return pair_period, lo[pair_period] + np.arange(pair_period.size) - pair_first[pair_period]
+
+
+def scan_jobs(lo, hi, widths, strides, m: int, chunk: int, n=None) -> ScanJobs:
+    """Jobs for periods with allowed width windows [lo, hi) on folds of length
+    ``m`` (``n``: as ``shift_counts``)."""
+    lo = np.asarray(lo, np.int64)
+    pair_period, pair_width = width_pairs(lo, hi)
+    chunks = -(-shift_counts(widths, strides, m, n)[pair_width] // chunk)
     job_pair = np.repeat(np.arange(pair_period.size), chunks)
     job_chunk = np.arange(job_pair.size) - (np.cumsum(chunks) - chunks)[job_pair]
     per_period = np.bincount(pair_period[job_pair], minlength=lo.size)

@@ -34,7 +34,8 @@ def time_backend(name, plan, periods, repeats, block_size=None, clear=True):
 
     if clear:
         pb.KERNELS.clear()
-    backend = backends.registry.backend_class(name)(block_size=block_size)
+    kwargs = {} if block_size is None else {"block_size": block_size}
+    backend = backends.registry.backend_class(name)(**kwargs)
     start = time.perf_counter()
     backend.search(plan, periods)
     cold = time.perf_counter() - start
@@ -45,6 +46,7 @@ def time_backend(name, plan, periods, repeats, block_size=None, clear=True):
         backend.search(plan, periods)
         warm.append(time.perf_counter() - start)
     stages = {k: round(v, 5) for k, v in backend.timings.items()}
+    stages.update({f"work_{k}": v for k, v in backend.work.items()})
     return cold, float(np.median(warm)), float(np.min(warm)), stages
 
 

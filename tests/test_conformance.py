@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import backends
+from backends import contract
 from tests.conftest import box_light_curve
 
 CANDIDATES = [n for n in backends.backend_names() if n not in ("cpu", "reference")]
@@ -17,10 +18,14 @@ def _runnable(name):
     return backends.get_backend(name)
 
 
-def _spectrum_checks(ours, ref):
+def _spectrum_checks(name, ours, ref):
+    """An exact backend meets TLS's exact contract; an approximate one its
+    approximate contract."""
+    found = contract.compare(ours, ref)
+    expected = "exact" if backends.registry.backend_class(name).exact else "approximate"
+    assert found.verdict in (("exact",) if expected == "exact" else ("exact", "approximate")), \
+        f"{name}: {found.verdict} ({found.worst()})"
     assert ours.period == ref.period
-    assert ours.SDE == pytest.approx(ref.SDE, rel=5e-3)
-    assert np.max(np.abs(ours.SR - ref.SR)) <= 1e-3
 
 
 @pytest.mark.parametrize("name", CANDIDATES)
@@ -31,8 +36,11 @@ def test_per_period_chi2_matches_cpu(name, case):
     subset = periods[:400]
     ref = backends.get_backend("cpu").search(plan, subset)
     got = backend.search(plan, subset)
-    np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-4)
-    assert np.mean(got.rows == ref.rows) > 0.99
+    if backend.exact:
+        contract.assert_exact(got, ref, name)
+        np.testing.assert_array_equal(got.rows, ref.rows)
+    else:
+        np.testing.assert_allclose(got.chi2, ref.chi2, rtol=contract.APPROX_CHI2_RTOL)
 
 
 @pytest.mark.parametrize("name", CANDIDATES)
@@ -40,7 +48,7 @@ def test_end_to_end_matches_cpu(name, small_lc):
     _runnable(name)
     ref = backends.search(*small_lc, backend="cpu")
     ours = backends.search(*small_lc, backend=name)
-    _spectrum_checks(ours, ref)
+    _spectrum_checks(name, ours, ref)
     assert ours.meta["backend"] == name
 
 

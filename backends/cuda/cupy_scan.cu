@@ -6,6 +6,7 @@
 // Best, offer and reduce_best (TLS's tie rule) come from tls_common.cuh,
 // shared with the PyCUDA kernels.
 #include "tls_common.cuh"
+#include "job_reduce.cuh"
 
 #ifndef CHUNK
 #define CHUNK (4 * BLOCK)
@@ -43,26 +44,4 @@ scan_jobs(const double *rw, const double *w, const double *csum, int m,
         }
     }
     reduce_best(best, job_gain + job, job_index + job, job_depth + job);
-}
-
-// Jobs of period p are period_start[p] .. period_start[p + 1] - 1, in
-// (width, shift) order, so a strict > keeps the CPU's first best fit.
-extern "C" __global__ void
-reduce_jobs(const double *job_gain, const int *job_index, const double *job_depth,
-            const int *period_start, int n_periods, double *gain, int *index, double *depth)
-{
-    const int p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= n_periods) return;
-    double best_gain = 0.0, best_depth = 0.0;
-    int best_index = -1;
-    for (int j = period_start[p]; j < period_start[p + 1]; ++j) {
-        if (job_gain[j] > best_gain) {
-            best_gain = job_gain[j];
-            best_index = job_index[j];
-            best_depth = job_depth[j];
-        }
-    }
-    gain[p] = best_gain;
-    index[p] = best_index;
-    depth[p] = best_depth;
 }

@@ -1,0 +1,383 @@
+// pruned: TLS's exact statistic with the certified pruning cascade of
+// backends/pruning.py (the same cascade as the cpu backend), float64 throughout,
+// on folded arrays in global memory (thrust.cu's CUB fold and sort), so any n.
+//
+// pruned_prefix: per period, prefix sums of u = (1 - f) w, u^2, w, w^2 and the
+//   scales U1 = sum|u|, U2, W1, W2 the rounding allowances need;
+// pruned_seed: per (period, width), the exact gain at the deepest box; the
+//   period's threshold T is the largest (atomicMax on the bits of a positive double);
+// pruned_scan: per job of backends/scan_jobs.py (up to CHUNK shifts of one
+//   width of one period): depth filter and one-piece bound per shift, survivors
+//   compacted into a shared queue, K-piece bound per queued shift, survivors
+//   compacted again, then one warp per survivor for the exact dot products;
+//   the job's first best fit by TLS's total order (tls_common.cuh);
+// reduce_jobs (job_reduce.cuh): per period, the first best job.
+// Work counters (backends.pruning.COUNTERS) are summed with integer atomics,
+// so they are deterministic.
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include "tls_common.cuh"
+#include "job_reduce.cuh"
+
+#ifndef CHUNK
+#define CHUNK (8 * BLOCK)
+#endif
+#define PREFIX_ITEMS 2
+
+// counter slots, as backends.pruning.COUNTERS
+enum { SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_MACS, VIOLATIONS };
+
+// Running sums of one sample: u, u^2, w, w^2, |u|.
+struct Sums {
+    double u, u2, w, w2, au;
+};
+
+struct SumsAdd {
+    __device__ Sums operator()(const Sums &a, const Sums &b) const
+    {
+        return {a.u + b.u, a.u2 + b.u2, a.w + b.w, a.w2 + b.w2, a.au + b.au};
+    }
+};
+
+// One block per period: pu, pu2, pw, pw2 (period b at b * (m + 1)) and
+// scales[4 b ..] = (U1, U2, W1, W2).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+pruned_prefix(const double *rw, const double *w, int m, double *pu, double *pu2, double *pw,
+              double *pw2, double *scales)
+{
+    typedef cub::BlockScan<Sums, BLOCK> Scan;
+    __shared__ typename Scan::TempStorage temp;
+    const int b = blockIdx.x;
+    const double *u_b = rw + (size_t)b * m, *w_b = w + (size_t)b * m;
+    const size_t out = (size_t)b * (m + 1);
+    if (threadIdx.x == 0) {
+        pu[out] = 0.0; pu2[out] = 0.0; pw[out] = 0.0; pw2[out] = 0.0;
+    }
+    Sums carry = {0.0, 0.0, 0.0, 0.0, 0.0};
+    for (int start = 0; start < m; start += BLOCK * PREFIX_ITEMS) {
+        Sums x[PREFIX_ITEMS];
+        const int base = start + threadIdx.x * PREFIX_ITEMS;
+#pragma unroll
+        for (int r = 0; r < PREFIX_ITEMS; ++r) {
+            const int k = base + r;
+            const double u = k < m ? u_b[k] : 0.0, v = k < m ? w_b[k] : 0.0;
+            x[r] = {u, u * u, v, v * v, fabs(u)};
+        }
+        Sums total;
+        Scan(temp).InclusiveScan(x, x, SumsAdd(), total);
+#pragma unroll
+        for (int r = 0; r < PREFIX_ITEMS; ++r) {
+            const int k = base + r;
+            if (k < m) {
+                const Sums s = SumsAdd()(carry, x[r]);
+                pu[out + k + 1] = s.u; pu2[out + k + 1] = s.u2;
+                pw[out + k + 1] = s.w; pw2[out + k + 1] = s.w2;
+            }
+        }
+        carry = SumsAdd()(carry, total);
+        __syncthreads();  // temp is reused by the next tile
+    }
+    if (threadIdx.x == 0) {
+        scales[4 * b] = carry.au; scales[4 * b + 1] = carry.u2;
+        scales[4 * b + 2] = carry.w; scales[4 * b + 3] = carry.w2;
+    }
+}
+
+// Shifts scanned of width d on a patched fold of m samples (n real ones):
+// shifts at and past n repeat earlier ones when the stride is 1 (cpu: shift_end).
+__device__ __forceinline__ int shift_count(int m, int n, int d, int stride)
+{
+    const int end = stride == 1 ? min(m - d + 1, n) : m - d + 1;
+    return (end - 1) / stride + 1;
+}
+
+// What a scan of one (period, width) reads: the period's folded arrays and
+// prefix sums, the width's template and piece tables, the period's scales.
+struct Width {
+    const double *rw, *w, *cs, *pu, *pu2, *pw, *pw2;
+    const double *a;  // template (1 - signal), length L
+    int d, stride, length, n_shifts;
+    double kscale, a2u;  // k = box * kscale; A2 = a2u with uniform weights (0: not uniform)
+};
+
+__device__ __forceinline__ Width width_of(int b, int wi, int m, int n, const double *rw,
+                                          const double *w, const double *cs, const double *pu,
+                                          const double *pu2, const double *pw, const double *pw2,
+                                          const int *widths, const int *strides,
+                                          const long long *offsets, const double *a,
+                                          const double *kscale, const double *sum_a2,
+                                          double w_uniform)
+{
+    Width x;
+    const size_t fb = (size_t)b * m, pb = (size_t)b * (m + 1);
+    x.rw = rw + fb; x.w = w + fb; x.cs = cs + pb;
+    x.pu = pu + pb; x.pu2 = pu2 + pb; x.pw = pw + pb; x.pw2 = pw2 + pb;
+    x.a = a + offsets[wi];
+    x.d = widths[wi];
+    x.stride = strides[wi];
+    x.length = (int)(offsets[wi + 1] - offsets[wi]);
+    x.n_shifts = shift_count(m, n, x.d, x.stride);
+    x.kscale = kscale[wi];
+    x.a2u = w_uniform * sum_a2[wi];
+    return x;
+}
+
+__device__ __forceinline__ double box_depth(const Width &x, int i)
+{
+    return 1.0 - (x.cs[i + x.d] - x.cs[i]) / x.d;
+}
+
+// Exact gain of shift i, one thread (seeds' fallback and debug checks).
+__device__ double thread_gain(const Width &x, int i, double k)
+{
+    double ar = 0.0, a2 = 0.0;
+    for (int j = 0; j < x.length; ++j) {
+        const double aj = __ldg(x.a + j);
+        ar = fma(aj, x.rw[i + j], ar);
+        if (x.a2u == 0.0) a2 = fma(aj * aj, x.w[i + j], a2);
+    }
+    return 2.0 * k * ar - k * k * (x.a2u > 0.0 ? x.a2u : a2);
+}
+
+// Exact gain of shift i by one warp (every lane returns it).
+__device__ __forceinline__ double warp_gain(const Width &x, int i, double k)
+{
+    const int lane = threadIdx.x % 32;
+    double ar = 0.0, a2 = 0.0;
+    for (int j = lane; j < x.length; j += 32) {
+        const double aj = __ldg(x.a + j);
+        ar = fma(aj, x.rw[i + j], ar);
+        if (x.a2u == 0.0) a2 = fma(aj * aj, x.w[i + j], a2);
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        ar += __shfl_xor_sync(0xffffffffu, ar, o);
+        a2 += __shfl_xor_sync(0xffffffffu, a2, o);
+    }
+    return 2.0 * k * ar - k * k * (x.a2u > 0.0 ? x.a2u : a2);
+}
+
+// Deepest box of one (period, width) pair, then its exact gain: the period's
+// threshold is the largest such gain (0 if none is positive).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+pruned_seed(const double *rw, const double *w, const double *cs, const double *pu,
+            const double *pu2, const double *pw, const double *pw2, int m, int n,
+            const int *pair_period, const int *pair_width, const int *widths,
+            const int *strides, const long long *offsets, const double *a, const double *kscale,
+            const double *sum_a2, double w_uniform, double depth_min,
+            unsigned long long *threshold, unsigned long long *counters)
+{
+    struct Deepest { double box; int i; };
+    typedef cub::BlockReduce<double, BLOCK> Sum;
+    typedef cub::BlockReduce<Deepest, BLOCK> Max;
+    __shared__ union { typename Sum::TempStorage sum; typename Max::TempStorage max; } temp;
+    __shared__ Deepest deepest;
+    const int b = pair_period[blockIdx.x], wi = pair_width[blockIdx.x];
+    const Width x = width_of(b, wi, m, n, rw, w, cs, pu, pu2, pw, pw2, widths, strides, offsets,
+                             a, kscale, sum_a2, w_uniform);
+    Deepest mine = {depth_min, -1};
+    for (int s = threadIdx.x; s < x.n_shifts; s += BLOCK) {
+        const double box = box_depth(x, s * x.stride);
+        if (box > mine.box) mine = {box, s * x.stride};
+    }
+    const Deepest top = Max(temp.max).Reduce(mine, [](const Deepest &p, const Deepest &q) {
+        if (q.i < 0) return p;
+        if (p.i < 0) return q;
+        return (q.box > p.box || (q.box == p.box && q.i < p.i)) ? q : p;
+    });
+    if (threadIdx.x == 0) deepest = top;
+    __syncthreads();
+    if (deepest.i < 0) return;
+    const int i = deepest.i;
+    const double k = deepest.box * x.kscale;
+    double ar = 0.0, a2 = 0.0;
+    for (int j = threadIdx.x; j < x.length; j += BLOCK) {
+        const double aj = __ldg(x.a + j);
+        ar = fma(aj, x.rw[i + j], ar);
+        if (x.a2u == 0.0) a2 = fma(aj * aj, x.w[i + j], a2);
+    }
+    ar = Sum(temp.sum).Sum(ar);
+    __syncthreads();
+    a2 = Sum(temp.sum).Sum(a2);
+    if (threadIdx.x == 0) {
+        const double gain = 2.0 * k * ar - k * k * (x.a2u > 0.0 ? x.a2u : a2);
+        if (gain > 0.0) atomicMax(threshold + b, (unsigned long long)__double_as_longlong(gain));
+        atomicAdd(counters + SEED_DOTS, 1ull);
+        atomicAdd(counters + EXACT_MACS, (unsigned long long)x.length);
+    }
+}
+
+// Piece tables of backends.pruning.PieceTables, k_max pieces per width.
+struct Pieces {
+    const int *n_pieces, *bounds;  // bounds: (widths, k_max + 1)
+    const double *inv_n, *c, *c2;  // (widths, k_max)
+    const double *rho, *rho2, *mean;  // (widths, 2)
+    const double *amax;
+    int k_max;
+};
+
+// Rounding allowances of one (period, width), doubled (backends/pruning.py).
+struct Allowances {
+    double e_v, e_vw, e_ar1, e_ark, e_a21, e_a2k;
+};
+
+__device__ Allowances allowances(const Pieces &pc, int wi, const double *scale, double g, bool uniform)
+{
+    const double u1 = scale[0], u2 = scale[1], w1 = scale[2], w2 = scale[3];
+    const double am = pc.amax[wi];
+    const double dots_ar = g * am * u1, dots_a2 = uniform ? 0.0 : g * am * am * w1;
+    double sc = 0.0, sc2 = 0.0;
+    for (int p = 0; p < pc.n_pieces[wi]; ++p) {
+        sc += pc.c[wi * pc.k_max + p];
+        sc2 += pc.c2[wi * pc.k_max + p];
+    }
+    Allowances e;
+    e.e_v = 2.0 * (4.0 * g * u2 + 7.0 * g * u1 * u1);
+    e.e_vw = 2.0 * (4.0 * g * w2 + 7.0 * g * w1 * w1);
+    e.e_ar1 = 2.0 * (pc.mean[2 * wi] * 4.0 * g * u1 + dots_ar);
+    e.e_ark = 2.0 * (sc * 4.0 * g * u1 + dots_ar);
+    e.e_a21 = 2.0 * (pc.mean[2 * wi + 1] * 4.0 * g * w1 + dots_a2);
+    e.e_a2k = 2.0 * (sc2 * 4.0 * g * w1 + dots_a2);
+    return e;
+}
+
+// Gain bound from (sum c_p S_p, sum centred Q_p) of AR and (the same of A2),
+// plus its pad: 2k UB_AR - k^2 LB_A2 + pad (2k |UB_AR| + k^2 LB_A2).
+__device__ __forceinline__ double gain_bound(double k, double mean, double var, double rho,
+                                             double e_v, double e_ar, const Width &x,
+                                             double mean_w, double var_w, double rho2,
+                                             double e_vw, double e_a2, double pad)
+{
+    const double ub_ar = mean + rho * sqrt(fmax(var + e_v, 0.0)) + e_ar;
+    const double lb_a2 = x.a2u > 0.0 ? x.a2u
+                                     : fmax(mean_w - rho2 * sqrt(fmax(var_w + e_vw, 0.0)) - e_a2, 0.0);
+    return 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * fabs(ub_ar) + k * k * lb_a2);
+}
+
+// Sum c_p S_p and sum (Q_p - S_p^2 / n_p) over the pieces [i + b_p, i + b_{p+1}).
+__device__ __forceinline__ void piece_sums(const int *bounds, const double *inv_n, const double *c,
+                                           int n_pieces, const double *p1, const double *p2, int i,
+                                           double &mean, double &var)
+{
+    mean = 0.0;
+    var = 0.0;
+    for (int p = 0; p < n_pieces; ++p) {
+        const int b0 = i + bounds[p], b1 = i + bounds[p + 1];
+        const double s = p1[b1] - p1[b0];
+        mean = fma(c[p], s, mean);
+        var += (p2[b1] - p2[b0]) - s * s * inv_n[p];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+pruned_scan(const double *rw, const double *w, const double *cs, const double *pu,
+            const double *pu2, const double *pw, const double *pw2, const double *scales,
+            int m, int n, const int *job_period, const int *job_width, const int *job_first,
+            const int *widths, const int *strides, const long long *offsets, const double *a,
+            const double *kscale, const double *sum_a2, const double *overshoot,
+            const int *n_pieces, const int *bounds, const double *inv_n, const double *c,
+            const double *c2, const double *rho, const double *rho2, const double *mean,
+            const double *amax, int k_max, double w_uniform, double depth_min, double g,
+            double pad, int prune_min, int fine_min, const unsigned long long *threshold,
+            int debug, double *job_gain, int *job_index, double *job_depth,
+            unsigned long long *counters)
+{
+    __shared__ int queue[CHUNK], survivor[CHUNK];
+    __shared__ int n_queue, n_survivors;
+    __shared__ unsigned long long passed, violations;
+    const int job = blockIdx.x, wi = job_width[job], b = job_period[job];
+    const Width x = width_of(b, wi, m, n, rw, w, cs, pu, pu2, pw, pw2, widths, strides, offsets,
+                             a, kscale, sum_a2, w_uniform);
+    const Pieces pc = {n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, amax, k_max};
+    const bool uniform = w_uniform > 0.0;
+    const Allowances e = allowances(pc, wi, scales + 4 * b, g, uniform);
+    const double t = __longlong_as_double((long long)threshold[b]);
+    const double floor = t - pad * t;
+    const bool direct = x.length < prune_min, fine = x.length >= fine_min;
+    const double inv_len = 1.0 / x.length;
+    const double c1 = mean[2 * wi], c12 = mean[2 * wi + 1];
+    const double r1 = rho[2 * wi], r12 = rho2[2 * wi], rk = rho[2 * wi + 1], rk2 = rho2[2 * wi + 1];
+    const int kp = n_pieces[wi];
+    const int *bw = bounds + wi * (k_max + 1);
+    const double *nw = inv_n + wi * k_max, *cw = c + wi * k_max, *c2w = c2 + wi * k_max;
+    if (threadIdx.x == 0) { n_queue = 0; n_survivors = 0; passed = 0; violations = 0; }
+    __syncthreads();
+
+    // one-piece bound per shift; survivors queued (in any order: the best fit
+    // is chosen by TLS's total order below)
+    unsigned long long my_passed = 0, my_violations = 0;
+    const int end = min(job_first[job] + CHUNK, x.n_shifts);
+    for (int s = job_first[job] + threadIdx.x; s < end; s += BLOCK) {
+        const int i = s * x.stride;
+        const double box = box_depth(x, i);
+        if (!(box > depth_min)) continue;
+        ++my_passed;
+        const double k = box * x.kscale;
+        bool keep = direct || !(k > 0.0);
+        double ub = 0.0;
+        if (!keep) {
+            const double su = x.pu[i + x.length] - x.pu[i];
+            const double vu = (x.pu2[i + x.length] - x.pu2[i]) - su * su * inv_len;
+            double sw = 0.0, vw = 0.0;
+            if (!uniform) {
+                sw = x.pw[i + x.length] - x.pw[i];
+                vw = (x.pw2[i + x.length] - x.pw2[i]) - sw * sw * inv_len;
+            }
+            ub = gain_bound(k, c1 * su, vu, r1, e.e_v, e.e_ar1, x, c12 * sw, vw, r12, e.e_vw,
+                            e.e_a21, pad);
+            keep = ub >= floor;
+        }
+        if (keep) {
+            queue[atomicAdd(&n_queue, 1)] = i;
+        } else if (debug) {
+            const double gain = thread_gain(x, i, k);
+            my_violations += gain > ub || gain >= t;
+        }
+    }
+    atomicAdd(&passed, my_passed);
+    __syncthreads();
+    const int queued = n_queue;
+
+    // K-piece bound per queued shift; survivors queued again
+    for (int q = threadIdx.x; q < queued; q += BLOCK) {
+        const int i = queue[q];
+        const double k = box_depth(x, i) * x.kscale;
+        bool keep = direct || !fine || !(k > 0.0);
+        double ub = 0.0;
+        if (!keep) {
+            double mu, vu, mw = 0.0, vw = 0.0;
+            piece_sums(bw, nw, cw, kp, x.pu, x.pu2, i, mu, vu);
+            if (!uniform) piece_sums(bw, nw, c2w, kp, x.pw, x.pw2, i, mw, vw);
+            ub = gain_bound(k, mu, vu, rk, kp * e.e_v, e.e_ark, x, mw, vw, rk2, kp * e.e_vw,
+                            e.e_a2k, pad);
+            keep = ub >= floor;
+        }
+        if (keep) {
+            survivor[atomicAdd(&n_survivors, 1)] = i;
+        } else if (debug) {
+            const double gain = thread_gain(x, i, k);
+            my_violations += gain > ub || gain >= t;
+        }
+    }
+    if (my_violations) atomicAdd(&violations, my_violations);
+    __syncthreads();
+    const int survivors = n_survivors;
+
+    // exact gains, one warp per survivor
+    Best best = {0.0, 0.0, -1, 0x7fffffff};
+    const double ov = overshoot[wi];
+    for (int q = threadIdx.x / 32; q < survivors; q += BLOCK / 32) {
+        const int i = survivor[q];
+        const double box = box_depth(x, i);
+        const double gain = warp_gain(x, i, box * x.kscale);
+        const Best cand = {gain, 1.0 - box * ov, wi, i};
+        if (gain > 0.0 && better(cand, best)) best = cand;
+    }
+    reduce_best(best, job_gain + job, job_index + job, job_depth + job);
+    if (threadIdx.x == 0) {
+        atomicAdd(counters + DEPTH_PASS, passed);
+        atomicAdd(counters + COARSE_PASS, (unsigned long long)queued);
+        atomicAdd(counters + FINE_PASS, (unsigned long long)survivors);
+        atomicAdd(counters + EXACT_MACS, (unsigned long long)survivors * x.length);
+        atomicAdd(counters + VIOLATIONS, violations);
+    }
+}

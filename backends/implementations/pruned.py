@@ -1,0 +1,143 @@
+"""``pruned``: TLS's exact statistic on the GPU with the certified pruning
+cascade of ``backends.pruning`` (the one the ``cpu`` backend runs): per period
+a threshold from the exact gain at each width's deepest box, then per shift the
+depth filter and a one-piece bound, a K-piece bound on the survivors and the
+exact float64 dot products on what is left, typically 2-5 % of brute force's
+multiply-adds (``results.meta["work"]``).
+
+PyCUDA rather than CuPy: it reuses ``thrust``'s CUB fold and sort (global
+memory, so any n: TESS sectors and 100,000-point curves, whose prefix sums
+do not fit in shared memory), the kernel cache with on-disk cubins that nvcc
+checks in CI, and the primary-context handling of the other PyCUDA backends.
+Everything is float64, so no float32 re-check is needed; device memory is
+bounded by batching periods (``max_batch_periods``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from backends import pruning
+from backends.implementations.pycuda_backends import FoldedScanBackend, cub_sort_bytes
+from backends.protocol import PeriodStats
+from backends.scan_jobs import scan_jobs, shift_counts, width_pairs
+
+CHUNK_PER_THREAD = 8  # shifts per thread of a scan job (pruned.cu's CHUNK = 8 * BLOCK)
+MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
+
+
+@dataclass
+class PrunedState:
+    """The plan on the device (``DeviceState``) plus the pruning tables."""
+
+    base: object
+    tables: dict
+
+
+class PrunedBackend(FoldedScanBackend):
+    """Exact pruned scan: seed, one-piece bound, K-piece bound, exact survivors."""
+
+    name = "pruned"
+    summary = "exact, PyCUDA: certified pruning cascade (bounds, then exact float64 survivors); any n"
+    variant = "pruned"
+    defines: dict = {}
+
+    def __init__(self, block_size: int | None = None, debug: bool = False):
+        super().__init__(block_size)
+        self.debug = bool(debug)
+
+    def upload(self, plan):
+        import pycuda.gpuarray as ga
+
+        base = super().upload(plan)
+        tp, pc = plan.templates, plan.templates.pieces
+        put = lambda x, dt: ga.to_gpu(np.ascontiguousarray(x, dtype=dt))  # noqa: E731
+        with self.context():
+            tables = dict(
+                kscale=put(tp.overshoot / tp.signal_depth, np.float64),
+                sum_a2=put(pc.sum_a2, np.float64),
+                n_pieces=put(pc.n_pieces, np.int32), bounds=put(pc.bounds, np.int32),
+                inv_n=put(pc.inv_n, np.float64), c=put(pc.c, np.float64),
+                c2=put(pc.c2, np.float64), rho=put(pc.rho, np.float64),
+                rho2=put(pc.rho2, np.float64), mean=put(pc.mean, np.float64),
+                amax=put(pc.amax, np.float64),
+            )
+        return PrunedState(base, tables)
+
+    def fold_sort(self, state, periods):
+        return self.cub_fold_sort(state.base, periods)
+
+    def sort_bytes(self, plan):
+        return cub_sort_bytes(plan)
+
+    def scratch_bytes(self, plan):
+        """Folded arrays and sort (``FoldedScanBackend``) plus four prefix sums."""
+        return super().scratch_bytes(plan) + 32 * (plan.lc.size + plan.templates.maxwidth + 1)
+
+    def max_batch_periods(self, plan):
+        return min(MAX_PERIODS, super().max_batch_periods(plan))
+
+    def chi2_scan(self, state, folded, periods, lo, hi):
+        import pycuda.gpuarray as ga
+
+        base, tab = state.base, state.tables
+        plan, block = base.plan, base.block
+        tp, pc = plan.templates, plan.templates.pieces
+        n, m, b = base.n, base.m, len(periods)
+        widths, strides, offsets, a, overshoot = base.templates
+        g, pad, prune_min, fine_min = pruning.tuning(m)
+        w_uniform = np.float64(plan.lc.uniform_weight)
+        chunk = CHUNK_PER_THREAD * block
+        mod = self.module(block, defines={"CHUNK": chunk})
+        with self.context():
+            rw, w, cs = folded
+            prefix = [ga.empty(b * (m + 1), np.float64) for _ in range(4)]
+            scales = ga.empty(4 * b, np.float64)
+            mod.get_function("pruned_prefix")(rw, w, np.int32(m), *prefix, scales,
+                                              block=(block, 1, 1), grid=(b, 1))
+            data = (rw, w, cs, *prefix)
+            counters = ga.zeros(len(pruning.COUNTERS), np.uint64)
+            threshold = ga.zeros(b, np.uint64)
+            pair_period, pair_width = width_pairs(lo, hi)
+            if pair_period.size:
+                mod.get_function("pruned_seed")(
+                    *data, np.int32(m), np.int32(n), ga.to_gpu(pair_period.astype(np.int32)),
+                    ga.to_gpu(pair_width.astype(np.int32)), widths, strides, offsets, a,
+                    tab["kscale"], tab["sum_a2"], w_uniform, np.float64(tp.depth_min),
+                    threshold, counters, block=(block, 1, 1), grid=(pair_period.size, 1))
+            jobs = scan_jobs(lo, hi, tp.widths, tp.strides, m, chunk, n)
+            size = max(jobs.size, 1)
+            job_gain, job_index, job_depth = (ga.zeros(size, np.float64), ga.empty(size, np.int32),
+                                              ga.zeros(size, np.float64))
+            if jobs.size:
+                mod.get_function("pruned_scan")(
+                    *data, scales, np.int32(m), np.int32(n), ga.to_gpu(jobs.period),
+                    ga.to_gpu(jobs.width), ga.to_gpu(jobs.first), widths, strides, offsets, a,
+                    tab["kscale"], tab["sum_a2"], overshoot, tab["n_pieces"], tab["bounds"],
+                    tab["inv_n"], tab["c"], tab["c2"], tab["rho"], tab["rho2"], tab["mean"],
+                    tab["amax"], np.int32(pc.k_max), w_uniform, np.float64(tp.depth_min),
+                    np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min),
+                    threshold, np.int32(self.debug), job_gain, job_index, job_depth, counters,
+                    block=(block, 1, 1), grid=(jobs.size, 1))
+            gain, index, depth = ga.empty(b, np.float64), ga.empty(b, np.int32), ga.empty(b, np.float64)
+            mod.get_function("reduce_jobs")(
+                job_gain, job_index, job_depth, ga.to_gpu(jobs.period_start), np.int32(b),
+                gain, index, depth, block=(128, 1, 1), grid=(-(-b // 128), 1))
+            self._count(counters.get(), plan, lo, hi, m, n)
+            return PeriodStats.from_gains(plan, gain.get(), index.get(), depth.get())
+
+    def _count(self, counts, plan, lo, hi, m, n):
+        """Add a batch's counters; shifts and brute force's multiply-adds are
+        known on the host. Raises ``BoundViolation`` in debug mode."""
+        tp = plan.templates
+        _, pair_width = width_pairs(lo, hi)
+        counts = dict(zip(pruning.COUNTERS, (int(v) for v in counts)))
+        counts["shifts"] = int(shift_counts(tp.widths, tp.strides, m, n)[pair_width].sum())
+        counts["brute_force_macs"] = int((shift_counts(tp.widths, tp.strides, m)
+                                          * tp.lengths)[pair_width].sum())
+        for name, value in counts.items():
+            self.work[name] += value
+        if self.debug and counts["bound_violations"]:
+            raise pruning.BoundViolation(f"{counts['bound_violations']} skipped shift(s) beat their bound")
