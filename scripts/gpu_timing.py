@@ -42,6 +42,7 @@ def time_backend(name, plan, periods, repeats, block_size=None, clear=True):
     warm = []
     for _ in range(repeats):
         backend.timings.clear()
+        backend.work.clear()
         start = time.perf_counter()
         backend.search(plan, periods)
         warm.append(time.perf_counter() - start)

@@ -40,17 +40,23 @@ def fold(t, period):
 
 
 @numba.njit(cache=True)
-def fold_sort_period(t, y, w, period, maxwidth):
-    """Fold at epoch 0, stable-sort by phase, append the wrap-around patch."""
-    phase = fold(t, period)
-    order = np.argsort(phase, kind="mergesort")
+def fold_sort_into(t, y, w, period, f, fw):
+    """Fold at epoch 0, stable-sort by phase, write the flux and weights in
+    phase order plus the wrap-around patch into ``f``, ``fw`` (length N + maxwidth)."""
+    order = np.argsort(fold(t, period), kind="mergesort")
     n = t.size
-    f = np.empty(n + maxwidth)
-    fw = np.empty(n + maxwidth)
-    for k in range(n + maxwidth):
+    for k in range(f.size):
         src = order[k % n]
         f[k] = y[src]
         fw[k] = w[src]
+
+
+@numba.njit(cache=True)
+def fold_sort_period(t, y, w, period, maxwidth):
+    """``fold_sort_into`` new arrays."""
+    f = np.empty(t.size + maxwidth)
+    fw = np.empty(t.size + maxwidth)
+    fold_sort_into(t, y, w, period, f, fw)
     return f, fw
 
 
@@ -142,19 +148,15 @@ def coarse_bounds(out, n_shifts, stride, d, length, cs, pu, pu2, pw, pw2, kscale
 
 
 @numba.njit(cache=True)
-def prefix_sums(f, fw, uniform):
+def prefix_sums(f, fw, uniform, cs, rw, pu, pu2, pw, pw2):
     """Cumulative flux, u = (1 - f) w (the dot products' data), and prefix sums
-    of u, u^2 (and w, w^2 unless ``uniform``), each of length M + 1."""
+    of u, u^2 (and w, w^2 unless ``uniform``), each of length M + 1; returns sum |u|."""
     m = f.size
-    cs = np.zeros(m + 1)
-    rw = np.empty(m)
-    pu = np.zeros(m + 1)
-    pu2 = np.zeros(m + 1)
-    nw = 1 if uniform else m + 1
-    pw = np.zeros(nw)
-    pw2 = np.zeros(nw)
+    cs[0] = pu[0] = pu2[0] = pw[0] = pw2[0] = 0.0
+    u1 = 0.0
     for j in range(m):
         u = (1.0 - f[j]) * fw[j]
+        u1 += abs(u)
         rw[j] = u
         cs[j + 1] = cs[j] + f[j]
         pu[j + 1] = pu[j] + u
@@ -162,7 +164,7 @@ def prefix_sums(f, fw, uniform):
         if not uniform:
             pw[j + 1] = pw[j] + fw[j]
             pw2[j + 1] = pw2[j] + fw[j] * fw[j]
-    return cs, rw, pu, pu2, pw, pw2
+    return u1
 
 
 @numba.njit(cache=True)
@@ -176,23 +178,22 @@ def shift_end(m, n, d, stride):
 @numba.njit(cache=True)
 def scan_period(f, fw, n, lo, hi, widths, strides, offsets, a, overshoot, depth_min,
                 signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2,
-                amax, tuning, debug, count):
+                amax, tuning, debug, count, work, queue):
     """Best (gain, width index or -1, depth) over the allowed widths of one
-    period, by the pruning cascade; adds its work to ``count``."""
+    period (folded flux ``f``, weights ``fw``), by the pruning cascade; adds its
+    work to ``count``. ``work`` (13 x (M + 1)) and ``queue`` (M + 1) are scratch."""
     m = f.size
     uniform = w_uniform > 0.0
-    cs, rw, pu, pu2, pw, pw2 = prefix_sums(f, fw, uniform)
-    u1 = np.sum(np.abs(rw))
+    cs, rw, pu, pu2, pw, pw2 = work[0], work[1], work[2], work[3], work[4], work[5]
+    u1 = prefix_sums(f, fw, uniform, cs, rw, pu, pu2, pw, pw2)
     u2 = pu2[m]
     w1 = w_uniform * m if uniform else pw[m]
     w2 = w_uniform * w_uniform * m if uniform else pw2[m]
     g, pad, prune_min, fine_min = tuning
     e_v = 2.0 * (4.0 * g * u2 + 7.0 * g * u1 * u1)
     e_vw = 2.0 * (4.0 * g * w2 + 7.0 * g * w1 * w1)
-    queue = np.empty(m + 1, np.int64)
-    coarse = np.empty(m)
-    fine_ar, fine_var, fine_a2, fine_varw = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
-    ks, gains = np.empty(m), np.empty(m)
+    coarse, fine_ar, fine_var, fine_a2, fine_varw = work[6], work[7], work[8], work[9], work[10]
+    ks, gains = work[11], work[12]
 
     # seed: the exact gain at each width's deepest box
     threshold = 0.0
@@ -302,12 +303,20 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
     index = np.full(n_periods, -1, np.int64)
     depth = np.zeros(n_periods)
     counts = np.zeros((n_periods, 8), np.int64)
-    for p in numba.prange(n_periods):
-        f, fw = fold_sort_period(t, y, w, periods[p], maxwidth)
-        gain[p], index[p], depth[p] = scan_period(
-            f, fw, t.size, lo[p], hi[p], widths, strides, offsets, a, overshoot, depth_min,
-            signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2,
-            amax, tuning, debug, counts[p])
+    # scratch allocated once per chunk of periods, not per period (large
+    # arrays are fresh pages each time); many chunks per thread balance the load
+    n_chunks = min(n_periods, 8 * numba.get_num_threads())
+    m = t.size + maxwidth
+    for chunk in numba.prange(n_chunks):
+        folded = np.empty((2, m))
+        work = np.empty((13, m + 1))
+        queue = np.empty(m + 1, np.int64)
+        for p in range(chunk, n_periods, n_chunks):
+            fold_sort_into(t, y, w, periods[p], folded[0], folded[1])
+            gain[p], index[p], depth[p] = scan_period(
+                folded[0], folded[1], t.size, lo[p], hi[p], widths, strides, offsets, a,
+                overshoot, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2,
+                rho, rho2, mean, sum_a2, amax, tuning, debug, counts[p], work, queue)
     return gain, index, depth, counts.sum(axis=0)
 
 

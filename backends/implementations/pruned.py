@@ -90,21 +90,22 @@ class PrunedBackend(FoldedScanBackend):
         g, pad, prune_min, fine_min = pruning.tuning(m)
         w_uniform = np.float64(plan.lc.uniform_weight)
         chunk = CHUNK_PER_THREAD * block
-        mod = self.module(block, defines={"CHUNK": chunk})
         with self.context():
+            mod = self.module(block, defines={"CHUNK": chunk})
             rw, w, cs = folded
             prefix = [ga.empty(b * (m + 1), np.float64) for _ in range(4)]
             scales = ga.empty(4 * b, np.float64)
-            mod.get_function("pruned_prefix")(rw, w, np.int32(m), *prefix, scales,
-                                              block=(block, 1, 1), grid=(b, 1))
+            self._launch("chi2_scan.prefix", mod, "pruned_prefix", rw, w, np.int32(m), *prefix,
+                         scales, block=(block, 1, 1), grid=(b, 1))
             data = (rw, w, cs, *prefix)
             counters = ga.zeros(len(pruning.COUNTERS), np.uint64)
             threshold = ga.zeros(b, np.uint64)
             pair_period, pair_width = width_pairs(lo, hi)
             if pair_period.size:
-                mod.get_function("pruned_seed")(
-                    *data, np.int32(m), np.int32(n), ga.to_gpu(pair_period.astype(np.int32)),
-                    ga.to_gpu(pair_width.astype(np.int32)), widths, strides, offsets, a,
+                self._launch(
+                    "chi2_scan.seed", mod, "pruned_seed", *data, np.int32(m), np.int32(n),
+                    ga.to_gpu(pair_period.astype(np.int32)), ga.to_gpu(pair_width.astype(np.int32)),
+                    widths, strides, offsets, a,
                     tab["kscale"], tab["sum_a2"], w_uniform, np.float64(tp.depth_min),
                     threshold, counters, block=(block, 1, 1), grid=(pair_period.size, 1))
             jobs = scan_jobs(lo, hi, tp.widths, tp.strides, m, chunk, n)
@@ -112,9 +113,10 @@ class PrunedBackend(FoldedScanBackend):
             job_gain, job_index, job_depth = (ga.zeros(size, np.float64), ga.empty(size, np.int32),
                                               ga.zeros(size, np.float64))
             if jobs.size:
-                mod.get_function("pruned_scan")(
-                    *data, scales, np.int32(m), np.int32(n), ga.to_gpu(jobs.period),
-                    ga.to_gpu(jobs.width), ga.to_gpu(jobs.first), widths, strides, offsets, a,
+                self._launch(
+                    "chi2_scan.cascade", mod, "pruned_scan", *data, scales, np.int32(m), np.int32(n),
+                    ga.to_gpu(jobs.period), ga.to_gpu(jobs.width), ga.to_gpu(jobs.first),
+                    widths, strides, offsets, a,
                     tab["kscale"], tab["sum_a2"], overshoot, tab["n_pieces"], tab["bounds"],
                     tab["inv_n"], tab["c"], tab["c2"], tab["rho"], tab["rho2"], tab["mean"],
                     tab["amax"], np.int32(pc.k_max), w_uniform, np.float64(tp.depth_min),
@@ -122,11 +124,22 @@ class PrunedBackend(FoldedScanBackend):
                     threshold, np.int32(self.debug), job_gain, job_index, job_depth, counters,
                     block=(block, 1, 1), grid=(jobs.size, 1))
             gain, index, depth = ga.empty(b, np.float64), ga.empty(b, np.int32), ga.empty(b, np.float64)
-            mod.get_function("reduce_jobs")(
-                job_gain, job_index, job_depth, ga.to_gpu(jobs.period_start), np.int32(b),
-                gain, index, depth, block=(128, 1, 1), grid=(-(-b // 128), 1))
+            self._launch(
+                "chi2_scan.reduce", mod, "reduce_jobs", job_gain, job_index, job_depth,
+                ga.to_gpu(jobs.period_start), np.int32(b), gain, index, depth,
+                block=(128, 1, 1), grid=(-(-b // 128), 1))
             self._count(counters.get(), plan, lo, hi, m, n)
             return PeriodStats.from_gains(plan, gain.get(), index.get(), depth.get())
+
+    def _launch(self, stage, module, kernel, *args, **launch):
+        """Launch ``kernel`` and wait for it, its time under ``timings[stage]``
+        (the scan's parts: prefix sums, seeds, cascade, reduction; dotted
+        names are parts of a stage, not added to the total again)."""
+        import pycuda.driver as cuda
+
+        with self.clock(stage):
+            module.get_function(kernel)(*args, **launch)
+            cuda.Context.synchronize()
 
     def _count(self, counts, plan, lo, hi, m, n):
         """Add a batch's counters; shifts and brute force's multiply-adds are
