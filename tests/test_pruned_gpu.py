@@ -71,6 +71,17 @@ def test_counters_deterministic_and_batching_invariant(case, monkeypatch):
     assert runs[0] == runs[1]
 
 
+def test_debug_mode_catches_a_broken_bound(monkeypatch):
+    """Bounds made too small (rho and piece means zeroed) must be caught."""
+    plan, periods = backends.make_plan(*box_light_curve(seed=10))
+    pieces = plan.templates.pieces
+    broken = pruning.PieceTables(**{**pieces.__dict__, "rho": pieces.rho * 0.0,
+                                    "c": pieces.c * 0.0, "mean": pieces.mean * 0.0})
+    monkeypatch.setitem(plan.templates.__dict__, "pieces", broken)
+    with pytest.raises(pruning.BoundViolation):
+        pruned(debug=True).search(plan, periods[:100])
+
+
 def test_flat_fallback_when_nothing_passes_depth_filter():
     t, y, dy = box_light_curve(depth=0.0, seed=9)
     plan, periods = backends.make_plan(t, 1.0 + np.abs(y - 1.0), dy)

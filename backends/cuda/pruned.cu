@@ -4,14 +4,18 @@
 //
 // pruned_prefix: per period, prefix sums of u = (1 - f) w, u^2, w, w^2 and the
 //   scales U1 = sum|u|, U2, W1, W2 the rounding allowances need;
-// pruned_seed: per (period, width), the exact gain at the deepest box; the
+// pruned_seed: per (period, width slot), the exact gain at the deepest box; the
 //   period's threshold T is the largest (atomicMax on the bits of a positive double);
-// pruned_scan: per job of backends/scan_jobs.py (up to CHUNK shifts of one
-//   width of one period): depth filter and one-piece bound per shift, survivors
+// pruned_scan: per job (up to CHUNK shifts of one width of one period): depth
+//   filter and one-piece bound per shift, survivors
 //   compacted into a shared queue, K-piece bound per queued shift, survivors
 //   compacted again, then one warp per survivor for the exact dot products;
 //   the job's first best fit by TLS's total order (tls_common.cuh);
 // reduce_jobs (job_reduce.cuh): per period, the first best job.
+// Jobs need no list from the host: block j of a launch over a batch is chunk
+// j % C of width slot (j / C) % W of period j / (C W), W = the batch's largest
+// number of allowed widths, C = chunks of its longest width; a slot past the
+// period's widths or a chunk past its width's shifts is an empty job (gain 0).
 // Work counters (backends.pruning.COUNTERS) are summed with integer atomics,
 // so they are deterministic.
 #include <cub/block/block_reduce.cuh>
@@ -23,6 +27,9 @@
 #define CHUNK (8 * BLOCK)
 #endif
 #define PREFIX_ITEMS 2
+#ifndef SCAN_BLOCKS_PER_SM
+#define SCAN_BLOCKS_PER_SM (1024 / BLOCK)  // register cap (64) that keeps 1,024 threads per SM
+#endif
 
 // counter slots, as backends.pruning.COUNTERS
 enum { SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_MACS, VIOLATIONS };
@@ -122,9 +129,20 @@ __device__ __forceinline__ Width width_of(int b, int wi, int m, int n, const dou
     return x;
 }
 
-__device__ __forceinline__ double box_depth(const Width &x, int i)
+// Box depth 1 - (sum of d fluxes) / d, the division rounded as '/' (div_rn,
+// given rd = 1 / d), so every shift passes the depth filter as on the CPU.
+__device__ __forceinline__ double box_depth(const Width &x, int i, double rd)
 {
-    return 1.0 - (x.cs[i + x.d] - x.cs[i]) / x.d;
+    return 1.0 - div_rn(x.cs[i + x.d] - x.cs[i], x.d, rd);
+}
+
+// The width slot a block serves: period b, width index wi; false for a slot
+// past the period's allowed widths [lo[b], hi[b]).
+__device__ __forceinline__ bool slot(int pair, int slots, const int *lo, const int *hi, int &b, int &wi)
+{
+    b = pair / slots;
+    wi = lo[b] + pair % slots;
+    return wi < hi[b];
 }
 
 // Exact gain of shift i, one thread (seeds' fallback and debug checks).
@@ -161,7 +179,7 @@ __device__ __forceinline__ double warp_gain(const Width &x, int i, double k)
 extern "C" __global__ void __launch_bounds__(BLOCK)
 pruned_seed(const double *rw, const double *w, const double *cs, const double *pu,
             const double *pu2, const double *pw, const double *pw2, int m, int n,
-            const int *pair_period, const int *pair_width, const int *widths,
+            const int *lo, const int *hi, int slots, const int *widths,
             const int *strides, const long long *offsets, const double *a, const double *kscale,
             const double *sum_a2, double w_uniform, double depth_min,
             unsigned long long *threshold, unsigned long long *counters)
@@ -171,12 +189,14 @@ pruned_seed(const double *rw, const double *w, const double *cs, const double *p
     typedef cub::BlockReduce<Deepest, BLOCK> Max;
     __shared__ union { typename Sum::TempStorage sum; typename Max::TempStorage max; } temp;
     __shared__ Deepest deepest;
-    const int b = pair_period[blockIdx.x], wi = pair_width[blockIdx.x];
+    int b, wi;
+    if (!slot(blockIdx.x, slots, lo, hi, b, wi)) return;
     const Width x = width_of(b, wi, m, n, rw, w, cs, pu, pu2, pw, pw2, widths, strides, offsets,
                              a, kscale, sum_a2, w_uniform);
+    const double rd = __drcp_rn((double)x.d);
     Deepest mine = {depth_min, -1};
     for (int s = threadIdx.x; s < x.n_shifts; s += BLOCK) {
-        const double box = box_depth(x, s * x.stride);
+        const double box = box_depth(x, s * x.stride, rd);
         if (box > mine.box) mine = {box, s * x.stride};
     }
     const Deepest top = Max(temp.max).Reduce(mine, [](const Deepest &p, const Deepest &q) {
@@ -240,17 +260,23 @@ __device__ Allowances allowances(const Pieces &pc, int wi, const double *scale, 
     return e;
 }
 
-// Gain bound from (sum c_p S_p, sum centred Q_p) of AR and (the same of A2),
-// plus its pad: 2k UB_AR - k^2 LB_A2 + pad (2k |UB_AR| + k^2 LB_A2).
-__device__ __forceinline__ double gain_bound(double k, double mean, double var, double rho,
-                                             double e_v, double e_ar, const Width &x,
-                                             double mean_w, double var_w, double rho2,
-                                             double e_vw, double e_a2, double pad)
+// Whether a shift's gain can reach ``floor``: its bound 2k UB_AR - k^2 LB_A2
+// plus pad (2k |UB_AR| + k^2 LB_A2) (cpu: the same), UB_AR = mean + rho sqrt(V),
+// tested without a square root: with S = rho sqrt(V) >= 0 and B the rest,
+// the bound is at most 2k(1 + pad) S + B, so it is below floor iff
+// R = floor - B > 0 and 4k^2 (1 + pad)^2 rho^2 V < R^2.
+__device__ __forceinline__ bool may_win(double k, double mean, double var, double rho, double e_v,
+                                        double e_ar, const Width &x, double mean_w, double var_w,
+                                        double rho2, double e_vw, double e_a2, double pad,
+                                        double floor)
 {
-    const double ub_ar = mean + rho * sqrt(fmax(var + e_v, 0.0)) + e_ar;
     const double lb_a2 = x.a2u > 0.0 ? x.a2u
                                      : fmax(mean_w - rho2 * sqrt(fmax(var_w + e_vw, 0.0)) - e_a2, 0.0);
-    return 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * fabs(ub_ar) + k * k * lb_a2);
+    const double lin = mean + e_ar;
+    const double r = floor - (2.0 * k * lin + pad * 2.0 * k * fabs(lin) - k * k * lb_a2 * (1.0 - pad));
+    if (!(r > 0.0)) return true;
+    const double ks = 2.0 * k * (1.0 + pad) * rho;
+    return ks * ks * fmax(var + e_v, 0.0) >= r * r;
 }
 
 // Sum c_p S_p and sum (Q_p - S_p^2 / n_p) over the pieces [i + b_p, i + b_{p+1}).
@@ -268,10 +294,10 @@ __device__ __forceinline__ void piece_sums(const int *bounds, const double *inv_
     }
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void __launch_bounds__(BLOCK, SCAN_BLOCKS_PER_SM)
 pruned_scan(const double *rw, const double *w, const double *cs, const double *pu,
             const double *pu2, const double *pw, const double *pw2, const double *scales,
-            int m, int n, const int *job_period, const int *job_width, const int *job_first,
+            int m, int n, const int *lo, const int *hi, int slots, int chunks,
             const int *widths, const int *strides, const long long *offsets, const double *a,
             const double *kscale, const double *sum_a2, const double *overshoot,
             const int *n_pieces, const int *bounds, const double *inv_n, const double *c,
@@ -284,36 +310,49 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     __shared__ int queue[CHUNK], survivor[CHUNK];
     __shared__ int n_queue, n_survivors;
     __shared__ unsigned long long passed, violations;
-    const int job = blockIdx.x, wi = job_width[job], b = job_period[job];
-    const Width x = width_of(b, wi, m, n, rw, w, cs, pu, pu2, pw, pw2, widths, strides, offsets,
-                             a, kscale, sum_a2, w_uniform);
-    const Pieces pc = {n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, amax, k_max};
+    const int job = blockIdx.x, first = (job % chunks) * CHUNK;
+    int b, wi;
+    const bool real = slot(job / chunks, slots, lo, hi, b, wi);
+    const Width x = width_of(b, real ? wi : 0, m, n, rw, w, cs, pu, pu2, pw, pw2, widths,
+                             strides, offsets, a, kscale, sum_a2, w_uniform);
+    if (!real || first >= x.n_shifts) {  // empty job
+        if (threadIdx.x == 0) { job_gain[job] = 0.0; job_index[job] = -1; job_depth[job] = 0.0; }
+        return;
+    }
+    // the block's constants live in shared memory, not registers (no spills)
+    __shared__ Allowances e;
+    __shared__ double floor, inv_len, rd, c1, c12, r1, r12, rk, rk2;
+    __shared__ int kp;
+    if (threadIdx.x == 0) {
+        const Pieces pc = {n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, amax, k_max};
+        e = allowances(pc, wi, scales + 4 * b, g, w_uniform > 0.0);
+        const double t = __longlong_as_double((long long)threshold[b]);
+        floor = t - pad * t;
+        inv_len = 1.0 / x.length;
+        rd = __drcp_rn((double)x.d);
+        c1 = mean[2 * wi]; c12 = mean[2 * wi + 1];
+        r1 = rho[2 * wi]; r12 = rho2[2 * wi]; rk = rho[2 * wi + 1]; rk2 = rho2[2 * wi + 1];
+        kp = n_pieces[wi];
+        n_queue = 0; n_survivors = 0; passed = 0; violations = 0;
+    }
     const bool uniform = w_uniform > 0.0;
-    const Allowances e = allowances(pc, wi, scales + 4 * b, g, uniform);
-    const double t = __longlong_as_double((long long)threshold[b]);
-    const double floor = t - pad * t;
     const bool direct = x.length < prune_min, fine = x.length >= fine_min;
-    const double inv_len = 1.0 / x.length;
-    const double c1 = mean[2 * wi], c12 = mean[2 * wi + 1];
-    const double r1 = rho[2 * wi], r12 = rho2[2 * wi], rk = rho[2 * wi + 1], rk2 = rho2[2 * wi + 1];
-    const int kp = n_pieces[wi];
     const int *bw = bounds + wi * (k_max + 1);
     const double *nw = inv_n + wi * k_max, *cw = c + wi * k_max, *c2w = c2 + wi * k_max;
-    if (threadIdx.x == 0) { n_queue = 0; n_survivors = 0; passed = 0; violations = 0; }
     __syncthreads();
 
     // one-piece bound per shift; survivors queued (in any order: the best fit
-    // is chosen by TLS's total order below)
+    // is chosen by TLS's total order below). Debug: a skipped shift whose
+    // exact gain reaches the floor is a violation (it could have won).
     unsigned long long my_passed = 0, my_violations = 0;
-    const int end = min(job_first[job] + CHUNK, x.n_shifts);
-    for (int s = job_first[job] + threadIdx.x; s < end; s += BLOCK) {
+    const int end = min(first + CHUNK, x.n_shifts);
+    for (int s = first + threadIdx.x; s < end; s += BLOCK) {
         const int i = s * x.stride;
-        const double box = box_depth(x, i);
+        const double box = box_depth(x, i, rd);
         if (!(box > depth_min)) continue;
         ++my_passed;
         const double k = box * x.kscale;
         bool keep = direct || !(k > 0.0);
-        double ub = 0.0;
         if (!keep) {
             const double su = x.pu[i + x.length] - x.pu[i];
             const double vu = (x.pu2[i + x.length] - x.pu2[i]) - su * su * inv_len;
@@ -322,16 +361,13 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
                 sw = x.pw[i + x.length] - x.pw[i];
                 vw = (x.pw2[i + x.length] - x.pw2[i]) - sw * sw * inv_len;
             }
-            ub = gain_bound(k, c1 * su, vu, r1, e.e_v, e.e_ar1, x, c12 * sw, vw, r12, e.e_vw,
-                            e.e_a21, pad);
-            keep = ub >= floor;
+            keep = may_win(k, c1 * su, vu, r1, e.e_v, e.e_ar1, x, c12 * sw, vw, r12, e.e_vw,
+                           e.e_a21, pad, floor);
         }
-        if (keep) {
+        if (keep)
             queue[atomicAdd(&n_queue, 1)] = i;
-        } else if (debug) {
-            const double gain = thread_gain(x, i, k);
-            my_violations += gain > ub || gain >= t;
-        }
+        else if (debug)
+            my_violations += thread_gain(x, i, k) >= floor;
     }
     atomicAdd(&passed, my_passed);
     __syncthreads();
@@ -340,23 +376,19 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     // K-piece bound per queued shift; survivors queued again
     for (int q = threadIdx.x; q < queued; q += BLOCK) {
         const int i = queue[q];
-        const double k = box_depth(x, i) * x.kscale;
+        const double k = box_depth(x, i, rd) * x.kscale;
         bool keep = direct || !fine || !(k > 0.0);
-        double ub = 0.0;
         if (!keep) {
             double mu, vu, mw = 0.0, vw = 0.0;
             piece_sums(bw, nw, cw, kp, x.pu, x.pu2, i, mu, vu);
             if (!uniform) piece_sums(bw, nw, c2w, kp, x.pw, x.pw2, i, mw, vw);
-            ub = gain_bound(k, mu, vu, rk, kp * e.e_v, e.e_ark, x, mw, vw, rk2, kp * e.e_vw,
-                            e.e_a2k, pad);
-            keep = ub >= floor;
+            keep = may_win(k, mu, vu, rk, kp * e.e_v, e.e_ark, x, mw, vw, rk2, kp * e.e_vw,
+                           e.e_a2k, pad, floor);
         }
-        if (keep) {
+        if (keep)
             survivor[atomicAdd(&n_survivors, 1)] = i;
-        } else if (debug) {
-            const double gain = thread_gain(x, i, k);
-            my_violations += gain > ub || gain >= t;
-        }
+        else if (debug)
+            my_violations += thread_gain(x, i, k) >= floor;
     }
     if (my_violations) atomicAdd(&violations, my_violations);
     __syncthreads();
@@ -367,7 +399,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     const double ov = overshoot[wi];
     for (int q = threadIdx.x / 32; q < survivors; q += BLOCK / 32) {
         const int i = survivor[q];
-        const double box = box_depth(x, i);
+        const double box = box_depth(x, i, rd);
         const double gain = warp_gain(x, i, box * x.kscale);
         const Best cand = {gain, 1.0 - box * ov, wi, i};
         if (gain > 0.0 && better(cand, best)) best = cand;

@@ -22,7 +22,7 @@ import numpy as np
 from backends import pruning
 from backends.implementations.pycuda_backends import FoldedScanBackend, cub_sort_bytes
 from backends.protocol import PeriodStats
-from backends.scan_jobs import scan_jobs, shift_counts, width_pairs
+from backends.scan_jobs import shift_counts
 
 CHUNK_PER_THREAD = 8  # shifts per thread of a scan job (pruned.cu's CHUNK = 8 * BLOCK)
 MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
@@ -34,6 +34,12 @@ class PrunedState:
 
     base: object
     tables: dict
+
+
+def window_sum(per_width, lo, hi) -> int:
+    """Sum of ``per_width[lo[p]:hi[p]]`` over every period p."""
+    total = np.concatenate([[0], np.cumsum(per_width)])
+    return int(np.sum(total[np.asarray(hi)] - total[np.asarray(lo)]))
 
 
 class PrunedBackend(FoldedScanBackend):
@@ -100,33 +106,34 @@ class PrunedBackend(FoldedScanBackend):
             data = (rw, w, cs, *prefix)
             counters = ga.zeros(len(pruning.COUNTERS), np.uint64)
             threshold = ga.zeros(b, np.uint64)
-            pair_period, pair_width = width_pairs(lo, hi)
-            if pair_period.size:
-                self._launch(
-                    "chi2_scan.seed", mod, "pruned_seed", *data, np.int32(m), np.int32(n),
-                    ga.to_gpu(pair_period.astype(np.int32)), ga.to_gpu(pair_width.astype(np.int32)),
-                    widths, strides, offsets, a,
-                    tab["kscale"], tab["sum_a2"], w_uniform, np.float64(tp.depth_min),
-                    threshold, counters, block=(block, 1, 1), grid=(pair_period.size, 1))
-            jobs = scan_jobs(lo, hi, tp.widths, tp.strides, m, chunk, n)
-            size = max(jobs.size, 1)
-            job_gain, job_index, job_depth = (ga.zeros(size, np.float64), ga.empty(size, np.int32),
-                                              ga.zeros(size, np.float64))
-            if jobs.size:
-                self._launch(
-                    "chi2_scan.cascade", mod, "pruned_scan", *data, scales, np.int32(m), np.int32(n),
-                    ga.to_gpu(jobs.period), ga.to_gpu(jobs.width), ga.to_gpu(jobs.first),
-                    widths, strides, offsets, a,
-                    tab["kscale"], tab["sum_a2"], overshoot, tab["n_pieces"], tab["bounds"],
-                    tab["inv_n"], tab["c"], tab["c2"], tab["rho"], tab["rho2"], tab["mean"],
-                    tab["amax"], np.int32(pc.k_max), w_uniform, np.float64(tp.depth_min),
-                    np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min),
-                    threshold, np.int32(self.debug), job_gain, job_index, job_depth, counters,
-                    block=(block, 1, 1), grid=(jobs.size, 1))
+            # jobs by index (pruned.cu): `slots` widths per period, `chunks` per width
+            slots = max(1, int(np.max(hi - lo, initial=0)))
+            counts = shift_counts(tp.widths, tp.strides, m, n)
+            chunks = max(1, -(-int(counts.max()) // chunk))
+            windows = (ga.to_gpu(np.ascontiguousarray(lo, np.int32)),
+                       ga.to_gpu(np.ascontiguousarray(hi, np.int32)), np.int32(slots))
+            self._launch(
+                "chi2_scan.seed", mod, "pruned_seed", *data, np.int32(m), np.int32(n), *windows,
+                widths, strides, offsets, a, tab["kscale"], tab["sum_a2"], w_uniform,
+                np.float64(tp.depth_min), threshold, counters,
+                block=(block, 1, 1), grid=(b * slots, 1))
+            jobs = b * slots * chunks
+            job_gain, job_index, job_depth = (ga.empty(jobs, np.float64), ga.empty(jobs, np.int32),
+                                              ga.empty(jobs, np.float64))
+            self._launch(
+                "chi2_scan.cascade", mod, "pruned_scan", *data, scales, np.int32(m), np.int32(n),
+                *windows, np.int32(chunks), widths, strides, offsets, a,
+                tab["kscale"], tab["sum_a2"], overshoot, tab["n_pieces"], tab["bounds"],
+                tab["inv_n"], tab["c"], tab["c2"], tab["rho"], tab["rho2"], tab["mean"],
+                tab["amax"], np.int32(pc.k_max), w_uniform, np.float64(tp.depth_min),
+                np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min),
+                threshold, np.int32(self.debug), job_gain, job_index, job_depth, counters,
+                block=(block, 1, 1), grid=(jobs, 1))
             gain, index, depth = ga.empty(b, np.float64), ga.empty(b, np.int32), ga.empty(b, np.float64)
+            period_start = np.arange(b + 1, dtype=np.int32) * (slots * chunks)
             self._launch(
                 "chi2_scan.reduce", mod, "reduce_jobs", job_gain, job_index, job_depth,
-                ga.to_gpu(jobs.period_start), np.int32(b), gain, index, depth,
+                ga.to_gpu(period_start), np.int32(b), gain, index, depth,
                 block=(128, 1, 1), grid=(-(-b // 128), 1))
             self._count(counters.get(), plan, lo, hi, m, n)
             return PeriodStats.from_gains(plan, gain.get(), index.get(), depth.get())
@@ -145,11 +152,10 @@ class PrunedBackend(FoldedScanBackend):
         """Add a batch's counters; shifts and brute force's multiply-adds are
         known on the host. Raises ``BoundViolation`` in debug mode."""
         tp = plan.templates
-        _, pair_width = width_pairs(lo, hi)
         counts = dict(zip(pruning.COUNTERS, (int(v) for v in counts)))
-        counts["shifts"] = int(shift_counts(tp.widths, tp.strides, m, n)[pair_width].sum())
-        counts["brute_force_macs"] = int((shift_counts(tp.widths, tp.strides, m)
-                                          * tp.lengths)[pair_width].sum())
+        counts["shifts"] = window_sum(shift_counts(tp.widths, tp.strides, m, n), lo, hi)
+        counts["brute_force_macs"] = window_sum(shift_counts(tp.widths, tp.strides, m) * tp.lengths,
+                                                lo, hi)
         for name, value in counts.items():
             self.work[name] += value
         if self.debug and counts["bound_violations"]:
