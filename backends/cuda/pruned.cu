@@ -1,9 +1,12 @@
 // pruned: TLS's exact statistic with the certified pruning cascade of
 // backends/pruning.py (the same cascade as the cpu backend), float64 throughout,
-// on folded arrays in global memory (thrust.cu's CUB fold and sort), so any n.
+// every per-period array in global memory, so any n.
 //
-// pruned_prefix: per period, prefix sums of u = (1 - f) w, u^2, w, w^2 and the
-//   scales U1 = sum|u|, U2, W1, W2 the rounding allowances need;
+// pruned_fold: per period, the float64 fold, bucket sort (bucket_sort.cuh on
+//   global scratch) and the patched flux and weights in phase order;
+// pruned_prefix: per period, the cumulative flux and prefix sums of
+//   u = (1 - f) w, u^2, w, w^2, and the scales U1 = sum|u|, U2, W1, W2 the
+//   rounding allowances need;
 // pruned_seed: per (period, width slot), the exact gain at the deepest box; the
 //   period's threshold T is the largest (atomicMax on the bits of a positive double);
 // pruned_scan: per job (up to CHUNK shifts of one width of one period): depth
@@ -20,7 +23,7 @@
 // so they are deterministic.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
-#include "tls_common.cuh"
+#include "bucket_sort.cuh"
 #include "job_reduce.cuh"
 
 #ifndef CHUNK
@@ -34,41 +37,71 @@
 // counter slots, as backends.pruning.COUNTERS
 enum { SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_MACS, VIOLATIONS };
 
-// Running sums of one sample: u, u^2, w, w^2, |u|.
+// One block per period b: key, idx, count (n each, at b * n) are scratch;
+// f_out, w_out (m each, at b * m): the flux and weight of the patched fold in
+// (phase, index) order, as the cpu backend's stable sort gives it.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+pruned_fold(const double *t, const double *y, const double *w, int n, int m,
+            const double *periods, double *keys, int *order, int *counts, double *f_out,
+            double *w_out)
+{
+    const int b = blockIdx.x;
+    double *key = keys + (size_t)b * n;
+    int *idx = order + (size_t)b * n;
+    const double period = periods[b];
+    for (int i = threadIdx.x; i < n; i += BLOCK) {
+        key[i] = fold_phase(t[i], period);
+        idx[i] = i;
+    }
+    __syncthreads();
+    bucket_sort_n(key, idx, n, counts + (size_t)b * n);
+    double *f_b = f_out + (size_t)b * m, *w_b = w_out + (size_t)b * m;
+    for (int k = threadIdx.x; k < m; k += BLOCK) {
+        const int src = idx[k % n];
+        f_b[k] = y[src];
+        w_b[k] = w[src];
+    }
+}
+
+// Running sums of one sample: flux, u, u^2, w, w^2, |u|.
 struct Sums {
-    double u, u2, w, w2, au;
+    double f, u, u2, w, w2, au;
 };
 
 struct SumsAdd {
     __device__ Sums operator()(const Sums &a, const Sums &b) const
     {
-        return {a.u + b.u, a.u2 + b.u2, a.w + b.w, a.w2 + b.w2, a.au + b.au};
+        return {a.f + b.f, a.u + b.u, a.u2 + b.u2, a.w + b.w, a.w2 + b.w2, a.au + b.au};
     }
 };
 
-// One block per period: pu, pu2, pw, pw2 (period b at b * (m + 1)) and
-// scales[4 b ..] = (U1, U2, W1, W2).
-extern "C" __global__ void __launch_bounds__(BLOCK)
-pruned_prefix(const double *rw, const double *w, int m, double *pu, double *pu2, double *pw,
-              double *pw2, double *scales)
+// One block per period: from the folded flux and weights (m each, at b * m),
+// rw = u = (1 - f) w (m) and the prefix sums cs, pu, pu2, pw, pw2 (m + 1
+// each, at b * (m + 1)); scales[4 b ..] = (U1, U2, W1, W2).
+extern "C" __global__ void __launch_bounds__(BLOCK, 512 / BLOCK)
+pruned_prefix(const double *f, const double *w, int m, double *rw, double *cs, double *pu,
+              double *pu2, double *pw, double *pw2, double *scales)
 {
     typedef cub::BlockScan<Sums, BLOCK> Scan;
     __shared__ typename Scan::TempStorage temp;
     const int b = blockIdx.x;
-    const double *u_b = rw + (size_t)b * m, *w_b = w + (size_t)b * m;
+    const double *f_b = f + (size_t)b * m, *w_b = w + (size_t)b * m;
+    double *rw_b = rw + (size_t)b * m;
     const size_t out = (size_t)b * (m + 1);
     if (threadIdx.x == 0) {
-        pu[out] = 0.0; pu2[out] = 0.0; pw[out] = 0.0; pw2[out] = 0.0;
+        cs[out] = 0.0; pu[out] = 0.0; pu2[out] = 0.0; pw[out] = 0.0; pw2[out] = 0.0;
     }
-    Sums carry = {0.0, 0.0, 0.0, 0.0, 0.0};
+    Sums carry = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     for (int start = 0; start < m; start += BLOCK * PREFIX_ITEMS) {
         Sums x[PREFIX_ITEMS];
         const int base = start + threadIdx.x * PREFIX_ITEMS;
 #pragma unroll
         for (int r = 0; r < PREFIX_ITEMS; ++r) {
             const int k = base + r;
-            const double u = k < m ? u_b[k] : 0.0, v = k < m ? w_b[k] : 0.0;
-            x[r] = {u, u * u, v, v * v, fabs(u)};
+            const double fk = k < m ? f_b[k] : 1.0, v = k < m ? w_b[k] : 0.0;
+            const double u = (1.0 - fk) * v;
+            if (k < m) rw_b[k] = u;
+            x[r] = {k < m ? fk : 0.0, u, u * u, v, v * v, fabs(u)};
         }
         Sums total;
         Scan(temp).InclusiveScan(x, x, SumsAdd(), total);
@@ -77,7 +110,7 @@ pruned_prefix(const double *rw, const double *w, int m, double *pu, double *pu2,
             const int k = base + r;
             if (k < m) {
                 const Sums s = SumsAdd()(carry, x[r]);
-                pu[out + k + 1] = s.u; pu2[out + k + 1] = s.u2;
+                cs[out + k + 1] = s.f; pu[out + k + 1] = s.u; pu2[out + k + 1] = s.u2;
                 pw[out + k + 1] = s.w; pw2[out + k + 1] = s.w2;
             }
         }

@@ -5,12 +5,14 @@ depth filter and a one-piece bound, a K-piece bound on the survivors and the
 exact float64 dot products on what is left, typically 2-5 % of brute force's
 multiply-adds (``results.meta["work"]``).
 
-PyCUDA rather than CuPy: it reuses ``thrust``'s CUB fold and sort (global
-memory, so any n: TESS sectors and 100,000-point curves, whose prefix sums
-do not fit in shared memory), the kernel cache with on-disk cubins that nvcc
-checks in CI, and the primary-context handling of the other PyCUDA backends.
-Everything is float64, so no float32 re-check is needed; device memory is
-bounded by batching periods (``max_batch_periods``).
+PyCUDA rather than CuPy: the kernels are one CUDA source with CUB block
+primitives and ``simple``'s bucket sort, which PyCUDA loads as an nvcc cubin
+from the shared kernel cache (on-disk, compile-checked in CI) in the device's
+primary context like the other PyCUDA backends; CuPy's array operations would
+add a sort and temporaries per stage. Every per-period array lives in global
+memory (any n: TESS sectors and 100,000-point curves, whose prefix sums do not
+fit in shared memory), allocated from a memory pool. Everything is float64, so
+no float32 re-check is needed; device memory is bounded by batching periods.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends import pruning
-from backends.implementations.pycuda_backends import FoldedScanBackend, cub_sort_bytes
+from backends.implementations.pycuda_backends import PyCUDABackend
 from backends.protocol import PeriodStats
 from backends.scan_jobs import shift_counts
 
 CHUNK_PER_THREAD = 8  # shifts per thread of a scan job (pruned.cu's CHUNK = 8 * BLOCK)
 MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
+BATCH_BYTES = 4 << 30  # device memory a batch may take (and at most half the free memory)
 
 
 @dataclass
@@ -42,7 +45,7 @@ def window_sum(per_width, lo, hi) -> int:
     return int(np.sum(total[np.asarray(hi)] - total[np.asarray(lo)]))
 
 
-class PrunedBackend(FoldedScanBackend):
+class PrunedBackend(PyCUDABackend):
     """Exact pruned scan: seed, one-piece bound, K-piece bound, exact survivors."""
 
     name = "pruned"
@@ -53,6 +56,21 @@ class PrunedBackend(FoldedScanBackend):
     def __init__(self, block_size: int | None = None, debug: bool = False):
         super().__init__(block_size)
         self.debug = bool(debug)
+        self._pool = None
+
+    def _empty(self, size, dtype):
+        """A device array from this backend's memory pool (no cuMemAlloc per batch)."""
+        import pycuda.gpuarray as ga
+        from pycuda.tools import DeviceMemoryPool
+
+        if self._pool is None:
+            self._pool = DeviceMemoryPool()
+        return ga.empty(int(size), dtype, allocator=self._pool.allocate)
+
+    def _put(self, array, dtype):
+        out = self._empty(np.size(array), dtype)
+        out.set(np.ascontiguousarray(array, dtype))
+        return out
 
     def upload(self, plan):
         import pycuda.gpuarray as ga
@@ -73,21 +91,37 @@ class PrunedBackend(FoldedScanBackend):
         return PrunedState(base, tables)
 
     def fold_sort(self, state, periods):
-        return self.cub_fold_sort(state.base, periods)
-
-    def sort_bytes(self, plan):
-        return cub_sort_bytes(plan)
+        """Per period (rows of b x M): the patched flux and weights in phase order."""
+        base = state.base
+        b, n, m = len(periods), base.n, base.m
+        with self.context():
+            keys, order, counts = self._empty(b * n, np.float64), self._empty(b * n, np.int32), \
+                self._empty(b * n, np.int32)
+            f, w = self._empty(b * m, np.float64), self._empty(b * m, np.float64)
+            self.module(base.block, self.kernel_defines(base.block)).get_function("pruned_fold")(
+                base.t, base.y, base.w, np.int32(n), np.int32(m), self._put(periods, np.float64),
+                keys, order, counts, f, w, block=(base.block, 1, 1), grid=(b, 1))
+            return f, w
 
     def scratch_bytes(self, plan):
-        """Folded arrays and sort (``FoldedScanBackend``) plus four prefix sums."""
-        return super().scratch_bytes(plan) + 32 * (plan.lc.size + plan.templates.maxwidth + 1)
+        """Device bytes per period: sort scratch (16 n), folded flux and
+        weights, u (3 x 8 M), cumulative flux and four prefix sums (5 x 8 (M + 1))."""
+        n, m = plan.lc.size, plan.lc.size + plan.templates.maxwidth
+        return 16 * n + 24 * m + 40 * (m + 1)
 
     def max_batch_periods(self, plan):
-        return min(MAX_PERIODS, super().max_batch_periods(plan))
+        import pycuda.driver as cuda
+
+        with self.context():
+            free, _ = cuda.mem_get_info()
+        budget = min(BATCH_BYTES, free // 2)
+        return int(np.clip(budget // self.scratch_bytes(plan), 1, MAX_PERIODS))
+
+    @staticmethod
+    def kernel_defines(block):
+        return {"CHUNK": CHUNK_PER_THREAD * block}
 
     def chi2_scan(self, state, folded, periods, lo, hi):
-        import pycuda.gpuarray as ga
-
         base, tab = state.base, state.tables
         plan, block = base.plan, base.block
         tp, pc = plan.templates, plan.templates.pieces
@@ -95,31 +129,31 @@ class PrunedBackend(FoldedScanBackend):
         widths, strides, offsets, a, overshoot = base.templates
         g, pad, prune_min, fine_min = pruning.tuning(m)
         w_uniform = np.float64(plan.lc.uniform_weight)
-        chunk = CHUNK_PER_THREAD * block
         with self.context():
-            mod = self.module(block, defines={"CHUNK": chunk})
-            rw, w, cs = folded
-            prefix = [ga.empty(b * (m + 1), np.float64) for _ in range(4)]
-            scales = ga.empty(4 * b, np.float64)
-            self._launch("chi2_scan.prefix", mod, "pruned_prefix", rw, w, np.int32(m), *prefix,
+            mod = self.module(block, self.kernel_defines(block))
+            f, w = folded
+            rw = self._empty(b * m, np.float64)
+            prefix = [self._empty(b * (m + 1), np.float64) for _ in range(5)]  # cs, pu, pu2, pw, pw2
+            scales = self._empty(4 * b, np.float64)
+            self._launch("chi2_scan.prefix", mod, "pruned_prefix", f, w, np.int32(m), rw, *prefix,
                          scales, block=(block, 1, 1), grid=(b, 1))
-            data = (rw, w, cs, *prefix)
-            counters = ga.zeros(len(pruning.COUNTERS), np.uint64)
-            threshold = ga.zeros(b, np.uint64)
+            data = (rw, w, *prefix)
+            counters = self._put(np.zeros(len(pruning.COUNTERS)), np.uint64)
+            threshold = self._put(np.zeros(b), np.uint64)
             # jobs by index (pruned.cu): `slots` widths per period, `chunks` per width
             slots = max(1, int(np.max(hi - lo, initial=0)))
             counts = shift_counts(tp.widths, tp.strides, m, n)
-            chunks = max(1, -(-int(counts.max()) // chunk))
-            windows = (ga.to_gpu(np.ascontiguousarray(lo, np.int32)),
-                       ga.to_gpu(np.ascontiguousarray(hi, np.int32)), np.int32(slots))
+            chunks = max(1, -(-int(counts.max()) // (CHUNK_PER_THREAD * block)))
+            windows = (self._put(lo, np.int32), self._put(hi, np.int32), np.int32(slots))
             self._launch(
                 "chi2_scan.seed", mod, "pruned_seed", *data, np.int32(m), np.int32(n), *windows,
                 widths, strides, offsets, a, tab["kscale"], tab["sum_a2"], w_uniform,
                 np.float64(tp.depth_min), threshold, counters,
                 block=(block, 1, 1), grid=(b * slots, 1))
             jobs = b * slots * chunks
-            job_gain, job_index, job_depth = (ga.empty(jobs, np.float64), ga.empty(jobs, np.int32),
-                                              ga.empty(jobs, np.float64))
+            job_gain, job_index, job_depth = (self._empty(jobs, np.float64),
+                                              self._empty(jobs, np.int32),
+                                              self._empty(jobs, np.float64))
             self._launch(
                 "chi2_scan.cascade", mod, "pruned_scan", *data, scales, np.int32(m), np.int32(n),
                 *windows, np.int32(chunks), widths, strides, offsets, a,
@@ -129,12 +163,12 @@ class PrunedBackend(FoldedScanBackend):
                 np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min),
                 threshold, np.int32(self.debug), job_gain, job_index, job_depth, counters,
                 block=(block, 1, 1), grid=(jobs, 1))
-            gain, index, depth = ga.empty(b, np.float64), ga.empty(b, np.int32), ga.empty(b, np.float64)
-            period_start = np.arange(b + 1, dtype=np.int32) * (slots * chunks)
+            gain, index, depth = (self._empty(b, np.float64), self._empty(b, np.int32),
+                                  self._empty(b, np.float64))
             self._launch(
                 "chi2_scan.reduce", mod, "reduce_jobs", job_gain, job_index, job_depth,
-                ga.to_gpu(period_start), np.int32(b), gain, index, depth,
-                block=(128, 1, 1), grid=(-(-b // 128), 1))
+                self._put(np.arange(b + 1) * (slots * chunks), np.int32), np.int32(b),
+                gain, index, depth, block=(128, 1, 1), grid=(-(-b // 128), 1))
             self._count(counters.get(), plan, lo, hi, m, n)
             return PeriodStats.from_gains(plan, gain.get(), index.get(), depth.get())
 

@@ -38,7 +38,6 @@ MEMORY_BUDGET = 1 << 30  # device bytes of batch scratch
 # ~25 ms on an H200 (2e10, six launches, cost 6 ms more: host syncs and tail waves).
 LAUNCH_MACS = 1.2e11
 THRUST_ITEMS = 8  # samples per thread in a CUB tile
-THRUST_DEFINES = {"ITEMS": THRUST_ITEMS}
 SHIFTS_PER_THREAD = 8  # phase_scan.cuh's SHIFTS_PER_THREAD
 
 
@@ -113,19 +112,6 @@ def phase_templates(tp):
     return np.concatenate(parts), np.array(first[:-1], np.int32), np.array(taps, np.int32)
 
 
-def cub_padded(n: int, block: int) -> int:
-    """Samples per period of the CUB sort: n rounded up to whole tiles
-    (a tile is block * THRUST_ITEMS samples)."""
-    tile = block * THRUST_ITEMS
-    return -(-n // tile) * tile
-
-
-def cub_sort_bytes(plan) -> int:
-    """Device bytes per period of the CUB sort's keys and orders (double
-    buffered), at the largest block size."""
-    return 24 * cub_padded(plan.lc.size, max(BLOCK_SIZES))
-
-
 def packed_curve(plan) -> packing.Curve:
     """A plan as ``simple_search`` reads it from a pack."""
     tp, n = plan.templates, plan.lc.size
@@ -194,19 +180,19 @@ class PyCUDABackend(TLSBackend):
         with self.context():
             return self._device().name()
 
-    def module(self, block: int, variant: str | None = None, defines: dict | None = None):
-        """The module of ``variant`` (this backend's by default) for ``block``
-        threads (compiled once per (variant, block, device, options), then cached)."""
+    def module(self, block: int, defines: dict | None = None):
+        """This variant's module for ``block`` threads and ``defines`` (the
+        class's by default), compiled once per (variant, block, device,
+        options), then cached."""
         import pycuda.driver as cuda
 
         dev = self._device()
         major, minor = dev.compute_capability()
         arch = f"sm_{major}{minor}"
-        variant = variant or self.variant
         defines = {"BLOCK": block, **(self.defines if defines is None else defines)}
-        key = (variant, block, dev.pci_bus_id(), arch, tuple(sorted(defines.items())))
+        key = (self.variant, block, dev.pci_bus_id(), arch, tuple(sorted(defines.items())))
         return KERNELS.get(key, lambda: cuda.module_from_buffer(
-            nvcc_cubin(f"{variant}.cu", arch, defines)))
+            nvcc_cubin(f"{self.variant}.cu", arch, defines)))
 
     def synchronize(self):
         if self._ctx is not None:
@@ -316,34 +302,6 @@ class FoldedScanBackend(PyCUDABackend):
                block=(state.block, 1, 1), grid=(len(lo), 1))
             return self._stats(state, outs)
 
-    def cub_fold_sort(self, state, periods):
-        """thrust.cu's fold and sort: CUB block merge sort of (phase, index)
-        tiles, stable merge passes, then the patched (rw, w, csum) per period."""
-        import pycuda.gpuarray as ga
-
-        with self.context():
-            b, block = len(periods), state.block
-            padded = cub_padded(state.n, block)
-            mod = self.module(block, "thrust", THRUST_DEFINES)
-            keys = [ga.empty(b * padded, np.float64) for _ in range(2)]
-            order = [ga.empty(b * padded, np.int32) for _ in range(2)]
-            mod.get_function("thrust_tile_sort")(
-                state.t, np.int32(state.n), np.int32(padded),
-                ga.to_gpu(np.ascontiguousarray(periods, np.float64)), keys[0], order[0],
-                block=(block, 1, 1), grid=(padded // (block * THRUST_ITEMS), b))
-            merge = mod.get_function("thrust_merge_pass")
-            width, src = block * THRUST_ITEMS, 0
-            while width < padded:
-                merge(np.int32(padded), np.int32(width), keys[src], order[src],
-                      keys[1 - src], order[1 - src],
-                      block=(block, 1, 1), grid=(-(-padded // block), b))
-                width, src = 2 * width, 1 - src
-            folded = self._folded_buffers(b, state.m)
-            mod.get_function("thrust_gather")(
-                state.y, state.w, np.int32(state.n), np.int32(state.m), np.int32(padded),
-                order[src], *folded, block=(block, 1, 1), grid=(b, 1))
-            return folded
-
     def scratch_bytes(self, plan):
         return 8 * (3 * (plan.lc.size + plan.templates.maxwidth) + 1) + self.sort_bytes(plan)
 
@@ -381,13 +339,40 @@ class ThrustBackend(FoldedScanBackend):
     name = "thrust"
     summary = "PyCUDA + CUB: block merge sort, merge passes, block scan; large n"
     variant = "thrust"
-    defines = THRUST_DEFINES
+    defines = {"ITEMS": THRUST_ITEMS}
+
+    def padded(self, n, block):
+        tile = block * THRUST_ITEMS
+        return -(-n // tile) * tile
 
     def fold_sort(self, state, periods):
-        return self.cub_fold_sort(state, periods)
+        import pycuda.gpuarray as ga
+
+        with self.context():
+            b, block = len(periods), state.block
+            padded = self.padded(state.n, block)
+            mod = self.module(block)
+            keys = [ga.empty(b * padded, np.float64) for _ in range(2)]
+            order = [ga.empty(b * padded, np.int32) for _ in range(2)]
+            mod.get_function("thrust_tile_sort")(
+                state.t, np.int32(state.n), np.int32(padded),
+                ga.to_gpu(np.ascontiguousarray(periods, np.float64)), keys[0], order[0],
+                block=(block, 1, 1), grid=(padded // (block * THRUST_ITEMS), b))
+            merge = mod.get_function("thrust_merge_pass")
+            width, src = block * THRUST_ITEMS, 0
+            while width < padded:
+                merge(np.int32(padded), np.int32(width), keys[src], order[src],
+                      keys[1 - src], order[1 - src],
+                      block=(block, 1, 1), grid=(-(-padded // block), b))
+                width, src = 2 * width, 1 - src
+            folded = self._folded_buffers(b, state.m)
+            mod.get_function("thrust_gather")(
+                state.y, state.w, np.int32(state.n), np.int32(state.m), np.int32(padded),
+                order[src], *folded, block=(block, 1, 1), grid=(b, 1))
+            return folded
 
     def sort_bytes(self, plan):
-        return cub_sort_bytes(plan)
+        return 24 * self.padded(plan.lc.size, max(BLOCK_SIZES))
 
     def chi2_scan(self, state, folded, periods, lo, hi):
         """thrust_scan when the polyphase copies fit in shared memory, else
