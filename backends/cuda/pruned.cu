@@ -29,7 +29,7 @@
 #ifndef CHUNK
 #define CHUNK (8 * BLOCK)
 #endif
-#define PREFIX_ITEMS 2
+#define PREFIX_ITEMS 1
 #ifndef SCAN_BLOCKS_PER_SM
 #define SCAN_BLOCKS_PER_SM (1024 / BLOCK)  // register cap (64) that keeps 1,024 threads per SM
 #endif
