@@ -29,7 +29,7 @@
 #ifndef CHUNK
 #define CHUNK (8 * BLOCK)
 #endif
-#define PREFIX_ITEMS 1
+#define PREFIX_ITEMS 2
 #ifndef SCAN_BLOCKS_PER_SM
 #define SCAN_BLOCKS_PER_SM (1024 / BLOCK)  // register cap (64) that keeps 1,024 threads per SM
 #endif
@@ -82,7 +82,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, 512 / BLOCK)
 pruned_prefix(const double *f, const double *w, int m, double *rw, double *cs, double *pu,
               double *pu2, double *pw, double *pw2, double *scales)
 {
-    typedef cub::BlockScan<Sums, BLOCK> Scan;
+    typedef cub::BlockScan<Sums, BLOCK, cub::BLOCK_SCAN_WARP_SCANS> Scan;
     __shared__ typename Scan::TempStorage temp;
     const int b = blockIdx.x;
     const double *f_b = f + (size_t)b * m, *w_b = w + (size_t)b * m;
