@@ -142,6 +142,7 @@ class PieceTables:
     mean: np.ndarray  # float64 (widths, 2): [mean a, mean a^2] (K = 1 piece)
     sum_a2: np.ndarray  # float64 (widths,)
     amax: np.ndarray  # float64 (widths,)
+    sum_c: np.ndarray  # float64 (widths, 2): sum of c and of c2 over the pieces (allowances)
 
     @classmethod
     def build(cls, templates, k_max: int | None = None) -> "PieceTables":
@@ -172,7 +173,8 @@ class PieceTables:
                          zip(templates.offsets[:-1], templates.offsets[1:])])
         lengths = np.diff(bounds, axis=1)
         inv_n = np.where(lengths > 0, 1.0 / np.maximum(lengths, 1), 0.0)
-        return cls(k_max, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2, amax)
+        return cls(k_max, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2, amax,
+                   np.stack([c.sum(axis=1), c2.sum(axis=1)], axis=1))
 
 
 def tuning(m: int) -> tuple:

@@ -27,11 +27,11 @@
 #include "job_reduce.cuh"
 
 #ifndef CHUNK
-#define CHUNK (8 * BLOCK)
+#define CHUNK (4 * BLOCK)
 #endif
 #define PREFIX_ITEMS 2
 #ifndef SCAN_BLOCKS_PER_SM
-#define SCAN_BLOCKS_PER_SM (1024 / BLOCK)  // register cap (64) that keeps 1,024 threads per SM
+#define SCAN_BLOCKS_PER_SM (768 / BLOCK)  // register cap (80) without spills
 #endif
 
 // counter slots, as backends.pruning.COUNTERS
@@ -259,37 +259,24 @@ pruned_seed(const double *rw, const double *w, const double *cs, const double *p
     }
 }
 
-// Piece tables of backends.pruning.PieceTables, k_max pieces per width.
-struct Pieces {
-    const int *n_pieces, *bounds;  // bounds: (widths, k_max + 1)
-    const double *inv_n, *c, *c2;  // (widths, k_max)
-    const double *rho, *rho2, *mean;  // (widths, 2)
-    const double *amax;
-    int k_max;
-};
-
 // Rounding allowances of one (period, width), doubled (backends/pruning.py).
 struct Allowances {
     double e_v, e_vw, e_ar1, e_ark, e_a21, e_a2k;
 };
 
-__device__ Allowances allowances(const Pieces &pc, int wi, const double *scale, double g, bool uniform)
+// mean: (mean a, mean a^2) of the width; sum_c: (sum c_p, sum c2_p) of its pieces.
+__device__ Allowances allowances(const double *mean, const double *sum_c, double amax,
+                                 const double *scale, double g, bool uniform)
 {
     const double u1 = scale[0], u2 = scale[1], w1 = scale[2], w2 = scale[3];
-    const double am = pc.amax[wi];
-    const double dots_ar = g * am * u1, dots_a2 = uniform ? 0.0 : g * am * am * w1;
-    double sc = 0.0, sc2 = 0.0;
-    for (int p = 0; p < pc.n_pieces[wi]; ++p) {
-        sc += pc.c[wi * pc.k_max + p];
-        sc2 += pc.c2[wi * pc.k_max + p];
-    }
+    const double dots_ar = g * amax * u1, dots_a2 = uniform ? 0.0 : g * amax * amax * w1;
     Allowances e;
     e.e_v = 2.0 * (4.0 * g * u2 + 7.0 * g * u1 * u1);
     e.e_vw = 2.0 * (4.0 * g * w2 + 7.0 * g * w1 * w1);
-    e.e_ar1 = 2.0 * (pc.mean[2 * wi] * 4.0 * g * u1 + dots_ar);
-    e.e_ark = 2.0 * (sc * 4.0 * g * u1 + dots_ar);
-    e.e_a21 = 2.0 * (pc.mean[2 * wi + 1] * 4.0 * g * w1 + dots_a2);
-    e.e_a2k = 2.0 * (sc2 * 4.0 * g * w1 + dots_a2);
+    e.e_ar1 = 2.0 * (mean[0] * 4.0 * g * u1 + dots_ar);
+    e.e_ark = 2.0 * (sum_c[0] * 4.0 * g * u1 + dots_ar);
+    e.e_a21 = 2.0 * (mean[1] * 4.0 * g * w1 + dots_a2);
+    e.e_a2k = 2.0 * (sum_c[1] * 4.0 * g * w1 + dots_a2);
     return e;
 }
 
@@ -335,8 +322,8 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
             const double *kscale, const double *sum_a2, const double *overshoot,
             const int *n_pieces, const int *bounds, const double *inv_n, const double *c,
             const double *c2, const double *rho, const double *rho2, const double *mean,
-            const double *amax, int k_max, double w_uniform, double depth_min, double g,
-            double pad, int prune_min, int fine_min, const unsigned long long *threshold,
+            const double *amax, const double *sum_c, int k_max, double w_uniform, double depth_min,
+            double g, double pad, int prune_min, int fine_min, const unsigned long long *threshold,
             int debug, double *job_gain, int *job_index, double *job_depth,
             unsigned long long *counters)
 {
@@ -357,8 +344,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     __shared__ double floor, inv_len, rd, c1, c12, r1, r12, rk, rk2;
     __shared__ int kp;
     if (threadIdx.x == 0) {
-        const Pieces pc = {n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, amax, k_max};
-        e = allowances(pc, wi, scales + 4 * b, g, w_uniform > 0.0);
+        e = allowances(mean + 2 * wi, sum_c + 2 * wi, amax[wi], scales + 4 * b, g, w_uniform > 0.0);
         const double t = __longlong_as_double((long long)threshold[b]);
         floor = t - pad * t;
         inv_len = 1.0 / x.length;

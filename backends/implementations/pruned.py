@@ -26,8 +26,9 @@ from backends.implementations.pycuda_backends import PyCUDABackend
 from backends.protocol import PeriodStats
 from backends.scan_jobs import shift_counts
 
-CHUNK_PER_THREAD = 8  # shifts per thread of a scan job (pruned.cu's CHUNK = 8 * BLOCK)
+CHUNK_PER_THREAD = 4  # shifts per thread of a scan job (pruned.cu's CHUNK)
 MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
+FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,024 threads
 BATCH_BYTES = 4 << 30  # device memory a batch may take (and at most half the free memory)
 
 
@@ -86,7 +87,7 @@ class PrunedBackend(PyCUDABackend):
                 inv_n=put(pc.inv_n, np.float64), c=put(pc.c, np.float64),
                 c2=put(pc.c2, np.float64), rho=put(pc.rho, np.float64),
                 rho2=put(pc.rho2, np.float64), mean=put(pc.mean, np.float64),
-                amax=put(pc.amax, np.float64),
+                amax=put(pc.amax, np.float64), sum_c=put(pc.sum_c, np.float64),
             )
         return PrunedState(base, tables)
 
@@ -98,9 +99,10 @@ class PrunedBackend(PyCUDABackend):
             keys, order, counts = self._empty(b * n, np.float64), self._empty(b * n, np.int32), \
                 self._empty(b * n, np.int32)
             f, w = self._empty(b * m, np.float64), self._empty(b * m, np.float64)
-            self.module(base.block, self.kernel_defines(base.block)).get_function("pruned_fold")(
+            block = FOLD_BLOCK if n >= FOLD_BLOCK_MIN_N else base.block
+            self.module(block, self.kernel_defines(block)).get_function("pruned_fold")(
                 base.t, base.y, base.w, np.int32(n), np.int32(m), self._put(periods, np.float64),
-                keys, order, counts, f, w, block=(base.block, 1, 1), grid=(b, 1))
+                keys, order, counts, f, w, block=(block, 1, 1), grid=(b, 1))
             return f, w
 
     def scratch_bytes(self, plan):
@@ -159,7 +161,7 @@ class PrunedBackend(PyCUDABackend):
                 *windows, np.int32(chunks), widths, strides, offsets, a,
                 tab["kscale"], tab["sum_a2"], overshoot, tab["n_pieces"], tab["bounds"],
                 tab["inv_n"], tab["c"], tab["c2"], tab["rho"], tab["rho2"], tab["mean"],
-                tab["amax"], np.int32(pc.k_max), w_uniform, np.float64(tp.depth_min),
+                tab["amax"], tab["sum_c"], np.int32(pc.k_max), w_uniform, np.float64(tp.depth_min),
                 np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min),
                 threshold, np.int32(self.debug), job_gain, job_index, job_depth, counters,
                 block=(block, 1, 1), grid=(jobs, 1))

@@ -10,7 +10,8 @@ statistic on the GPU, three ways (sources in ``backends/cuda``).
   memory, for large n and many periods.
 
 The fold is float64 (absolute BKJD/BTJD times fold exactly as on the CPU).
-``simple`` and ``thrust`` form the two template dot products in float32 on
+``simple`` and ``thrust`` are approximate by TLS's own contract (per-period
+chi2 within ~1e-5 relative, not 1e-10): they form the two template dot products in float32 on
 polyphase copies of the fold (``phase_scan.cuh``; thrust falls back to the
 float64 scan when the copies exceed shared memory); box depth, depth and gain
 stay float64, and chi2 = chi2_flat - gain is formed on the host in float64. PyCUDA is imported lazily and works in the device's primary
@@ -337,7 +338,8 @@ class ThrustBackend(FoldedScanBackend):
     """CUB block merge sort, stable merge passes and block scan in global memory."""
 
     name = "thrust"
-    summary = "PyCUDA + CUB: block merge sort, merge passes, block scan; large n"
+    summary = "approximate (float32 dot products), PyCUDA + CUB: block merge sort, merge passes, block scan"
+    exact = False
     variant = "thrust"
     defines = {"ITEMS": THRUST_ITEMS}
 
@@ -391,7 +393,9 @@ class SimpleBackend(PyCUDABackend):
     run the same kernel on the same data."""
 
     name = "simple"
-    summary = "PyCUDA shared memory: fused fold, in-block sort and scan; small n; packs many light curves"
+    summary = ("approximate (float32 dot products), PyCUDA shared memory: fused fold, sort and scan; "
+               "small n; packs many light curves")
+    exact = False
     variant = "simple"
     fuses_fold_sort = True
 
