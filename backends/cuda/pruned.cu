@@ -27,7 +27,7 @@
 #include "job_reduce.cuh"
 
 #ifndef CHUNK
-#define CHUNK (4 * BLOCK)
+#define CHUNK (8 * BLOCK)
 #endif
 #define PREFIX_ITEMS 2
 #ifndef SCAN_BLOCKS_PER_SM

@@ -26,7 +26,7 @@ from backends.implementations.pycuda_backends import PyCUDABackend
 from backends.protocol import PeriodStats
 from backends.scan_jobs import shift_counts
 
-CHUNK_PER_THREAD = 4  # shifts per thread of a scan job (pruned.cu's CHUNK)
+CHUNK_PER_THREAD = 8  # shifts per thread of a scan job (pruned.cu's CHUNK)
 MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
 FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,024 threads
 BATCH_BYTES = 4 << 30  # device memory a batch may take (and at most half the free memory)
