@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends import pruning
-from backends.implementations.pycuda_backends import PyCUDABackend
+from backends.implementations.pycuda_backends import BLOCK_SIZES, PyCUDABackend
 from backends.protocol import PeriodStats
 from backends.scan_jobs import shift_counts
 
@@ -120,8 +120,13 @@ class PrunedBackend(PyCUDABackend):
         return int(np.clip(budget // self.scratch_bytes(plan), 1, MAX_PERIODS))
 
     @staticmethod
-    def kernel_defines(block):
-        return {"CHUNK": CHUNK_PER_THREAD * block}
+    def chunk(block) -> int:
+        """Shifts per scan job (pruned.cu's CHUNK); a fold-only module of
+        FOLD_BLOCK threads keeps the scan's shared queues within 48 KiB."""
+        return CHUNK_PER_THREAD * min(block, max(BLOCK_SIZES))
+
+    def kernel_defines(self, block):
+        return {"CHUNK": self.chunk(block)}
 
     def chi2_scan(self, state, folded, periods, lo, hi):
         base, tab = state.base, state.tables
@@ -145,7 +150,7 @@ class PrunedBackend(PyCUDABackend):
             # jobs by index (pruned.cu): `slots` widths per period, `chunks` per width
             slots = max(1, int(np.max(hi - lo, initial=0)))
             counts = shift_counts(tp.widths, tp.strides, m, n)
-            chunks = max(1, -(-int(counts.max()) // (CHUNK_PER_THREAD * block)))
+            chunks = max(1, -(-int(counts.max()) // self.chunk(block)))
             windows = (self._put(lo, np.int32), self._put(hi, np.int32), np.int32(slots))
             self._launch(
                 "chi2_scan.seed", mod, "pruned_seed", *data, np.int32(m), np.int32(n), *windows,
