@@ -67,3 +67,20 @@ def test_phase_ties_sort_as_in_tls():
     ref = backends.get_backend("reference").search(plan, longest)
     cpu = backends.get_backend("cpu").search(plan, longest)
     np.testing.assert_allclose(cpu.chi2, ref.chi2, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["random", "regular", "crowded", "ties"])
+def test_phase_order_is_a_stable_sort(kind):
+    """The cpu backend's O(n) bucket sort gives numpy's stable mergesort order,
+    also when buckets overflow (mergesort fallback) and with equal phases."""
+    from backends.implementations.cpu import phase_order
+
+    rng = np.random.default_rng(1)
+    n = 2000
+    phase = {"random": rng.random(n),
+             "regular": (np.arange(n) * 0.377) % 1.0,
+             "crowded": np.round(rng.random(n) * 7) / 7 * 0.999,
+             "ties": np.repeat(rng.random(n // 4), 4)}[kind]
+    order = np.empty(n, np.int64)
+    phase_order(phase, order, np.empty(n + 1, np.int64))
+    np.testing.assert_array_equal(order, np.argsort(phase, kind="mergesort"))

@@ -39,11 +39,51 @@ def fold(t, period):
     return x - np.floor(x)
 
 
+BUCKET_MAX = 32  # a fuller bucket (period commensurate with the cadence): mergesort instead
+
+
 @numba.njit(cache=True)
-def fold_sort_into(t, y, w, period, f, fw):
+def phase_order(phase, order, count):
+    """``order`` := indices of ``phase`` in (phase, index) order, i.e. a stable
+    sort: O(n) bucket sort (bucket = floor(phase n); folded regular cadences
+    put ~1 sample in each), insertion sort inside buckets. ``count`` (n + 1
+    ints) is scratch."""
+    n = phase.size
+    count[:] = 0
+    for i in range(n):
+        count[min(int(phase[i] * n), n - 1) + 1] += 1
+    for b in range(n):
+        if count[b + 1] > BUCKET_MAX:
+            order[:] = np.argsort(phase, kind="mergesort")
+            return
+        count[b + 1] += count[b]
+    for i in range(n):  # ascending i: each bucket holds its indices in order
+        b = min(int(phase[i] * n), n - 1)
+        order[count[b]] = i
+        count[b] += 1
+    begin = 0
+    for b in range(n):
+        end = count[b]
+        for a in range(begin + 1, end):
+            v = order[a]
+            c = a
+            while c > begin and phase[order[c - 1]] > phase[v]:
+                order[c] = order[c - 1]
+                c -= 1
+            order[c] = v
+        begin = end
+
+
+@numba.njit(cache=True)
+def fold_sort_into(t, y, w, period, f, fw, phase, order, count):
     """Fold at epoch 0, stable-sort by phase, write the flux and weights in
-    phase order plus the wrap-around patch into ``f``, ``fw`` (length N + maxwidth)."""
-    order = np.argsort(fold(t, period), kind="mergesort")
+    phase order plus the wrap-around patch into ``f``, ``fw`` (length N +
+    maxwidth); ``phase``, ``order`` (n) and ``count`` (n + 1) are scratch."""
+    inverse = 1.0 / period
+    for i in range(t.size):  # as fold(), without a temporary
+        x = t[i] * inverse
+        phase[i] = x - np.floor(x)
+    phase_order(phase, order, count)
     n = t.size
     for k in range(f.size):
         src = order[k % n]
@@ -56,7 +96,9 @@ def fold_sort_period(t, y, w, period, maxwidth):
     """``fold_sort_into`` new arrays."""
     f = np.empty(t.size + maxwidth)
     fw = np.empty(t.size + maxwidth)
-    fold_sort_into(t, y, w, period, f, fw)
+    n = t.size
+    fold_sort_into(t, y, w, period, f, fw, np.empty(n), np.empty(n, np.int64),
+                   np.empty(n + 1, np.int64))
     return f, fw
 
 
@@ -308,11 +350,13 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
     n_chunks = min(n_periods, 8 * numba.get_num_threads())
     m = t.size + maxwidth
     for chunk in numba.prange(n_chunks):
-        folded = np.empty((2, m))
+        folded = np.empty((3, m))
         work = np.empty((13, m + 1))
         queue = np.empty(m + 1, np.int64)
+        order = np.empty(t.size, np.int64)
         for p in range(chunk, n_periods, n_chunks):
-            fold_sort_into(t, y, w, periods[p], folded[0], folded[1])
+            fold_sort_into(t, y, w, periods[p], folded[0], folded[1], folded[2, :t.size], order,
+                           queue)
             gain[p], index[p], depth[p] = scan_period(
                 folded[0], folded[1], t.size, lo[p], hi[p], widths, strides, offsets, a,
                 overshoot, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2,
