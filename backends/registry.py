@@ -34,8 +34,8 @@ _BUILTIN = {
 }
 _REGISTRY: Dict[str, Union[str, type]] = dict(_BUILTIN)
 
-# ``auto`` takes the first of these that can run here.
-AUTO_ORDER = ["pruned", "thrust", "cupy", "simple", "numba", "basic", "cpu"]
+# ``auto`` takes the first exact one of these that can run here.
+AUTO_ORDER = ["pruned", "cupy", "numba", "basic", "cpu"]
 
 
 def register_backend(name: str, backend: Union[str, type], *, override: bool = False) -> None:
@@ -101,7 +101,7 @@ def available_methods():
 
 def resolve(name: str = "auto", plan=None, ndata: Optional[int] = None) -> str:
     """The backend name ``name`` stands for; ``auto`` picks the first runnable
-    entry of the GPU's variant table (for light curves of ``ndata`` points,
+    exact entry of the GPU's variant table (for light curves of ``ndata`` points,
     if given) or ``AUTO_ORDER`` (GPU backends only on a
     real GPU, not the numba CUDA simulator; given a ``plan``, none that
     refuses it) and logs its choice. ``plan`` may be a zero-argument callable:
@@ -124,6 +124,8 @@ def resolve(name: str = "auto", plan=None, ndata: Optional[int] = None) -> str:
 
     for candidate in auto_order(AUTO_ORDER, ndata=ndata):
         if candidate not in _REGISTRY or _why_not(candidate) is not None:
+            continue
+        if not backend_class(candidate).exact:  # auto gives TLS's exact statistic
             continue
         if not real_gpu and backend_class(candidate).device == "gpu":
             continue

@@ -67,6 +67,24 @@ def test_auto_skips_what_cannot_run_and_says_what_it_chose(monkeypatch, imaginar
     assert "backend 'auto' chose 'cpu'" in caplog.text
 
 
+def test_auto_never_chooses_an_approximate_backend(monkeypatch):
+    """An approximate backend that can run here is passed over: ``auto`` gives
+    TLS's exact statistic; naming it still works."""
+    from backends.implementations.cpu import CPUBackend
+
+    class Rough(CPUBackend):
+        name = "rough"
+        exact = False
+
+    backends.register_backend("rough", Rough)
+    try:
+        monkeypatch.setattr(backends.registry, "AUTO_ORDER", ["rough", "cpu"])
+        assert backends.resolve("auto") == "cpu"
+        assert backends.resolve("rough") == "rough"
+    finally:
+        backends.unregister_backend("rough")
+
+
 def test_auto_is_recorded_in_meta(monkeypatch, small_lc):
     monkeypatch.setattr(backends.registry, "AUTO_ORDER", ["cpu"])
     results = backends.search(*small_lc)
