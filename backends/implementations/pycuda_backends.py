@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -191,9 +192,10 @@ class PyCUDABackend(TLSBackend):
         major, minor = dev.compute_capability()
         arch = f"sm_{major}{minor}"
         defines = {"BLOCK": block, **(self.defines if defines is None else defines)}
-        key = (self.variant, block, dev.pci_bus_id(), arch, tuple(sorted(defines.items())))
+        options = tuple(os.environ.get("TLS_NVCC_FLAGS", "").split())  # e.g. -lineinfo to profile
+        key = (self.variant, block, dev.pci_bus_id(), arch, tuple(sorted(defines.items())), options)
         return KERNELS.get(key, lambda: cuda.module_from_buffer(
-            nvcc_cubin(f"{self.variant}.cu", arch, defines)))
+            nvcc_cubin(f"{self.variant}.cu", arch, defines, options)))
 
     def synchronize(self):
         if self._ctx is not None:
