@@ -299,6 +299,20 @@ __device__ __forceinline__ bool may_win(double k, double mean, double var, doubl
     return ks * ks * fmax(var + e_v, 0.0) >= r * r;
 }
 
+// Append ``value`` to ``list`` (``count`` entries so far) where ``keep``: one
+// shared atomic per warp (ballot), not per lane.
+__device__ __forceinline__ void push(int *list, int *count, bool keep, int value)
+{
+    const unsigned active = __activemask();
+    const unsigned votes = __ballot_sync(active, keep);
+    if (!votes) return;
+    const int lane = threadIdx.x % 32, leader = __ffs(votes) - 1;
+    int base = 0;
+    if (lane == leader) base = atomicAdd(count, __popc(votes));
+    base = __shfl_sync(active, base, leader);
+    if (keep) list[base + __popc(votes & ((1u << lane) - 1))] = value;
+}
+
 // Sum c_p S_p and sum (Q_p - S_p^2 / n_p) over the pieces [i + b_p, i + b_{p+1}).
 __device__ __forceinline__ void piece_sums(const int *bounds, const double *inv_n, const double *c,
                                            int n_pieces, const double *p1, const double *p2, int i,
@@ -329,7 +343,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 {
     __shared__ int queue[CHUNK], survivor[CHUNK];
     __shared__ int n_queue, n_survivors;
-    __shared__ unsigned long long passed, violations;
+    __shared__ unsigned long long passed, violations, direct_count;
     const int job = blockIdx.x, first = (job % chunks) * CHUNK;
     int b, wi;
     const bool real = slot(job / chunks, slots, lo, hi, b, wi);
@@ -352,7 +366,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
         c1 = mean[2 * wi]; c12 = mean[2 * wi + 1];
         r1 = rho[2 * wi]; r12 = rho2[2 * wi]; rk = rho[2 * wi + 1]; rk2 = rho2[2 * wi + 1];
         kp = n_pieces[wi];
-        n_queue = 0; n_survivors = 0; passed = 0; violations = 0;
+        n_queue = 0; n_survivors = 0; passed = 0; violations = 0; direct_count = 0;
     }
     const bool uniform = w_uniform > 0.0;
     const bool direct = x.length < prune_min, fine = x.length >= fine_min;
@@ -361,18 +375,26 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     __syncthreads();
 
     // one-piece bound per shift; survivors queued (in any order: the best fit
-    // is chosen by TLS's total order below). Debug: a skipped shift whose
-    // exact gain reaches the floor is a violation (it could have won).
-    unsigned long long my_passed = 0, my_violations = 0;
+    // is chosen by TLS's total order below). Short templates (direct) skip the
+    // bounds: each thread evaluates its shifts in full. Debug: a skipped shift
+    // whose exact gain reaches the floor is a violation (it could have won).
+    Best best = {0.0, 0.0, -1, 0x7fffffff};
+    const double ov = overshoot[wi];
+    unsigned long long my_passed = 0, my_direct = 0, my_violations = 0;
     const int end = min(first + CHUNK, x.n_shifts);
     for (int s = first + threadIdx.x; s < end; s += BLOCK) {
         const int i = s * x.stride;
         const double box = box_depth(x, i, rd);
-        if (!(box > depth_min)) continue;
-        ++my_passed;
+        const bool pass = box > depth_min;
         const double k = box * x.kscale;
-        bool keep = direct || !(k > 0.0);
-        if (!keep) {
+        my_passed += pass;
+        bool keep = pass && !direct && !(k > 0.0);
+        if (pass && direct) {
+            const double gain = thread_gain(x, i, k);
+            const Best cand = {gain, 1.0 - box * ov, wi, i};
+            if (gain > 0.0 && better(cand, best)) best = cand;
+            ++my_direct;
+        } else if (pass && !keep) {
             const double su = x.pu[i + x.length] - x.pu[i];
             const double vu = (x.pu2[i + x.length] - x.pu2[i]) - su * su * inv_len;
             double sw = 0.0, vw = 0.0;
@@ -382,13 +404,12 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
             }
             keep = may_win(k, c1 * su, vu, r1, e.e_v, e.e_ar1, x, c12 * sw, vw, r12, e.e_vw,
                            e.e_a21, pad, floor);
+            if (!keep && debug) my_violations += thread_gain(x, i, k) >= floor;
         }
-        if (keep)
-            queue[atomicAdd(&n_queue, 1)] = i;
-        else if (debug)
-            my_violations += thread_gain(x, i, k) >= floor;
+        push(queue, &n_queue, keep, i);
     }
     atomicAdd(&passed, my_passed);
+    if (my_direct) atomicAdd(&direct_count, my_direct);
     __syncthreads();
     const int queued = n_queue;
 
@@ -404,18 +425,14 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
             keep = may_win(k, mu, vu, rk, kp * e.e_v, e.e_ark, x, mw, vw, rk2, kp * e.e_vw,
                            e.e_a2k, pad, floor);
         }
-        if (keep)
-            survivor[atomicAdd(&n_survivors, 1)] = i;
-        else if (debug)
-            my_violations += thread_gain(x, i, k) >= floor;
+        if (!keep && debug) my_violations += thread_gain(x, i, k) >= floor;
+        push(survivor, &n_survivors, keep, i);
     }
     if (my_violations) atomicAdd(&violations, my_violations);
     __syncthreads();
     const int survivors = n_survivors;
 
     // exact gains, one warp per survivor
-    Best best = {0.0, 0.0, -1, 0x7fffffff};
-    const double ov = overshoot[wi];
     for (int q = threadIdx.x / 32; q < survivors; q += BLOCK / 32) {
         const int i = survivor[q];
         const double box = box_depth(x, i, rd);
@@ -426,9 +443,9 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     reduce_best(best, job_gain + job, job_index + job, job_depth + job);
     if (threadIdx.x == 0) {
         atomicAdd(counters + DEPTH_PASS, passed);
-        atomicAdd(counters + COARSE_PASS, (unsigned long long)queued);
-        atomicAdd(counters + FINE_PASS, (unsigned long long)survivors);
-        atomicAdd(counters + EXACT_MACS, (unsigned long long)survivors * x.length);
+        atomicAdd(counters + COARSE_PASS, queued + direct_count);
+        atomicAdd(counters + FINE_PASS, survivors + direct_count);
+        atomicAdd(counters + EXACT_MACS, (survivors + direct_count) * x.length);
         atomicAdd(counters + VIOLATIONS, violations);
     }
 }
