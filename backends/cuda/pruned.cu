@@ -9,16 +9,15 @@
 //   rounding allowances need;
 // pruned_seed: per (period, width slot), the exact gain at the deepest box; the
 //   period's threshold T is the largest (atomicMax on the bits of a positive double);
-// pruned_scan: per job (up to CHUNK shifts of one width of one period): depth
+// pruned_scan: per job (one width of one period, CHUNK shifts at a time): depth
 //   filter and one-piece bound per shift, survivors
 //   compacted into a shared queue, K-piece bound per queued shift, survivors
 //   compacted again, then one warp per survivor for the exact dot products;
 //   the job's first best fit by TLS's total order (tls_common.cuh);
 // reduce_jobs (job_reduce.cuh): per period, the first best job.
-// Jobs need no list from the host: block j of a launch over a batch is chunk
-// j % C of width slot (j / C) % W of period j / (C W), W = the batch's largest
-// number of allowed widths, C = chunks of its longest width; a slot past the
-// period's widths or a chunk past its width's shifts is an empty job (gain 0).
+// Jobs need no list from the host: block j of a launch over a batch is width
+// slot j % W of period j / W, W = the batch's largest number of allowed
+// widths; a slot past the period's widths is an empty job (gain 0).
 // Work counters (backends.pruning.COUNTERS) are summed with integer atomics,
 // so they are deterministic.
 #include <cub/block/block_reduce.cuh>
@@ -31,7 +30,7 @@
 #endif
 #define PREFIX_ITEMS 2
 #ifndef SCAN_BLOCKS_PER_SM
-#define SCAN_BLOCKS_PER_SM (768 / BLOCK)  // register cap (80) without spills
+#define SCAN_BLOCKS_PER_SM (512 / BLOCK)  // register cap (128) without spills
 #endif
 
 // counter slots, as backends.pruning.COUNTERS
@@ -331,7 +330,7 @@ __device__ __forceinline__ void piece_sums(const int *bounds, const double *inv_
 extern "C" __global__ void __launch_bounds__(BLOCK, SCAN_BLOCKS_PER_SM)
 pruned_scan(const double *rw, const double *w, const double *cs, const double *pu,
             const double *pu2, const double *pw, const double *pw2, const double *scales,
-            int m, int n, const int *lo, const int *hi, int slots, int chunks,
+            int m, int n, const int *lo, const int *hi, int slots,
             const int *widths, const int *strides, const long long *offsets, const double *a,
             const double *kscale, const double *sum_a2, const double *overshoot,
             const int *n_pieces, const int *bounds, const double *inv_n, const double *c,
@@ -343,16 +342,15 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 {
     __shared__ int queue[CHUNK], survivor[CHUNK];
     __shared__ int n_queue, n_survivors;
-    __shared__ unsigned long long passed, violations, direct_count;
-    const int job = blockIdx.x, first = (job % chunks) * CHUNK;
+    __shared__ unsigned long long passed, violations, direct_count, queued_total, survived_total;
+    const int job = blockIdx.x;
     int b, wi;
-    const bool real = slot(job / chunks, slots, lo, hi, b, wi);
-    const Width x = width_of(b, real ? wi : 0, m, n, rw, w, cs, pu, pu2, pw, pw2, widths,
-                             strides, offsets, a, kscale, sum_a2, w_uniform);
-    if (!real || first >= x.n_shifts) {  // empty job
+    if (!slot(job, slots, lo, hi, b, wi)) {  // empty job
         if (threadIdx.x == 0) { job_gain[job] = 0.0; job_index[job] = -1; job_depth[job] = 0.0; }
         return;
     }
+    const Width x = width_of(b, wi, m, n, rw, w, cs, pu, pu2, pw, pw2, widths, strides, offsets,
+                             a, kscale, sum_a2, w_uniform);
     // the block's constants live in shared memory, not registers (no spills)
     __shared__ Allowances e;
     __shared__ double floor, inv_len, rd, c1, c12, r1, r12, rk, rk2;
@@ -366,86 +364,93 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
         c1 = mean[2 * wi]; c12 = mean[2 * wi + 1];
         r1 = rho[2 * wi]; r12 = rho2[2 * wi]; rk = rho[2 * wi + 1]; rk2 = rho2[2 * wi + 1];
         kp = n_pieces[wi];
-        n_queue = 0; n_survivors = 0; passed = 0; violations = 0; direct_count = 0;
+        passed = 0; violations = 0; direct_count = 0; queued_total = 0; survived_total = 0;
     }
     const bool uniform = w_uniform > 0.0;
     const bool direct = x.length < prune_min, fine = x.length >= fine_min;
     const int *bw = bounds + wi * (k_max + 1);
     const double *nw = inv_n + wi * k_max, *cw = c + wi * k_max, *c2w = c2 + wi * k_max;
-    __syncthreads();
-
-    // one-piece bound per shift; survivors queued (in any order: the best fit
-    // is chosen by TLS's total order below). Short templates (direct) skip the
-    // bounds: each thread evaluates its shifts in full. Debug: a skipped shift
-    // whose exact gain reaches the floor is a violation (it could have won).
-    Best best = {0.0, 0.0, -1, 0x7fffffff};
     const double ov = overshoot[wi];
+    Best best = {0.0, 0.0, -1, 0x7fffffff};
     unsigned long long my_passed = 0, my_direct = 0, my_violations = 0;
-    const int end = min(first + CHUNK, x.n_shifts);
-    for (int s = first + threadIdx.x; s < end; s += BLOCK) {
-        const int i = s * x.stride;
-        const double box = box_depth(x, i, rd);
-        const bool pass = box > depth_min;
-        const double k = box * x.kscale;
-        my_passed += pass;
-        bool keep = pass && !direct && !(k > 0.0);
-        if (pass && direct) {
-            const double gain = thread_gain(x, i, k);
+
+    // the width's shifts, CHUNK at a time (the queues' capacity)
+    for (int first = 0; first < x.n_shifts; first += CHUNK) {
+        if (threadIdx.x == 0) { n_queue = 0; n_survivors = 0; }
+        __syncthreads();
+
+        // one-piece bound per shift; survivors queued (in any order: the best
+        // fit is chosen by TLS's total order). Short templates (direct) skip
+        // the bounds: each thread evaluates its shifts in full. Debug: a
+        // skipped shift whose exact gain reaches the floor is a violation.
+        const int end = min(first + CHUNK, x.n_shifts);
+        for (int s = first + threadIdx.x; s < end; s += BLOCK) {
+            const int i = s * x.stride;
+            const double box = box_depth(x, i, rd);
+            const bool pass = box > depth_min;
+            const double k = box * x.kscale;
+            my_passed += pass;
+            bool keep = pass && !direct && !(k > 0.0);
+            if (pass && direct) {
+                const double gain = thread_gain(x, i, k);
+                const Best cand = {gain, 1.0 - box * ov, wi, i};
+                if (gain > 0.0 && better(cand, best)) best = cand;
+                ++my_direct;
+            } else if (pass && !keep) {
+                const double su = x.pu[i + x.length] - x.pu[i];
+                const double vu = (x.pu2[i + x.length] - x.pu2[i]) - su * su * inv_len;
+                double sw = 0.0, vw = 0.0;
+                if (!uniform) {
+                    sw = x.pw[i + x.length] - x.pw[i];
+                    vw = (x.pw2[i + x.length] - x.pw2[i]) - sw * sw * inv_len;
+                }
+                keep = may_win(k, c1 * su, vu, r1, e.e_v, e.e_ar1, x, c12 * sw, vw, r12, e.e_vw,
+                               e.e_a21, pad, floor);
+                if (!keep && debug) my_violations += thread_gain(x, i, k) >= floor;
+            }
+            push(queue, &n_queue, keep, i);
+        }
+        __syncthreads();
+        const int queued = n_queue;
+
+        // K-piece bound per queued shift; survivors queued again
+        for (int q = threadIdx.x; q < queued; q += BLOCK) {
+            const int i = queue[q];
+            const double k = box_depth(x, i, rd) * x.kscale;
+            bool keep = direct || !fine || !(k > 0.0);
+            if (!keep) {
+                double mu, vu, mw = 0.0, vw = 0.0;
+                piece_sums(bw, nw, cw, kp, x.pu, x.pu2, i, mu, vu);
+                if (!uniform) piece_sums(bw, nw, c2w, kp, x.pw, x.pw2, i, mw, vw);
+                keep = may_win(k, mu, vu, rk, kp * e.e_v, e.e_ark, x, mw, vw, rk2, kp * e.e_vw,
+                               e.e_a2k, pad, floor);
+            }
+            if (!keep && debug) my_violations += thread_gain(x, i, k) >= floor;
+            push(survivor, &n_survivors, keep, i);
+        }
+        __syncthreads();
+        const int survivors = n_survivors;
+        if (threadIdx.x == 0) { queued_total += queued; survived_total += survivors; }
+
+        // exact gains, one warp per survivor
+        for (int q = threadIdx.x / 32; q < survivors; q += BLOCK / 32) {
+            const int i = survivor[q];
+            const double box = box_depth(x, i, rd);
+            const double gain = warp_gain(x, i, box * x.kscale);
             const Best cand = {gain, 1.0 - box * ov, wi, i};
             if (gain > 0.0 && better(cand, best)) best = cand;
-            ++my_direct;
-        } else if (pass && !keep) {
-            const double su = x.pu[i + x.length] - x.pu[i];
-            const double vu = (x.pu2[i + x.length] - x.pu2[i]) - su * su * inv_len;
-            double sw = 0.0, vw = 0.0;
-            if (!uniform) {
-                sw = x.pw[i + x.length] - x.pw[i];
-                vw = (x.pw2[i + x.length] - x.pw2[i]) - sw * sw * inv_len;
-            }
-            keep = may_win(k, c1 * su, vu, r1, e.e_v, e.e_ar1, x, c12 * sw, vw, r12, e.e_vw,
-                           e.e_a21, pad, floor);
-            if (!keep && debug) my_violations += thread_gain(x, i, k) >= floor;
         }
-        push(queue, &n_queue, keep, i);
+        __syncthreads();  // the queues are refilled by the next chunk
     }
     atomicAdd(&passed, my_passed);
     if (my_direct) atomicAdd(&direct_count, my_direct);
-    __syncthreads();
-    const int queued = n_queue;
-
-    // K-piece bound per queued shift; survivors queued again
-    for (int q = threadIdx.x; q < queued; q += BLOCK) {
-        const int i = queue[q];
-        const double k = box_depth(x, i, rd) * x.kscale;
-        bool keep = direct || !fine || !(k > 0.0);
-        if (!keep) {
-            double mu, vu, mw = 0.0, vw = 0.0;
-            piece_sums(bw, nw, cw, kp, x.pu, x.pu2, i, mu, vu);
-            if (!uniform) piece_sums(bw, nw, c2w, kp, x.pw, x.pw2, i, mw, vw);
-            keep = may_win(k, mu, vu, rk, kp * e.e_v, e.e_ark, x, mw, vw, rk2, kp * e.e_vw,
-                           e.e_a2k, pad, floor);
-        }
-        if (!keep && debug) my_violations += thread_gain(x, i, k) >= floor;
-        push(survivor, &n_survivors, keep, i);
-    }
     if (my_violations) atomicAdd(&violations, my_violations);
-    __syncthreads();
-    const int survivors = n_survivors;
-
-    // exact gains, one warp per survivor
-    for (int q = threadIdx.x / 32; q < survivors; q += BLOCK / 32) {
-        const int i = survivor[q];
-        const double box = box_depth(x, i, rd);
-        const double gain = warp_gain(x, i, box * x.kscale);
-        const Best cand = {gain, 1.0 - box * ov, wi, i};
-        if (gain > 0.0 && better(cand, best)) best = cand;
-    }
-    reduce_best(best, job_gain + job, job_index + job, job_depth + job);
+    reduce_best(best, job_gain + job, job_index + job, job_depth + job);  // synchronises the block
     if (threadIdx.x == 0) {
         atomicAdd(counters + DEPTH_PASS, passed);
-        atomicAdd(counters + COARSE_PASS, queued + direct_count);
-        atomicAdd(counters + FINE_PASS, survivors + direct_count);
-        atomicAdd(counters + EXACT_MACS, (survivors + direct_count) * x.length);
+        atomicAdd(counters + COARSE_PASS, queued_total + direct_count);
+        atomicAdd(counters + FINE_PASS, survived_total + direct_count);
+        atomicAdd(counters + EXACT_MACS, (survived_total + direct_count) * x.length);
         atomicAdd(counters + VIOLATIONS, violations);
     }
 }

@@ -147,23 +147,21 @@ class PrunedBackend(PyCUDABackend):
             data = (rw, w, *prefix)
             counters = self._put(np.zeros(len(pruning.COUNTERS)), np.uint64)
             threshold = self._put(np.zeros(b), np.uint64)
-            # jobs by index (pruned.cu): `slots` widths per period, `chunks` per width
+            # jobs by index (pruned.cu): `slots` widths per period
             slots = max(1, int(np.max(hi - lo, initial=0)))
-            counts = shift_counts(tp.widths, tp.strides, m, n)
-            chunks = max(1, -(-int(counts.max()) // self.chunk(block)))
             windows = (self._put(lo, np.int32), self._put(hi, np.int32), np.int32(slots))
             self._launch(
                 "chi2_scan.seed", mod, "pruned_seed", *data, np.int32(m), np.int32(n), *windows,
                 widths, strides, offsets, a, tab["kscale"], tab["sum_a2"], w_uniform,
                 np.float64(tp.depth_min), threshold, counters,
                 block=(block, 1, 1), grid=(b * slots, 1))
-            jobs = b * slots * chunks
+            jobs = b * slots
             job_gain, job_index, job_depth = (self._empty(jobs, np.float64),
                                               self._empty(jobs, np.int32),
                                               self._empty(jobs, np.float64))
             self._launch(
                 "chi2_scan.cascade", mod, "pruned_scan", *data, scales, np.int32(m), np.int32(n),
-                *windows, np.int32(chunks), widths, strides, offsets, a,
+                *windows, widths, strides, offsets, a,
                 tab["kscale"], tab["sum_a2"], overshoot, tab["n_pieces"], tab["bounds"],
                 tab["inv_n"], tab["c"], tab["c2"], tab["rho"], tab["rho2"], tab["mean"],
                 tab["amax"], tab["sum_c"], np.int32(pc.k_max), w_uniform, np.float64(tp.depth_min),
@@ -174,7 +172,7 @@ class PrunedBackend(PyCUDABackend):
                                   self._empty(b, np.float64))
             self._launch(
                 "chi2_scan.reduce", mod, "reduce_jobs", job_gain, job_index, job_depth,
-                self._put(np.arange(b + 1) * (slots * chunks), np.int32), np.int32(b),
+                self._put(np.arange(b + 1) * slots, np.int32), np.int32(b),
                 gain, index, depth, block=(128, 1, 1), grid=(-(-b // 128), 1))
             self._count(counters.get(), plan, lo, hi, m, n)
             return PeriodStats.from_gains(plan, gain.get(), index.get(), depth.get())
