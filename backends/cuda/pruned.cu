@@ -30,7 +30,7 @@
 #endif
 #define PREFIX_ITEMS 2
 #ifndef SCAN_BLOCKS_PER_SM
-#define SCAN_BLOCKS_PER_SM (512 / BLOCK)  // register cap (128) without spills
+#define SCAN_BLOCKS_PER_SM (1024 / BLOCK)  // 64 registers, no spills: fastest of 2, 3, 4 blocks (NOTES.md)
 #endif
 
 // counter slots, as backends.pruning.COUNTERS
