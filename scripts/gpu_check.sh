@@ -18,7 +18,7 @@
 #            SUITE (all) for RECOVER_BACKENDS (default every GPU backend)
 #            against the carried CPU TLS pack (see its header)       SUITES_S (480)
 #   big      scripts/big_search.py: 100,000 points x ~101,000 periods,
-#            backends in BIG_BACKENDS (default "thrust")              BIG_S (300)
+#            backends in BIG_BACKENDS (default "pruned")              BIG_S (300)
 #   multigpu scripts/multigpu_scaling.py: MULTIGPU_N (1200) K2-like curves
 #            through python -m validation.batch on 1 and 2 GPUs, backends
 #            MULTIGPU_BACKENDS ("simple"); carry ".whl-dask"          MULTIGPU_S (330)
@@ -48,7 +48,7 @@ export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1  # a crashing process prints its 
 'cupy', cupy.__version__, 'pycuda', pycuda.VERSION_TEXT)"
 } 2>&1 | tee "$OUT/header.txt"
 
-GPU_BACKENDS="basic simple thrust cupy numba"
+GPU_BACKENDS="pruned basic simple thrust cupy numba"
 PARTS=${PARTS:-tests exact timing}
 rc=0
 part() { [[ " $PARTS " == *" $1 "* ]]; }
@@ -65,7 +65,7 @@ part recover && for b in ${RECOVER_BACKENDS:-simple}; do
 done
 part suites && { RECOVER_BACKENDS=${RECOVER_BACKENDS:-$GPU_BACKENDS} bash scripts/gpu_suites.sh \
     "$OUT/suites" || rc=1; }
-part big && { timeout "${BIG_S:-300}" python3 scripts/big_search.py --backends ${BIG_BACKENDS:-thrust} \
+part big && { timeout "${BIG_S:-300}" python3 scripts/big_search.py --backends ${BIG_BACKENDS:-pruned} \
     --out "$OUT/big_search.json" 2>&1 | tee "$OUT/big_search.log" || rc=1; }
 part multigpu && { timeout "${MULTIGPU_S:-330}" python3 scripts/multigpu_scaling.py --n "${MULTIGPU_N:-1200}" \
     --backends ${MULTIGPU_BACKENDS:-simple} --out "$OUT/multigpu" 2>&1 | tee "$OUT/multigpu.log" || rc=1; }
