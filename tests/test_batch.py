@@ -54,9 +54,11 @@ def test_one_backend_instance_with_per_curve_timings(curves, monkeypatch):
     assert all(0 < s < o.meta["timings"]["total"] for s, o in zip(totals, out))  # not accumulated
 
 
-def test_bad_backend_raises_at_once(curves):
+def test_bad_backend_or_option_raises_at_once(curves):
     with pytest.raises(ValueError, match="unknown backend"):
         search_batch(curves, backend="nope")
+    with pytest.raises(ValueError, match="unknown power.. option 'perod_max': did you mean 'period_max'"):
+        search_batch(curves, backend="cpu", perod_max=6.0)
     with pytest.raises(TypeError, match="name or a TLSBackend"):
         search_batch(curves, backend=3)
 
@@ -158,6 +160,7 @@ def test_a_failed_batch_is_reported_not_recorded(inputs, tmp_path, client, monke
                  marks=requires_distributed),
     pytest.param(["--gpus", "2", "--backend", "cpu"], "only 1 CUDA device(s) visible", marks=requires_distributed),
     (["--workers", "1", "--backend", "cpu", "--tls", "period_max=6"], "holds results of"),
+    (["--workers", "1", "--backend", "cpu", "--tls", "perod_max=6"], "did you mean 'period_max'"),
 ])
 def test_cli_errors(inputs, tmp_path, capsys, monkeypatch, argv, message):
     import builtins

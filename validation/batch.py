@@ -153,10 +153,13 @@ class ResultDataset:
 
 
 
-def check_backend(backend):
-    """Fail before mapping anything when ``backend`` cannot run on this host."""
+def check_request(backend, options):
+    """Fail before mapping anything when ``backend`` cannot run on this host or
+    an option is not one of transitleastsquares' ``power()``."""
     from backends import BackendUnavailable, available_backends
+    from backends.inputs import check_options
 
+    check_options(options)
     why = available_backends() if backend != "auto" else {}
     if backend != "auto" and backend not in why:
         raise ValueError(f"unknown backend {backend!r}; known: auto, {', '.join(why)}")
@@ -258,7 +261,7 @@ def run(inputs, out, client, backend="auto", batch_size=16, options=None, progre
     from tqdm import tqdm
 
     options = dict(options or {})
-    check_backend(backend)
+    check_request(backend, options)
     found = find_inputs(inputs)
     dataset = ResultDataset(out)
     dataset.check_run(backend, options)
@@ -340,7 +343,7 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     try:
-        check_backend(args.backend)  # fail before starting a cluster
+        check_request(args.backend, dict(args.tls))  # fail before starting a cluster
         find_inputs(args.inputs)
         ResultDataset(args.out).check_run(args.backend, dict(args.tls))
         try:
