@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import backends
+from backends.contract import assert_exact
 from backends.gpu import cuda_device_count
 from backends.implementations import cpu
 from backends.implementations import cupy_backend as cb
@@ -69,7 +70,7 @@ def test_scan_source_compiles_without_spills(block, tmp_path):
 
 # ---- on a GPU ----------------------------------------------------------------------------
 def _assert_same(got, ref):
-    np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-9)
+    assert_exact(got, ref, "vs cpu")
     assert np.mean(got.rows == ref.rows) > 0.999
     np.testing.assert_allclose(got.depths, ref.depths, rtol=0, atol=1e-9)
 

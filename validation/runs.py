@@ -96,14 +96,12 @@ def backend_search(backend, t, y, dy, options):
 
 
 def tls_search(t, y, dy, options, use_threads=1, runner=TLS_RUNNER):
-    from transitleastsquares import transitleastsquares
+    from backends.tls_power import power
 
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = transitleastsquares(t, y, dy, verbose=False).power(
-            backend=runner, use_threads=use_threads, show_progress_bar=False, verbose=False,
-            **options)
+        results = power(t, y, dy, backend=runner, use_threads=use_threads, **options)
     scalars, arrays = outcome(results, time.perf_counter() - start)
     scalars.update(name=f"tls-{runner}")
     return scalars, arrays
