@@ -25,6 +25,7 @@ import numpy as np
 from backends import inputs
 from backends.frontend import device_name, search
 from backends.grids import make_plan
+from backends.interrupts import reraise_interrupt
 from backends.protocol import InputTooLarge, TLSBackend
 
 
@@ -41,6 +42,9 @@ class BatchError:
 
     @classmethod
     def of(cls, curve_id, exc):
+        """The error of light curve ``curve_id``; an interrupt (Ctrl-C, also
+        when numba wraps it) is raised, never recorded as a light curve's error."""
+        reraise_interrupt(exc)
         return cls(curve_id, type(exc).__name__, str(exc))
 
 
@@ -170,7 +174,8 @@ class _Runner:
         case alone, so that an error is its light curve's own."""
         try:
             return self.instance.search_many([(c.plan, c.periods) for c in cases])
-        except Exception:
+        except Exception as exc:
+            reraise_interrupt(exc)
             out = []
             for c in cases:
                 try:

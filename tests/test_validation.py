@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from datasets import synthetic
-from validation import cases, metrics, recover, runs, store
+from validation import cases, metrics, processes, recover, runs, store
 
 TINY = cases.Case("tiny", "synthetic", dict(seed=5, preset="k2", baseline=10.0, cadence_min=30.0, gaps=(),
                                             ndata=None, noise_ppm=300.0, b=0.2, snr=40.0, period=2.3))
@@ -192,17 +192,22 @@ def fake_input(case):
     return cases.Input(t, np.ones_like(t), np.full_like(t, 1e-3), truths, dict(target="fake"))
 
 
-class StubSearch:
-    """Finds the planets in order of SNR (one per search), or misses them."""
+def ctrl_c():
+    raise KeyboardInterrupt
 
-    def __init__(self, miss=(), sde=20.0, interrupt_after=None):
+
+class StubSearch:
+    """Finds the planets in order of SNR (one per search), or misses them;
+    ``interrupt()`` after ``interrupt_after`` searches."""
+
+    def __init__(self, miss=(), sde=20.0, interrupt_after=None, interrupt=ctrl_c):
         self.miss, self.sde, self.calls, self.interrupt_after = set(miss), sde, 0, interrupt_after
-        self.sizes = []
+        self.interrupt, self.sizes = interrupt, []
 
     def __call__(self, t, y, dy, options):
         self.calls += 1
         if self.interrupt_after is not None and self.calls > self.interrupt_after:
-            raise KeyboardInterrupt
+            self.interrupt()
         self.sizes.append(t.size)
         step = 0 if t.size == 300 else 1
         planet = PLANETS[step]
@@ -291,6 +296,20 @@ def test_resume_interrupt_and_fresh(fake_suite, capsys):
     assert run_main(out, "--fresh") == 0 and stubs["backend"].calls == 4
 
 
+def test_a_ctrl_c_wrapped_by_numba_stops_the_run_and_is_not_journaled(fake_suite, capsys):
+    """Ctrl-C inside numba code comes out as a SystemError: an interrupt, not a
+    backend failure that would be journaled and fail every resume."""
+    from tests.test_interrupts import numba_interrupt
+
+    out, use = fake_suite
+    use(backend=runs.guarded(StubSearch(interrupt_after=1, interrupt=numba_interrupt)))
+    assert run_main(out) == 130
+    assert "1/3 cases saved" in capsys.readouterr().err
+    use()
+    assert run_main(out) == 0
+    assert pd.read_csv(out / "recover_quick_cpu.csv")["backend_error"].isna().all()
+
+
 def test_bad_arguments(fake_suite, capsys):
     out, use = fake_suite
     assert recover.main(["--backend", "no-such-backend", "--out", str(out)]) == 2
@@ -360,9 +379,9 @@ def test_thread_limits_reach_spawned_processes_and_are_undone(monkeypatch):
 
     monkeypatch.setenv("OMP_NUM_THREADS", "7")
     monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
-    with recover.thread_limits(2), ProcessPoolExecutor(1, multiprocessing.get_context("spawn")) as pool:
-        seen = [pool.submit(os.getenv, name).result() for name in recover.THREAD_VARIABLES]
-    assert seen == ["2"] * len(recover.THREAD_VARIABLES)
+    with processes.thread_limits(2), ProcessPoolExecutor(1, multiprocessing.get_context("spawn")) as pool:
+        seen = [pool.submit(os.getenv, name).result() for name in processes.THREAD_VARIABLES]
+    assert seen == ["2"] * len(processes.THREAD_VARIABLES)
     assert os.environ["OMP_NUM_THREADS"] == "7" and "NUMBA_NUM_THREADS" not in os.environ
 
 
@@ -372,12 +391,12 @@ def test_deaths_name_the_signal_or_status():
     import sys
 
     ctx = multiprocessing.get_context("spawn")
-    processes = [ctx.Process(target=os.abort), ctx.Process(target=sys.exit, args=(4,))]
-    for p in processes:
+    children = [ctx.Process(target=os.abort), ctx.Process(target=sys.exit, args=(4,))]
+    for p in children:
         p.start()
         p.join()
-    assert recover.deaths(processes) == (f"pid {processes[0].pid} killed by SIGABRT, "
-                                         f"pid {processes[1].pid} exited with status 4")
+    assert processes.deaths(children) == (f"pid {children[0].pid} killed by SIGABRT, "
+                                          f"pid {children[1].pid} exited with status 4")
 
 
 class KillWorkersOnFirstCase:
@@ -410,6 +429,6 @@ def test_jobs_run_cases_in_processes_and_a_killed_worker_is_named(tmp_path):
 
     # many cases: the workers cannot finish them all before the parent kills them (on a busy CI core)
     more = [cases.Case(f"more{k}", "synthetic", dict(TINY.params, seed=10 + k)) for k in range(24)]
-    with pytest.raises(recover.WorkerDied, match="killed by SIGKILL.*run the same command again"):
+    with pytest.raises(processes.WorkerDied, match="killed by SIGKILL.*run the same command again"):
         recover.execute(more, journal, 2, KillWorkersOnFirstCase(), "cpu", tmp_path / "tls", 1, False)
     assert 1 <= sum(journal.done(c.id) for c in more) < 24

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from backends.interrupts import reraise_interrupt
 from datasets import bin_lightcurve
 from validation import store
 
@@ -73,12 +74,14 @@ def outcome(results, runtime):
 
 
 def guarded(search):
-    """``search`` that returns a failed outcome (with the traceback's last line) instead of raising."""
+    """``search`` that returns a failed outcome (with the traceback's last line)
+    instead of raising; an interrupt, also one numba wrapped, is raised."""
     def run(*args, **kwargs):
         start = time.perf_counter()
         try:
             return search(*args, **kwargs)
         except Exception as exc:  # a backend failing on one case must not end the suite
+            reraise_interrupt(exc)
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return failed(last, time.perf_counter() - start)
     return run

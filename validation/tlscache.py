@@ -24,7 +24,7 @@ import numpy as np
 
 from datasets import real
 from validation import cases as suites
-from validation import recover, runs, store
+from validation import processes, recover, runs, store
 
 SEP = "__"  # between a record's key (hex) and an array's name in a pack
 
@@ -146,12 +146,13 @@ def main(argv=None):
               f"({Path(args.to).stat().st_size / 1e6:.2f} MB)")
         return 0
     try:
-        table = fill(args.suite, args.out, args.jobs, args.seed, args.limit)
+        with processes.interruptible():
+            table = fill(args.suite, args.out, args.jobs, args.seed, args.limit)
     except KeyboardInterrupt:
         print("\ninterrupted: finished cases are kept; run the same command again to resume",
               file=sys.stderr)
-        return 130
-    except recover.WorkerDied as exc:
+        return processes.INTERRUPTED
+    except processes.WorkerDied as exc:
         print(f"\nerror: {exc}", file=sys.stderr)
         return 3
     print(f"CPU TLS for suite {args.suite}: {table['case_id'].nunique()} cases, {len(table)} searches, "
