@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import backends  # noqa: E402
 import datasets  # noqa: E402
 from backends import inputs  # noqa: E402
+from validation import outputs  # noqa: E402
 
 BARS = {  # reference -> (chi2 rtol, SDE rtol, max |dSR|)
     "fused": (1e-9, 1e-6, 1e-9),
@@ -80,7 +81,7 @@ def main(argv=None):
     ap.add_argument("--big", action="store_true", help="add one >= 100,000-point curve")
     ap.add_argument("--no-real", action="store_true", help="skip the shipped real light curves")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--out", type=Path, default=Path("reports/exactness"))
+    ap.add_argument("--out", type=Path, default=outputs.default_out() / "exactness", help=outputs.HELP)
     args = ap.parse_args(argv)
 
     rows = []

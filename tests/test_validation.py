@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from datasets import synthetic
-from validation import cases, metrics, processes, recover, runs, store
+from validation import cases, metrics, outputs, processes, recover, runs, store
 
 TINY = cases.Case("tiny", "synthetic", dict(seed=5, preset="k2", baseline=10.0, cadence_min=30.0, gaps=(),
                                             ndata=None, noise_ppm=300.0, b=0.2, snr=40.0, period=2.3))
@@ -308,6 +308,21 @@ def test_a_ctrl_c_wrapped_by_numba_stops_the_run_and_is_not_journaled(fake_suite
     use()
     assert run_main(out) == 0
     assert pd.read_csv(out / "recover_quick_cpu.csv")["backend_error"].isna().all()
+
+
+def test_runs_write_outside_the_source_tree_by_default(fake_suite, monkeypatch):
+    out, use = fake_suite
+    use()
+    monkeypatch.setenv("TLS_WORKBENCH_OUT", str(out / "runs"))
+    assert recover.main(["--backend", "cpu"]) == 0
+    assert (out / "runs" / "recover_quick_cpu.csv").exists()
+    assert (out / "runs" / "cache" / "runs" / "quick-cpu-seed0" / "one.npz").exists()
+    monkeypatch.delenv("TLS_WORKBENCH_OUT")
+    monkeypatch.setenv("XDG_DATA_HOME", str(out / "xdg"))
+    assert outputs.default_out() == out / "xdg" / "tls-workbench" / "runs"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(out / "home"))
+    assert outputs.default_out() == out / "home" / ".local" / "share" / "tls-workbench" / "runs"
 
 
 def test_bad_arguments(fake_suite, capsys):

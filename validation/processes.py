@@ -27,6 +27,7 @@ from unittest import mock
 THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WATCH_SECONDS = 0.5
+REAP_SECONDS = 2.0  # for a dead worker's exit status
 INTERRUPTED = 130  # the shell's status of a process ended by Ctrl-C
 
 _children_follow = False  # children forked from here follow this process (``_after_fork``)

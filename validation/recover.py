@@ -3,11 +3,12 @@
 Each case runs the backend (``backends.search``) and CPU transitleastsquares
 (exact ``fused`` statistic, cached on disk) on the same cleaned input with the
 same options; a multi-planet light curve is searched again with each CPU TLS
-detection masked. Results go to a per-run journal as each case finishes
-(``reports/cache/runs/<suite>-<backend>-seed<seed>/``), so an interrupted run
-loses nothing and a re-run resumes (``--fresh`` starts over, e.g. after
-changing the backend). Then: a console table, CSV + Parquet + markdown +
-figures under ``--out``, and the exit status: 1 when the backend misses a case
+detection masked. Everything goes under ``--out`` (default: outside the
+source tree, ``validation.outputs``). Results go to a per-run journal as each
+case finishes (``OUT/cache/runs/<suite>-<backend>-seed<seed>/``), so an
+interrupted run loses nothing and a re-run resumes (``--fresh`` starts over,
+e.g. after changing the backend). Then: a console table, CSV + Parquet +
+markdown + figures in ``OUT``, and the exit status: 1 when the backend misses a case
 CPU TLS recovers at SDE >= 9 or detects fewer cases than CPU TLS by more than
 ``--margin`` (fraction of searches, at least one), 2 on bad arguments or an
 unavailable backend, 3 when a ``--jobs`` worker process died (a crash: its
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from validation import cases as suites
-from validation import metrics, processes, report, runs, store
+from validation import metrics, outputs, processes, report, runs, store
 
 TRUTH_FIELDS = ("period", "t0", "duration", "depth_ppm", "snr", "b")
 
@@ -188,8 +189,11 @@ def execute(pending, journal, jobs, progress, backend, cache_dir, threads, tls_d
                 if process.is_alive():
                     process.terminate()
             if isinstance(exc, BrokenProcessPool):
-                raise processes.WorkerDied(f"a worker process died ({processes.deaths(workers)}); the cases saved so far "
-                                 "are kept: run the same command again to resume") from exc
+                for process in workers:  # reaped, so that each says how it ended
+                    process.join(processes.REAP_SECONDS)
+                raise processes.WorkerDied(f"a worker process died ({processes.deaths(workers)}); the "
+                                           "cases saved so far are kept: run the same command again "
+                                           "to resume") from exc
             raise
 
 
@@ -219,7 +223,7 @@ def parse_args(argv):
     p.add_argument("--jobs", type=int, default=1, help="cases run in parallel processes")
     p.add_argument("--limit", type=int, default=None, help="run only the first N cases")
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw of the suite")
-    p.add_argument("--out", default="reports", help="output folder (default: reports)")
+    p.add_argument("--out", type=Path, default=outputs.default_out(), help=outputs.HELP)
     p.add_argument("--margin", type=float, default=0.02,
                    help="allowed detection shortfall vs CPU TLS, fraction of searches (default 0.02)")
     p.add_argument("--threads", type=int, default=None,

@@ -24,7 +24,7 @@ import numpy as np
 
 from datasets import real
 from validation import cases as suites
-from validation import processes, recover, runs, store
+from validation import outputs, processes, recover, runs, store
 
 SEP = "__"  # between a record's key (hex) and an array's name in a pack
 
@@ -112,7 +112,8 @@ def parse_args(argv):
     sub = p.add_subparsers(dest="command", required=True)
     for name in ("fill", "pack", "unpack"):
         cmd = sub.add_parser(name)
-        cmd.add_argument("--out", default="reports", help="the cache is OUT/cache/tls (default: reports)")
+        cmd.add_argument("--out", type=Path, default=outputs.default_out(),
+                         help=f"the cache is OUT/cache/tls; {outputs.HELP}")
         if name == "unpack":
             cmd.add_argument("pack", help="file written by 'pack'")
             continue
