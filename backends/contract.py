@@ -57,6 +57,10 @@ class Comparison:
         sde_ok = (np.isnan(ours) and np.isnan(ref)) or abs(ours - ref) < APPROX_SDE_RTOL * abs(ref) + APPROX_SDE_ATOL
         return self.chi2 <= APPROX_CHI2_RTOL and bool(sde_ok)
 
+    def meets(self, exact: bool) -> bool:
+        """Whether the exact contract (``exact``) or the approximate one holds."""
+        return self.exact if exact else self.approximate
+
     @property
     def verdict(self) -> str:
         """"exact", "approximate" or "fail"."""
@@ -89,7 +93,7 @@ def assert_matches(ours, reference, exact: bool = True, what: str = "") -> Compa
         met = found.chi2 <= (EXACT_CHI2_RTOL if exact else APPROX_CHI2_RTOL)
     else:
         found = compare(ours, reference)
-        met = found.exact if exact else found.approximate
+        met = found.meets(exact)
     if not met:
         raise AssertionError(f"{what}: not {'exact' if exact else 'approximate'} by TLS's contract: "
                              f"{found.worst()}")
