@@ -72,16 +72,29 @@ def find_inputs(paths):
 
 
 def load_npz(curve_id, path):
-    """A ``search_batch`` item from one ``.npz`` (``time``, ``flux``, ``flux_err``)."""
+    """A ``search_batch`` item from one ``.npz`` (``time``, ``flux``, ``flux_err``);
+    ValueError naming the file when it is not one (numpy would speak of pickled data)."""
+    import zipfile
+
     import numpy as np
 
-    with np.load(path, allow_pickle=False) as f:
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{path} is not a readable .npz archive (corrupt, truncated or another "
+                         f"format: {type(exc).__name__})") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path} holds one array (.npy), not an .npz of time, flux and flux_err")
+    with data as f:
         missing = [k for k in ("time", "flux") if k not in f.files]
         if missing:
             raise ValueError(f"{path} has no {' or '.join(missing)} array "
                              f"(needs time, flux and optionally flux_err; has {f.files})")
-        return {"id": curve_id, "time": f["time"], "flux": f["flux"],
-                "flux_err": f["flux_err"] if "flux_err" in f.files else None}
+        try:
+            return {"id": curve_id, "time": f["time"], "flux": f["flux"],
+                    "flux_err": f["flux_err"] if "flux_err" in f.files else None}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{path}: a corrupt array in the .npz archive ({exc})") from None
 
 
 def summary_row(outcome, backend):
