@@ -109,6 +109,20 @@ def test_store_roundtrip_and_bad_files(tmp_path):
     assert not list((tmp_path).glob("*.tmp"))  # a failed write leaves nothing behind
 
 
+def test_a_record_dir_lists_stamps_and_clears(tmp_path):
+    records = store.RecordDir(tmp_path / "r")
+    records.save("a", {"x": 1})
+    records.write_file("b", lambda tmp: tmp.write_bytes(b"not a record"))
+    (tmp_path / "r" / ".c.npz.0123.tmp").write_bytes(b"")  # a write cut short
+    records.stamp({"backend": "cpu"})
+    records.stamp({"backend": "cpu"})  # a re-run of the same
+    assert records.keys() == ["a", "b"] and records.load("b") is None and records.load("a")[0] == {"x": 1}
+    with pytest.raises(ValueError, match="holds results of {'backend': 'cpu'}, not {'backend': 'simple'}"):
+        records.stamp({"backend": "simple"})
+    records.clear()
+    assert records.keys() == [] and not (tmp_path / "r").exists()
+
+
 class StubTLS:
     def __init__(self, fail=False):
         self.calls = 0

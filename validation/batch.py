@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from backends.atomic_file import write_atomic
+from validation import store
 
 SCHEMA_FIELDS = (
     ("id", "string"), ("period", "float64"), ("T0", "float64"), ("duration", "float64"),
@@ -49,7 +49,6 @@ SCHEMA_FIELDS = (
 )
 TLS_KEYS = {"period": "period", "T0": "T0", "duration": "duration", "depth": "depth",
             "SDE": "SDE", "SNR": "snr", "FAP": "FAP"}  # column -> TLS results key
-RUN_FILE = "_run.json"  # backend and options of the results; '_' hides it from Parquet readers
 
 
 def find_inputs(paths):
@@ -124,31 +123,21 @@ def search_files(files, backend, options):
     return rows
 
 
-class ResultDataset:
+class ResultDataset(store.RecordDir):
     """The ``--out`` directory: one Parquet file per finished batch."""
 
     def __init__(self, path):
-        self.path = Path(path)
-
-    def files(self):
-        return sorted(self.path.glob("part-*.parquet"))
+        super().__init__(path, suffix=".parquet")
 
     def check_run(self, backend, options):
         """Record (or, on a re-run, match) the backend and options of the results."""
-        run = {"backend": backend, "options": options}
-        record = self.path / RUN_FILE
-        if record.exists():
-            before = json.loads(record.read_text())
-            if before != json.loads(json.dumps(run)):
-                raise ValueError(f"{self.path} holds results of {before}, not {run}: "
-                                 "use another --out, or delete it to start over")
-            return
-        write_atomic(record, lambda tmp: tmp.write_text(json.dumps(run)))
+        self.stamp({"backend": backend, "options": options})
 
     def done_ids(self):
         import pyarrow.parquet as pq
 
-        return {i for f in self.files() for i in pq.read_table(f, columns=["id"])["id"].to_pylist()}
+        return {i for key in self.keys("part-")
+                for i in pq.read_table(self.path(key), columns=["id"])["id"].to_pylist()}
 
     def write(self, rows):
         import pyarrow as pa
@@ -157,12 +146,12 @@ class ResultDataset:
         schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in SCHEMA_FIELDS])
         table = pa.Table.from_pylist(rows, schema=schema)
         name = hashlib.sha1("\n".join(sorted(r["id"] for r in rows)).encode()).hexdigest()[:16]
-        write_atomic(self.path / f"part-{name}.parquet", lambda tmp: pq.write_table(table, tmp))  # hidden until renamed
+        self.write_file(f"part-{name}", lambda tmp: pq.write_table(table, tmp))  # hidden until renamed
 
     def read(self):
         import pandas as pd
 
-        return pd.read_parquet(self.path)
+        return pd.read_parquet(self.directory)
 
 
 

@@ -22,7 +22,6 @@ import functools
 import math
 import multiprocessing
 import os
-import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -133,26 +132,24 @@ def _work(case):
 
 
 class Journal:
-    """Finished cases of one run, one atomic record per case."""
+    """Finished cases of one run: per case, its rows and arrays (``store.RecordDir``)."""
 
     def __init__(self, directory):
-        self.directory = Path(directory)
-
-    def path(self, case_id):
-        return self.directory / f"{case_id}.npz"
+        self.records = store.RecordDir(directory)
+        self.directory = self.records.directory
 
     def done(self, case_id):
-        return store.load(self.path(case_id)) is not None  # an unreadable record is redone
+        return self.records.load(case_id) is not None  # an unreadable record is redone
 
     def save(self, case_id, rows, arrays):
-        store.save(self.path(case_id), {"rows": rows}, arrays)
+        self.records.save(case_id, {"rows": rows}, arrays)
 
     def load(self, case_id):
-        record = store.load(self.path(case_id))
+        record = self.records.load(case_id)
         return (None, None) if record is None else (record[0]["rows"], record[1])
 
     def clear(self):
-        shutil.rmtree(self.directory, ignore_errors=True)
+        self.records.clear()
 
 
 def execute(pending, journal, jobs, progress, backend, cache_dir, threads, tls_default):

@@ -20,7 +20,6 @@ import math
 import time
 import traceback
 import warnings
-from pathlib import Path
 
 import numpy as np
 
@@ -126,22 +125,22 @@ class TLSCache:
     """CPU transitleastsquares outcomes on disk, one record per (input, options, TLS version)."""
 
     def __init__(self, directory, use_threads=1, runner=TLS_RUNNER, search=None):
-        self.directory = Path(directory)
+        self.records = store.RecordDir(directory)
         self.use_threads = use_threads
         self.runner = runner
         self.search = search or functools.partial(tls_search, runner=runner)
         self.hits = 0
 
     def __call__(self, t, y, dy, options):
-        path = self.directory / f"{cache_key(t, y, dy, options, self.runner)}.npz"
-        record = store.load(path)
+        key = cache_key(t, y, dy, options, self.runner)
+        record = self.records.load(key)
         if record is not None:
             self.hits += 1
             record[0]["cached"] = True
             return record
         scalars, arrays = guarded(self.search)(t, y, dy, options, use_threads=self.use_threads)
         if scalars["error"] is None:  # failures are not cached: they may be transient
-            store.save(path, scalars, arrays)
+            self.records.save(key, scalars, arrays)
         scalars["cached"] = False
         return scalars, arrays
 

@@ -75,12 +75,11 @@ def example_keys(case_list):
 
 def pack(directory, path, keep_arrays=()):
     """Write every record of cache ``directory`` into the file ``path``; returns the count."""
-    records, arrays = {}, {}
-    for record_path in sorted(Path(directory).glob("*.npz")):
-        record = store.load(record_path)
+    cache, records, arrays = store.RecordDir(directory), {}, {}
+    for key in cache.keys():
+        record = cache.load(key)
         if record is None:
             continue
-        key = record_path.stem
         records[key] = record[0]
         if key in keep_arrays:
             arrays.update({f"{key}{SEP}{name}": value for name, value in record[1].items()})
@@ -94,14 +93,13 @@ def unpack(path, directory):
     if found is None or "records" not in found[0]:
         raise ValueError(f"{path} is not a CPU TLS cache pack")
     records, packed = found[0]["records"], found[1]
-    written = 0
+    cache, written = store.RecordDir(directory), 0
     for key, scalars in records.items():
-        target = Path(directory) / f"{key}.npz"
-        if target.exists():
+        if cache.path(key).exists():
             continue
         arrays = {name.split(SEP, 1)[1]: value for name, value in packed.items()
                   if name.startswith(key + SEP)}
-        store.save(target, scalars, arrays)
+        cache.save(key, scalars, arrays)
         written += 1
     return written
 
