@@ -57,6 +57,14 @@ def test_an_interrupted_batch_raises_instead_of_recording_errors(monkeypatch):
         backends.BatchError.of("lc", wrapped.value)
 
 
+def test_ctrl_c_in_a_search_is_a_keyboard_interrupt(monkeypatch, small_lc):
+    from transitleastsquares import transitleastsquares
+
+    monkeypatch.setattr(transitleastsquares, "power", lambda self, **options: numba_interrupt())
+    with pytest.raises(KeyboardInterrupt):
+        backends.search(*small_lc, backend="cpu")
+
+
 def test_cpu_tls_leaves_no_worker_pool_behind():
     from transitleastsquares import shutdown_workers
     from transitleastsquares.backends import pool
