@@ -8,8 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import UnavailableBackend as Unavailable
+from conftest import registered
 
-import backends
 from backends.implementations.cpu import CPUBackend
 from benchmarks import REPO, bench_peers, bench_search, bench_stages, cases, figure, peers
 
@@ -22,25 +23,14 @@ needs_asv = pytest.mark.skipif(importlib.util.find_spec("asv") is None, reason="
 needs_astropy = pytest.mark.skipif(importlib.util.find_spec("astropy") is None, reason="astropy is not installed")
 
 
-class Unavailable(CPUBackend):
-    name = "bench-test-unavailable"
-
-    @classmethod
-    def missing(cls):
-        return "not on this machine"
-
-
 class CPUCopy(CPUBackend):
     name = "bench-test-copy"
 
 
 @pytest.fixture
 def extra_backends():
-    for cls in (Unavailable, CPUCopy):
-        backends.register_backend(cls.name, cls)
-    yield
-    for cls in (Unavailable, CPUCopy):
-        backends.unregister_backend(cls.name)
+    with registered(Unavailable, CPUCopy):
+        yield
 
 
 def run(bench, *params):

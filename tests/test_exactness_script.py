@@ -6,21 +6,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import box_light_curve
+from conftest import UnavailableBackend, box_light_curve, registered
 
-import backends
 from backends.implementations.cpu import CPUBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import exactness  # noqa: E402
-
-
-class NeedsAGPU(CPUBackend):
-    name = "needs-a-gpu"
-
-    @classmethod
-    def missing(cls):
-        return "no CUDA GPU found"
 
 
 class Approximate(CPUBackend):
@@ -29,17 +20,15 @@ class Approximate(CPUBackend):
 
 
 @pytest.fixture
-def registered():
-    for name, cls in (("needs-a-gpu", NeedsAGPU), ("approximate", Approximate)):
-        backends.register_backend(name, cls)
-    yield
-    for name in ("needs-a-gpu", "approximate"):
-        backends.unregister_backend(name)
+def stand_ins():
+    with registered(UnavailableBackend, Approximate):
+        yield
 
 
-@pytest.mark.parametrize("name, message", [("needs-a-gpu", "backend 'needs-a-gpu' cannot run here: no CUDA GPU"),
-                                           ("nope", "unknown backend 'nope'")])
-def test_a_backend_that_cannot_run_is_one_line_before_any_search(registered, name, message, monkeypatch,
+@pytest.mark.parametrize("name, message", [
+    (UnavailableBackend.name, f"backend '{UnavailableBackend.name}' cannot run here: not on this machine"),
+    ("nope", "unknown backend 'nope'")])
+def test_a_backend_that_cannot_run_is_one_line_before_any_search(stand_ins, name, message, monkeypatch,
                                                                  capsys, tmp_path):
     monkeypatch.setattr(exactness, "run_fused", lambda *a: pytest.fail("a search ran"))
     assert exactness.main(["--backends", "cpu", name, "--out", str(tmp_path)]) == 2
@@ -58,7 +47,7 @@ def found(chi2_scale=1.0, SDE=12.0):
                  depth=0.999, SDE=SDE, snr=9.0)
 
 
-def test_each_backend_meets_its_own_contract(registered):
+def test_each_backend_meets_its_own_contract(stand_ins):
     ref = found()
     close = found(chi2_scale=1 + 1e-4, SDE=12.1)  # within the approximate bar, not the exact one
     row = exactness.compare("c", 100, "approximate", "cpu", close, ref, 1.0)
@@ -68,7 +57,7 @@ def test_each_backend_meets_its_own_contract(registered):
     assert exactness.compare("c", 100, "cpu", "fused", found(), ref, 1.0)["ok"]
 
 
-def test_a_sweep_writes_its_table(registered, monkeypatch, tmp_path):
+def test_a_sweep_writes_its_table(stand_ins, monkeypatch, tmp_path):
     monkeypatch.setattr(exactness, "cases", lambda *a: [("box", *box_light_curve(days=10.0))])
     assert exactness.main(["--backends", "cpu", "approximate", "--threads", "1", "--out", str(tmp_path)]) == 0
     table = pd.read_csv(tmp_path / "exactness.csv")
