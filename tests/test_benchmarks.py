@@ -287,15 +287,15 @@ def test_variant_table_from_asv_results_names_backends_not_installed_here(tmp_pa
 
     data = result_set("a" * 40, 1, 2.0, name=select.ASV_BENCHMARK)
     data["results"][select.ASV_BENCHMARK][0] = [0.5, 0.25]
-    data["results"][select.ASV_BENCHMARK][1] = [["'cpu'", "'thrust'"], ["500"], ["1000"]]
+    data["results"][select.ASV_BENCHMARK][1] = [["'cpu'", "'cupy'"], ["500"], ["1000"]]
     write_results(tmp_path / "results", [data], name=select.ASV_BENCHMARK)
     readme = tmp_path / "README.md"
     readme.write_text(f"{select.MARKERS[0]}\n{select.MARKERS[1]}\n")
     assert select.main(["--asv", "gpu-test", "--gpu", "Test GPU", "--results", str(tmp_path / "results"),
-                        "--out", str(tmp_path), "--readme", str(readme)]) == 0
+                        "--out", str(tmp_path), "--report", str(tmp_path), "--readme", str(readme)]) == 0
     table = json.loads((tmp_path / "test-gpu.json").read_text())
-    assert table["regimes"][0]["fastest"] == "thrust" and table["ranking"] == ["thrust", "cpu"]
-    assert "`thrust` | 0.25 | cpu | 2.00x" in readme.read_text()
+    assert table["regimes"][0]["fastest"] == "cupy" and table["ranking"] == ["cupy", "cpu"]
+    assert "`cupy` | 0.25 | cpu | 2.00x" in readme.read_text() and (tmp_path / "test-gpu.md").exists()
     with pytest.raises(SystemExit):
         select.main(["--asv", "none", "--gpu", "Test GPU", "--results", str(tmp_path / "results")])
 
