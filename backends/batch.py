@@ -25,6 +25,7 @@ import numpy as np
 from backends import inputs
 from backends.frontend import device_name, search
 from backends.grids import make_plan
+from backends.interrupts import reraise_interrupt
 from backends.protocol import InputTooLarge, TLSBackend
 
 
@@ -41,6 +42,9 @@ class BatchError:
 
     @classmethod
     def of(cls, curve_id, exc):
+        """The error of light curve ``curve_id``; an interrupt (Ctrl-C, also
+        when numba wraps it) is raised, never recorded as a light curve's error."""
+        reraise_interrupt(exc)
         return cls(curve_id, type(exc).__name__, str(exc))
 
 
@@ -104,7 +108,7 @@ def _prepare(index, item, tls_options):
     try:
         curve_id, t, y, dy = unpack(item, index)
         lc = inputs.clean(*inputs.unpack(t, y, dy))
-        inputs.check_baseline(lc.t, **tls_options)
+        inputs.check_search(lc.t, tls_options)
         return _Case(curve_id, (t, y, dy), *make_plan(lc.t, lc.y, lc.dy, **tls_options))
     except Exception as exc:  # one bad light curve must not cost the batch
         return BatchError.of(curve_id, exc)
@@ -170,7 +174,8 @@ class _Runner:
         case alone, so that an error is its light curve's own."""
         try:
             return self.instance.search_many([(c.plan, c.periods) for c in cases])
-        except Exception:
+        except Exception as exc:
+            reraise_interrupt(exc)
             out = []
             for c in cases:
                 try:
@@ -210,7 +215,8 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, **tl
     TLS's results object (``meta["id"]`` set) or a ``BatchError`` for each.
 
     ``backend``: a registered name, ``"auto"`` or a ``TLSBackend`` instance;
-    an unknown or unavailable backend raises at once (nothing could run).
+    an unknown or unavailable backend, or an unknown ``power()`` option, raises
+    at once (nothing could run).
     ``chunk_size`` light curves share one ``search_many``; ``workers`` threads
     build plans and results beside it. That host work is Python under the
     GIL: one thread overlaps it with the device, and more only contend (H200:
@@ -222,6 +228,7 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, **tl
     """
     if not isinstance(backend, (str, TLSBackend)):
         raise TypeError(f"backend must be a name or a TLSBackend, got {type(backend).__name__}")
+    inputs.check_options(tls_options)  # a misspelt option is the caller's, not one light curve's
     runner = _Runner(backend, backend if isinstance(backend, str) else None, tls_options)
     items = enumerate(light_curves)
     with ThreadPoolExecutor(workers) as pool:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import platform
 import time
-import warnings
 
 from backends import inputs
 
@@ -32,31 +31,28 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
     (``.time``, ``.flux``, ``.flux_err``) as ``t``. ``backend``: a registered
     name, ``"auto"`` (the fastest that can run here, logged and recorded in
     ``meta``) or a ``TLSBackend`` instance. ``tls_options``: any keyword of
-    ``transitleastsquares.power()``.
+    ``transitleastsquares.power()``; an unknown one, or a search over the size
+    limits (``backends.search_size``), is a ValueError before anything is built.
 
     Returns TLS's ``transitleastsquaresresults`` with an extra ``meta`` key:
     backend that ran, device, package versions, per-stage timings [s] and the
     cleaning report.
     """
-    from transitleastsquares import transitleastsquares
-
     from backends.grids import make_plan
     from backends.registry import get_backend
     from backends.tls_bridge import search_backend
+    from backends.tls_power import power
 
     lc = inputs.clean(*inputs.unpack(t, y, dy))
-    inputs.check_baseline(lc.t, **tls_options)
+    inputs.check_search(lc.t, tls_options)  # before any grid: the plan of "auto" builds one
     chosen = get_backend(backend, plan=lambda: make_plan(lc.t, lc.y, lc.dy, **tls_options)[0],
                          ndata=lc.t.size)
     chosen.timings.clear()  # an instance passed in again reports this search's stages only
     chosen.work.clear()
     bridge = search_backend(chosen)
-    options = {"verbose": False, "show_progress_bar": False, **tls_options, "backend": bridge}
 
     start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Warning: The mean flux should be normalized")
-        results = transitleastsquares(lc.t, lc.y, lc.dy, verbose=options["verbose"]).power(**options)
+    results = power(lc.t, lc.y, lc.dy, **tls_options, backend=bridge)
     total = time.perf_counter() - start
 
     stages = dict(chosen.timings)

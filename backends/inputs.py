@@ -9,17 +9,19 @@ Cleaning (documented, counted in ``meta["cleaning"]``):
 Errors (``ValueError`` with what to do): mismatched lengths, arrays that are
 not 1-D, non-positive flux errors, duplicate times, fewer than 3 points left,
 a baseline too short for ``n_transits_min`` transits of the shortest trial
-period. A flux whose mean is not ~1 gets a warning (TLS's model assumes a
-normalised, detrended light curve).
+period, an unknown ``power()`` option (naming the nearest), a search over the
+size limits (``backends.search_size``). A flux whose mean is not ~1 gets a
+warning (TLS's model assumes a normalised, detrended light curve).
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from backends import search_size
 
 MIN_POINTS = 3
 
@@ -122,22 +124,36 @@ def clean(t, y, dy=None) -> CleanLightCurve:
     return CleanLightCurve(t, y, dy, report)
 
 
-def shortest_period(R_star=1.0, M_star=1.0):
-    """Shortest trial period [d] of TLS's grid: orbit at 3 stellar radii."""
-    from transitleastsquares import tls_constants as c
+def check_options(options) -> None:
+    """ValueError for a keyword transitleastsquares' ``power()`` does not know,
+    naming the nearest valid one (TLS itself only warns and runs with its defaults)."""
+    import difflib
 
-    R = min(max(R_star, 0.01), 10000) * c.R_sun
-    M = min(max(M_star, 0.01), 1000) * c.M_sun
-    f_max = 1.0 / (2 * math.pi) * math.sqrt(c.G * M / (3 * R) ** 3)
-    return 1.0 / f_max / c.SECONDS_PER_DAY
+    from transitleastsquares import tls_constants
+
+    valid = tls_constants.VALID_PARAMETERS
+    for key in options:
+        if key not in valid:
+            nearest = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.0)
+            raise ValueError(f"unknown power() option {key!r}: did you mean {nearest[0]!r}? "
+                             f"(valid: {', '.join(sorted(valid))})")
 
 
 def check_baseline(t, n_transits_min=2, R_star=1.0, M_star=1.0, **_):
-    span = float(t.max() - t.min())
-    p_min = shortest_period(R_star, M_star)
+    span = float(np.nanmax(t) - np.nanmin(t))
+    p_min = search_size.shortest_period(R_star, M_star)
     if span / n_transits_min <= p_min:
         raise ValueError(
             f"baseline of {span:.3g} d is too short for {n_transits_min} transits: the shortest "
             f"trial period is {p_min:.3g} d, so at least {n_transits_min * p_min:.3g} d of data "
             "are needed (or lower n_transits_min)"
         )
+
+
+def check_search(t, options) -> None:
+    """Every check of a search before anything is built: known ``power()``
+    options, a baseline long enough, and a size within the limits
+    (``backends.search_size``)."""
+    check_options(options)
+    check_baseline(t, **options)
+    search_size.check(t, **options)

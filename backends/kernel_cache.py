@@ -85,12 +85,19 @@ def cache_dir():
     return Path(path) if path else None
 
 
-def cubin_key(source: str, arch: str, defines: dict, options=()) -> str:
-    digest = hashlib.sha256(repr((nvcc_version(), source, arch, sorted(defines.items()),
-                                  list(options))).encode())
+def sources_digest() -> str:
+    """Hash of every source in ``backends/cuda`` (names and contents): a kernel
+    may include any of them, and a compiler's own cache key sees only the one
+    it was given."""
+    digest = hashlib.sha256()
     for path in sorted(CUDA_DIR.iterdir()):
         digest.update(path.name.encode() + path.read_bytes())
     return digest.hexdigest()
+
+
+def cubin_key(source: str, arch: str, defines: dict, options=()) -> str:
+    return hashlib.sha256(repr((nvcc_version(), source, arch, sorted(defines.items()),
+                                list(options), sources_digest())).encode()).hexdigest()
 
 
 def nvcc_cubin(source: str, arch: str, defines: dict, options=()) -> bytes:

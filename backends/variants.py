@@ -1,11 +1,12 @@
 """The per-GPU variant table: which exact backend was fastest on this GPU model.
 
 ``python -m benchmarks.select`` measures it and writes
-``reports/variants/<gpu>.json``; ``backend="auto"`` tries the backends in the
-table's order when the table was measured on the GPU model found here, and
-in ``registry.AUTO_ORDER`` otherwise. The GPU's name comes from the CUDA
+``backends/data/variants/<gpu>.json``, package data, so that an installed
+package (not only a checkout) has it; ``backend="auto"`` tries the backends in
+the table's order when the table was measured on the GPU model found here,
+and in ``registry.AUTO_ORDER`` otherwise. The GPU's name comes from the CUDA
 driver API (``cuDeviceGetName``), which creates no context.
-``TLS_VARIANTS_DIR`` points elsewhere than ``reports/variants`` of the checkout.
+``TLS_VARIANTS_DIR`` points elsewhere than the package's tables.
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ from backends.gpu import gpu_name
 
 log = logging.getLogger("backends")
 
-DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                           "reports", "variants")
+DEFAULT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "variants")
 
 
 def slug(name: str) -> str:

@@ -35,17 +35,11 @@ def missing(name: str):
     return None
 
 
-def tls_power(t, y, dy, backend=None, **options):
-    """transitleastsquares' own ``power()``, quiet; ``backend`` None: its default."""
-    from transitleastsquares import transitleastsquares
-
-    chosen = {} if backend is None else {"backend": backend}
-    return transitleastsquares(t, y, dy, verbose=False).power(
-        show_progress_bar=False, verbose=False, **chosen, **options)
-
-
 def _tls(case, backend):
-    return tls_power(case.t, case.y, case.dy, backend, **case.options).period
+    """``backend`` None: TLS's default; its worker pool kept between calls, as a user has it."""
+    from backends.tls_power import power
+
+    return power(case.t, case.y, case.dy, backend=backend, persistent_pool=True, **case.options).period
 
 
 def _gtls(case):

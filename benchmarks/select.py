@@ -4,13 +4,13 @@ Sweeps ndata x nperiods (the benchmark cases) over every exact backend that
 runs here, timing warm ``backend.search`` (best of ``--repeat``, device
 synchronised) -- or, with ``--asv MACHINE``, reads the median warm end-to-end
 times of that machine's newest asv results (``EndToEnd.time_search_warm``, the
-whole grid without timing anything again) -- and writes
-``reports/variants/<gpu>.json``: per regime the
-fastest backend, every time and the margin (runner-up time / fastest time),
-plus a ranking that ``backend="auto"`` follows on this GPU model
-(``backends.variants``). The README's table between the markers
-``<!-- variants-table -->`` and ``<!-- /variants-table -->`` is replaced by
-the new one.
+whole grid without timing anything again) -- and writes the package data
+``backends/data/variants/<gpu>.json`` (installed with the package): per regime
+the fastest backend, every time and the margin (runner-up time / fastest
+time), plus a ranking that ``backend="auto"`` follows on this GPU model
+(``backends.variants``); and the human report ``reports/variants/<gpu>.md``.
+The README's table between the markers ``<!-- variants-table -->`` and
+``<!-- /variants-table -->`` is replaced by the new one.
 """
 
 from __future__ import annotations
@@ -155,7 +155,10 @@ def main(argv=None):
     parser.add_argument("--asv", metavar="MACHINE",
                         help="read the times from this asv machine's newest results instead")
     parser.add_argument("--results", default=os.path.join(REPO, "reports", "asv", "results"))
-    parser.add_argument("--out", default=os.path.join(REPO, "reports", "variants"))
+    parser.add_argument("--out", default=variants.DEFAULT_DIR, help="the JSON table's folder "
+                        "(default: the package's, backends/data/variants)")
+    parser.add_argument("--report", default=os.path.join(REPO, "reports", "variants"),
+                        help="the markdown table's folder (default: reports/variants)")
     parser.add_argument("--readme", default=os.path.join(REPO, "README.md"))
     args = parser.parse_args(argv)
 
@@ -173,11 +176,12 @@ def main(argv=None):
         seconds = sweep(args.ndata, args.nperiods, args.repeat, names)
         table_ = table(gpu, seconds, f"best of {args.repeat} warm `backend.search`", os.cpu_count())
     os.makedirs(args.out, exist_ok=True)
+    os.makedirs(args.report, exist_ok=True)
     path = variants.table_path(gpu, args.out)
     with open(path, "w") as f:
         json.dump(table_, f, indent=1)
     text = markdown(table_)
-    with open(path[:-len(".json")] + ".md", "w") as f:
+    with open(os.path.join(args.report, variants.slug(gpu) + ".md"), "w") as f:
         f.write(text + "\n")
     print(text)
     print(f"wrote {path}" + (f"; updated {args.readme}" if update_readme(args.readme, text) else ""))

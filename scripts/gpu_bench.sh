@@ -63,7 +63,7 @@ publish() {
         [ -d "$machine" ] || continue
         machine=$(basename "$machine")
         gpu=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["gpu"])' \
-            "$tmp/reports/variants/${machine#gpu-}.json")
+            "$tmp/backends/data/variants/${machine#gpu-}.json")
         python3 -m benchmarks.select --asv "$machine" --gpu "$gpu"
         python3 -m benchmarks.figure "$machine"
     done
@@ -104,7 +104,7 @@ copy_out() {
         # one archive: the device returns files at most two folders down
         mkdir -p .asv && echo "${COMMIT:-}" > .asv/commit.txt
         tar -czf "$OUT/bench_reports.tar.gz" .asv/commit.txt \
-            $(ls -d reports/asv reports/variants reports/scaling.png 2>/dev/null)
+            $(ls -d reports/asv reports/variants backends/data/variants reports/scaling.png 2>/dev/null)
     fi
 }
 

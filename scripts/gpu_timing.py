@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import backends
-from benchmarks.peers import tls_power
+from backends.tls_power import power
 from datasets import synthetic
 
 CASES = {"k2": dict(preset="k2", ndata=4320), "tess": dict(preset="tess", ndata=18000),
@@ -59,8 +59,8 @@ def time_tls(t, y, dy, method, threads, **options):
     out = []
     for _ in range(2):
         start = time.perf_counter()
-        tls_power(t, y, dy, None if method == "default" else method, use_threads=threads,
-                  **options)
+        power(t, y, dy, backend=None if method == "default" else method, use_threads=threads,
+              persistent_pool=True, **options)
         out.append(time.perf_counter() - start)
     return out[0], out[1]
 

@@ -1,5 +1,7 @@
-"""Shared fixtures: small seeded light curves that keep the CPU suite fast."""
+"""Shared fixtures: small seeded light curves that keep the CPU suite fast;
+stand-in backends."""
 
+import contextlib
 import importlib.util
 
 import numpy as np
@@ -7,6 +9,7 @@ import pytest
 
 import backends
 from backends.gpu import cuda_device_count
+from backends.implementations.cpu import CPUBackend
 
 
 def box_light_curve(days=20.0, cadence_min=30.0, period=4.3, t0=1.1, depth=2e-3, noise=3e-4,
@@ -31,6 +34,28 @@ def small_lc():
 @pytest.fixture(scope="session")
 def small_plan(small_lc):
     return backends.make_plan(*small_lc)
+
+
+class UnavailableBackend(CPUBackend):
+    """A backend that cannot run on this machine (register it to use it)."""
+
+    name = "test-unavailable"
+
+    @classmethod
+    def missing(cls):
+        return "not on this machine"
+
+
+@contextlib.contextmanager
+def registered(*classes):
+    """The backend ``classes`` registered under their names within the block."""
+    for cls in classes:
+        backends.register_backend(cls.name, cls)
+    try:
+        yield
+    finally:
+        for cls in classes:
+            backends.unregister_backend(cls.name)
 
 
 def gpu_available():

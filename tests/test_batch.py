@@ -54,9 +54,11 @@ def test_one_backend_instance_with_per_curve_timings(curves, monkeypatch):
     assert all(0 < s < o.meta["timings"]["total"] for s, o in zip(totals, out))  # not accumulated
 
 
-def test_bad_backend_raises_at_once(curves):
+def test_bad_backend_or_option_raises_at_once(curves):
     with pytest.raises(ValueError, match="unknown backend"):
         search_batch(curves, backend="nope")
+    with pytest.raises(ValueError, match="unknown power.. option 'perod_max': did you mean 'period_max'"):
+        search_batch(curves, backend="cpu", perod_max=6.0)
     with pytest.raises(TypeError, match="name or a TLSBackend"):
         search_batch(curves, backend=3)
 
@@ -143,6 +145,49 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == [] and dataset.done_ids() == set()
 
 
+def test_result_files_get_the_permissions_of_any_new_file(tmp_path):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        batch.ResultDataset(tmp_path).write([batch.summary_row(BatchError("a", "E", "m"), "cpu")])
+        batch.ResultDataset(tmp_path).check_run("cpu", {})
+    finally:
+        os.umask(old)
+    for path in tmp_path.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+
+
+@pytest.mark.parametrize("content, why", [
+    (b"garbage", "not a readable .npz archive"),
+    (b"", "not a readable .npz archive"),
+    (b"PK\x03\x04 half a zip", "not a readable .npz archive"),
+    ("npy", "holds one array"),
+    ("bad crc", "a corrupt array"),
+])
+def test_an_unreadable_npz_is_named(tmp_path, curves, content, why):
+    import io
+
+    path = tmp_path / "lc.npz"
+    if content == "npy":
+        np.save(tmp_path / "lc.npy", curves[0][0])
+        (tmp_path / "lc.npy").rename(path)
+    elif content == "bad crc":
+        buffer = io.BytesIO()
+        np.savez(buffer, time=curves[0][0], flux=curves[0][1])
+        data = bytearray(buffer.getvalue())
+        data[200:260] = b"x" * 60  # inside the first member's data
+        path.write_bytes(bytes(data))
+    else:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match=why) as error:
+        batch.load_npz("lc", path)
+    assert str(path) in str(error.value) and "pickled" not in str(error.value)
+    row, = batch.search_files({"lc": path}, "cpu", OPTIONS)
+    assert row["id"] == "lc" and str(path) in row["error"] and why in row["error"]
+
+
 @requires_distributed
 def test_a_failed_batch_is_reported_not_recorded(inputs, tmp_path, client, monkeypatch):
     out = tmp_path / "out"
@@ -158,6 +203,7 @@ def test_a_failed_batch_is_reported_not_recorded(inputs, tmp_path, client, monke
                  marks=requires_distributed),
     pytest.param(["--gpus", "2", "--backend", "cpu"], "only 1 CUDA device(s) visible", marks=requires_distributed),
     (["--workers", "1", "--backend", "cpu", "--tls", "period_max=6"], "holds results of"),
+    (["--workers", "1", "--backend", "cpu", "--tls", "perod_max=6"], "did you mean 'period_max'"),
 ])
 def test_cli_errors(inputs, tmp_path, capsys, monkeypatch, argv, message):
     import builtins

@@ -8,8 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import UnavailableBackend as Unavailable
+from conftest import registered
 
-import backends
 from backends.implementations.cpu import CPUBackend
 from benchmarks import REPO, bench_peers, bench_search, bench_stages, cases, figure, peers
 
@@ -22,25 +23,14 @@ needs_asv = pytest.mark.skipif(importlib.util.find_spec("asv") is None, reason="
 needs_astropy = pytest.mark.skipif(importlib.util.find_spec("astropy") is None, reason="astropy is not installed")
 
 
-class Unavailable(CPUBackend):
-    name = "bench-test-unavailable"
-
-    @classmethod
-    def missing(cls):
-        return "not on this machine"
-
-
 class CPUCopy(CPUBackend):
     name = "bench-test-copy"
 
 
 @pytest.fixture
 def extra_backends():
-    for cls in (Unavailable, CPUCopy):
-        backends.register_backend(cls.name, cls)
-    yield
-    for cls in (Unavailable, CPUCopy):
-        backends.unregister_backend(cls.name)
+    with registered(Unavailable, CPUCopy):
+        yield
 
 
 def run(bench, *params):
@@ -297,15 +287,15 @@ def test_variant_table_from_asv_results_names_backends_not_installed_here(tmp_pa
 
     data = result_set("a" * 40, 1, 2.0, name=select.ASV_BENCHMARK)
     data["results"][select.ASV_BENCHMARK][0] = [0.5, 0.25]
-    data["results"][select.ASV_BENCHMARK][1] = [["'cpu'", "'thrust'"], ["500"], ["1000"]]
+    data["results"][select.ASV_BENCHMARK][1] = [["'cpu'", "'cupy'"], ["500"], ["1000"]]
     write_results(tmp_path / "results", [data], name=select.ASV_BENCHMARK)
     readme = tmp_path / "README.md"
     readme.write_text(f"{select.MARKERS[0]}\n{select.MARKERS[1]}\n")
     assert select.main(["--asv", "gpu-test", "--gpu", "Test GPU", "--results", str(tmp_path / "results"),
-                        "--out", str(tmp_path), "--readme", str(readme)]) == 0
+                        "--out", str(tmp_path), "--report", str(tmp_path), "--readme", str(readme)]) == 0
     table = json.loads((tmp_path / "test-gpu.json").read_text())
-    assert table["regimes"][0]["fastest"] == "thrust" and table["ranking"] == ["thrust", "cpu"]
-    assert "`thrust` | 0.25 | cpu | 2.00x" in readme.read_text()
+    assert table["regimes"][0]["fastest"] == "cupy" and table["ranking"] == ["cupy", "cpu"]
+    assert "`cupy` | 0.25 | cpu | 2.00x" in readme.read_text() and (tmp_path / "test-gpu.md").exists()
     with pytest.raises(SystemExit):
         select.main(["--asv", "none", "--gpu", "Test GPU", "--results", str(tmp_path / "results")])
 

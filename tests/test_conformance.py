@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import backends
-from backends import contract
+from backends.contract import assert_matches
 from tests.conftest import box_light_curve
 
 CANDIDATES = [n for n in backends.backend_names() if n not in ("cpu", "reference")]
@@ -18,16 +18,6 @@ def _runnable(name):
     return backends.get_backend(name)
 
 
-def _spectrum_checks(name, ours, ref):
-    """An exact backend meets TLS's exact contract; an approximate one its
-    approximate contract."""
-    found = contract.compare(ours, ref)
-    expected = "exact" if backends.registry.backend_class(name).exact else "approximate"
-    assert found.verdict in (("exact",) if expected == "exact" else ("exact", "approximate")), \
-        f"{name}: {found.verdict} ({found.worst()})"
-    assert ours.period == ref.period
-
-
 @pytest.mark.parametrize("name", CANDIDATES)
 @pytest.mark.parametrize("case", [dict(), dict(epoch=3000.0, seed=2, dy=None)], ids=["plain", "t~3000d"])
 def test_per_period_chi2_matches_cpu(name, case):
@@ -36,19 +26,18 @@ def test_per_period_chi2_matches_cpu(name, case):
     subset = periods[:400]
     ref = backends.get_backend("cpu").search(plan, subset)
     got = backend.search(plan, subset)
+    assert_matches(got, ref, backend.exact, name)  # TLS's contract: exact or approximate
     if backend.exact:
-        contract.assert_exact(got, ref, name)
         np.testing.assert_array_equal(got.rows, ref.rows)
-    else:
-        np.testing.assert_allclose(got.chi2, ref.chi2, rtol=contract.APPROX_CHI2_RTOL)
 
 
 @pytest.mark.parametrize("name", CANDIDATES)
 def test_end_to_end_matches_cpu(name, small_lc):
-    _runnable(name)
+    backend = _runnable(name)
     ref = backends.search(*small_lc, backend="cpu")
     ours = backends.search(*small_lc, backend=name)
-    _spectrum_checks(name, ours, ref)
+    assert_matches(ours, ref, backend.exact, name)
+    assert ours.period == ref.period
     assert ours.meta["backend"] == name
 
 

@@ -3,12 +3,11 @@
 
 import numpy as np
 import pytest
-from transitleastsquares import transitleastsquares
 
 import backends
+from backends.contract import assert_exact
+from backends.tls_power import power
 from tests.conftest import box_light_curve
-
-TLS_OPTIONS = dict(show_progress_bar=False, verbose=False, use_threads=2)
 
 
 def test_cpu_matches_search_period_per_period(small_plan):
@@ -16,7 +15,7 @@ def test_cpu_matches_search_period_per_period(small_plan):
     subset = periods[:: max(1, periods.size // 120)]
     ref = backends.get_backend("reference").search(plan, subset)
     cpu = backends.get_backend("cpu").search(plan, subset)
-    np.testing.assert_allclose(cpu.chi2, ref.chi2, rtol=1e-9)
+    assert_exact(cpu, ref, "cpu vs search_period")
     np.testing.assert_array_equal(cpu.rows, ref.rows)
     np.testing.assert_allclose(cpu.depths, ref.depths, rtol=0, atol=1e-12)
 
@@ -34,13 +33,9 @@ def test_cpu_matches_search_period_per_period(small_plan):
 )
 def test_power_through_tls_matches_fused(case):
     t, y, dy = box_light_curve(**case)
-    fused = transitleastsquares(t, y, dy, verbose=False).power(backend="fused", **TLS_OPTIONS)
-    ours = transitleastsquares(t, y, dy, verbose=False).power(backend="bench-cpu", **TLS_OPTIONS)
-    np.testing.assert_allclose(ours.chi2, fused.chi2, rtol=1e-9)
-    assert ours.period == fused.period
-    assert ours.SDE == pytest.approx(fused.SDE, rel=1e-6)
-    assert ours.T0 == pytest.approx(fused.T0, rel=1e-12)
-    assert ours.depth == pytest.approx(fused.depth, rel=1e-9)
+    fused = power(t, y, dy, backend="fused", use_threads=2)
+    ours = power(t, y, dy, backend="bench-cpu", use_threads=2)
+    assert_exact(ours, fused, "cpu through TLS's power()")
 
 
 def test_flat_fallback_when_nothing_passes_depth_filter():

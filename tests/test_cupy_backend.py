@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import backends
+from backends.contract import assert_exact
 from backends.gpu import cuda_device_count
 from backends.implementations import cpu
 from backends.implementations import cupy_backend as cb
@@ -49,6 +50,31 @@ def test_import_loads_no_gpu_framework():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
+def test_an_edited_header_gives_a_new_module_and_a_new_cupy_cache_key(tmp_path, monkeypatch):
+    """CuPy keys its on-disk cache on the code and options only, not on the
+    -I headers: the sources' hash must be among the options."""
+    import types
+
+    from backends import kernel_cache
+
+    cuda = tmp_path / "cuda"
+    shutil.copytree(cb.CUDA_DIR, cuda)
+    monkeypatch.setattr(kernel_cache, "CUDA_DIR", cuda)
+    monkeypatch.setattr(cb, "CUDA_DIR", cuda)
+    monkeypatch.setattr(cb, "_modules", kernel_cache.KernelCache())
+    built = []
+    cp = types.SimpleNamespace(
+        cuda=types.SimpleNamespace(Device=lambda: types.SimpleNamespace(id=0)),
+        RawModule=lambda code, options: built.append(options) or object())
+    first = cb._module(cp, 128, 512)
+    assert cb._module(cp, 128, 512) is first and len(built) == 1
+    header = cuda / "tls_common.cuh"
+    header.write_text(header.read_text() + "\n// edited\n")
+    assert cb._module(cp, 128, 512) is not first and len(built) == 2
+    assert built[0] != built[1]  # what CuPy's own cache keys on differs
+    assert f"-DTLS_SOURCES={kernel_cache.sources_digest()}" in built[1]
+
+
 def test_batch_budget_counts_every_patched_sample(small_plan):
     plan, _ = small_plan
     assert cb.bytes_per_period(plan) == cb.BYTES_PER_SAMPLE * (
@@ -69,7 +95,7 @@ def test_scan_source_compiles_without_spills(block, tmp_path):
 
 # ---- on a GPU ----------------------------------------------------------------------------
 def _assert_same(got, ref):
-    np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-9)
+    assert_exact(got, ref, "vs cpu")
     assert np.mean(got.rows == ref.rows) > 0.999
     np.testing.assert_allclose(got.depths, ref.depths, rtol=0, atol=1e-9)
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import backends
+from backends.contract import assert_exact
 from backends.gpu import cuda_device_count
 from backends.implementations import cpu
 from backends.implementations import numba_cuda as nc
@@ -46,7 +47,7 @@ def _tiny_plan(n=120, seed=1, dip=0.01, **options):
 
 
 def _assert_same(got, ref):
-    np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-9)
+    assert_exact(got, ref, "numba vs cpu")
     np.testing.assert_array_equal(got.rows, ref.rows)
     np.testing.assert_allclose(got.depths, ref.depths, rtol=0, atol=1e-12)
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from datasets import synthetic
-from validation import cases, metrics, recover, runs, store
+from validation import cases, metrics, outputs, processes, recover, runs, store
 
 TINY = cases.Case("tiny", "synthetic", dict(seed=5, preset="k2", baseline=10.0, cadence_min=30.0, gaps=(),
                                             ndata=None, noise_ppm=300.0, b=0.2, snr=40.0, period=2.3))
@@ -109,6 +109,20 @@ def test_store_roundtrip_and_bad_files(tmp_path):
     assert not list((tmp_path).glob("*.tmp"))  # a failed write leaves nothing behind
 
 
+def test_a_record_dir_lists_stamps_and_clears(tmp_path):
+    records = store.RecordDir(tmp_path / "r")
+    records.save("a", {"x": 1})
+    records.write_file("b", lambda tmp: tmp.write_bytes(b"not a record"))
+    (tmp_path / "r" / ".c.npz.0123.tmp").write_bytes(b"")  # a write cut short
+    records.stamp({"backend": "cpu"})
+    records.stamp({"backend": "cpu"})  # a re-run of the same
+    assert records.keys() == ["a", "b"] and records.load("b") is None and records.load("a")[0] == {"x": 1}
+    with pytest.raises(ValueError, match="holds results of {'backend': 'cpu'}, not {'backend': 'simple'}"):
+        records.stamp({"backend": "simple"})
+    records.clear()
+    assert records.keys() == [] and not (tmp_path / "r").exists()
+
+
 class StubTLS:
     def __init__(self, fail=False):
         self.calls = 0
@@ -192,17 +206,22 @@ def fake_input(case):
     return cases.Input(t, np.ones_like(t), np.full_like(t, 1e-3), truths, dict(target="fake"))
 
 
-class StubSearch:
-    """Finds the planets in order of SNR (one per search), or misses them."""
+def ctrl_c():
+    raise KeyboardInterrupt
 
-    def __init__(self, miss=(), sde=20.0, interrupt_after=None):
+
+class StubSearch:
+    """Finds the planets in order of SNR (one per search), or misses them;
+    ``interrupt()`` after ``interrupt_after`` searches."""
+
+    def __init__(self, miss=(), sde=20.0, interrupt_after=None, interrupt=ctrl_c):
         self.miss, self.sde, self.calls, self.interrupt_after = set(miss), sde, 0, interrupt_after
-        self.sizes = []
+        self.interrupt, self.sizes = interrupt, []
 
     def __call__(self, t, y, dy, options):
         self.calls += 1
         if self.interrupt_after is not None and self.calls > self.interrupt_after:
-            raise KeyboardInterrupt
+            self.interrupt()
         self.sizes.append(t.size)
         step = 0 if t.size == 300 else 1
         planet = PLANETS[step]
@@ -291,6 +310,35 @@ def test_resume_interrupt_and_fresh(fake_suite, capsys):
     assert run_main(out, "--fresh") == 0 and stubs["backend"].calls == 4
 
 
+def test_a_ctrl_c_wrapped_by_numba_stops_the_run_and_is_not_journaled(fake_suite, capsys):
+    """Ctrl-C inside numba code comes out as a SystemError: an interrupt, not a
+    backend failure that would be journaled and fail every resume."""
+    from tests.test_interrupts import numba_interrupt
+
+    out, use = fake_suite
+    use(backend=runs.guarded(StubSearch(interrupt_after=1, interrupt=numba_interrupt)))
+    assert run_main(out) == 130
+    assert "1/3 cases saved" in capsys.readouterr().err
+    use()
+    assert run_main(out) == 0
+    assert pd.read_csv(out / "recover_quick_cpu.csv")["backend_error"].isna().all()
+
+
+def test_runs_write_outside_the_source_tree_by_default(fake_suite, monkeypatch):
+    out, use = fake_suite
+    use()
+    monkeypatch.setenv("TLS_WORKBENCH_OUT", str(out / "runs"))
+    assert recover.main(["--backend", "cpu"]) == 0
+    assert (out / "runs" / "recover_quick_cpu.csv").exists()
+    assert (out / "runs" / "cache" / "runs" / "quick-cpu-seed0" / "one.npz").exists()
+    monkeypatch.delenv("TLS_WORKBENCH_OUT")
+    monkeypatch.setenv("XDG_DATA_HOME", str(out / "xdg"))
+    assert outputs.default_out() == out / "xdg" / "tls-workbench" / "runs"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(out / "home"))
+    assert outputs.default_out() == out / "home" / ".local" / "share" / "tls-workbench" / "runs"
+
+
 def test_bad_arguments(fake_suite, capsys):
     out, use = fake_suite
     assert recover.main(["--backend", "no-such-backend", "--out", str(out)]) == 2
@@ -360,9 +408,9 @@ def test_thread_limits_reach_spawned_processes_and_are_undone(monkeypatch):
 
     monkeypatch.setenv("OMP_NUM_THREADS", "7")
     monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
-    with recover.thread_limits(2), ProcessPoolExecutor(1, multiprocessing.get_context("spawn")) as pool:
-        seen = [pool.submit(os.getenv, name).result() for name in recover.THREAD_VARIABLES]
-    assert seen == ["2"] * len(recover.THREAD_VARIABLES)
+    with processes.thread_limits(2), ProcessPoolExecutor(1, multiprocessing.get_context("spawn")) as pool:
+        seen = [pool.submit(os.getenv, name).result() for name in processes.THREAD_VARIABLES]
+    assert seen == ["2"] * len(processes.THREAD_VARIABLES)
     assert os.environ["OMP_NUM_THREADS"] == "7" and "NUMBA_NUM_THREADS" not in os.environ
 
 
@@ -372,12 +420,12 @@ def test_deaths_name_the_signal_or_status():
     import sys
 
     ctx = multiprocessing.get_context("spawn")
-    processes = [ctx.Process(target=os.abort), ctx.Process(target=sys.exit, args=(4,))]
-    for p in processes:
+    children = [ctx.Process(target=os.abort), ctx.Process(target=sys.exit, args=(4,))]
+    for p in children:
         p.start()
         p.join()
-    assert recover.deaths(processes) == (f"pid {processes[0].pid} killed by SIGABRT, "
-                                         f"pid {processes[1].pid} exited with status 4")
+    assert processes.deaths(children) == (f"pid {children[0].pid} killed by SIGABRT, "
+                                          f"pid {children[1].pid} exited with status 4")
 
 
 class KillWorkersOnFirstCase:
@@ -410,6 +458,6 @@ def test_jobs_run_cases_in_processes_and_a_killed_worker_is_named(tmp_path):
 
     # many cases: the workers cannot finish them all before the parent kills them (on a busy CI core)
     more = [cases.Case(f"more{k}", "synthetic", dict(TINY.params, seed=10 + k)) for k in range(24)]
-    with pytest.raises(recover.WorkerDied, match="killed by SIGKILL.*run the same command again"):
+    with pytest.raises(processes.WorkerDied, match="killed by SIGKILL.*run the same command again"):
         recover.execute(more, journal, 2, KillWorkersOnFirstCase(), "cpu", tmp_path / "tls", 1, False)
     assert 1 <= sum(journal.done(c.id) for c in more) < 24

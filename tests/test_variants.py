@@ -1,12 +1,21 @@
-"""The per-GPU variant table: GPU naming, table lookup and ``auto``'s order."""
+"""The per-GPU variant table: GPU naming, table lookup and ``auto``'s order;
+the measured tables ship as package data."""
 
+import fnmatch
 import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
 import backends
 from backends import registry, variants
 from benchmarks import select
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def write_table(directory, gpu, ranking):
@@ -102,16 +111,49 @@ def test_readme_table_is_replaced_between_markers(tmp_path):
 def test_select_writes_a_table_auto_can_use(tmp_path):
     assert select.main(["--gpu", "Test GPU", "--ndata", "500", "--nperiods", "1000",
                         "--repeat", "1", "--backends", "cpu", "--out", str(tmp_path),
-                        "--readme", str(tmp_path / "none.md")]) == 0
+                        "--report", str(tmp_path / "report"), "--readme", str(tmp_path / "none.md")]) == 0
     table = variants.load_table("Test GPU", str(tmp_path))
     assert table["regimes"][0]["fastest"] == "cpu"
     assert table["regimes"][0]["seconds"]["cpu"] > 0
     assert variants.auto_order(["thrust", "cpu"], gpu="Test GPU", directory=str(tmp_path)) == [
         "cpu", "thrust"]
-    assert (tmp_path / "test-gpu.md").read_text().startswith("Fastest exact backend")
+    assert (tmp_path / "report" / "test-gpu.md").read_text().startswith("Fastest exact backend")
 
 
 def test_select_without_a_gpu_needs_a_name(monkeypatch, tmp_path):
     monkeypatch.setattr(variants, "gpu_name", lambda: None)
     with pytest.raises(SystemExit):
         select.main(["--out", str(tmp_path)])
+
+
+def test_the_measured_tables_are_package_data(monkeypatch):
+    """auto keeps its measured order wherever the package is installed: the
+    tables live in the package and pyproject.toml ships them."""
+    monkeypatch.delenv("TLS_VARIANTS_DIR", raising=False)
+    package = Path(backends.__file__).parent
+    tables = sorted(Path(variants.DEFAULT_DIR).glob("*.json"))
+    assert tables and all(package in t.parents for t in tables)
+    assert variants.load_table("NVIDIA H200")["ranking"]
+    shipped = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    for table in tables:
+        relative = table.relative_to(package).as_posix()
+        assert any(fnmatch.fnmatch(relative, glob) for glob in shipped["backends"]), relative
+
+
+def test_a_non_editable_install_finds_the_tables(tmp_path):
+    import shutil
+
+    source, site = tmp_path / "source", tmp_path / "site"  # pip builds in the tree it is given
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".*", "__pycache__", "build", "*.egg-info", "reports", "tests", "scripts"))
+    built = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                            str(site), str(source)], capture_output=True, text=True)
+    if built.returncode:
+        pytest.skip(f"pip cannot build the package here: {built.stderr.strip().splitlines()[-1:]}")
+    env = {k: v for k, v in os.environ.items() if k != "TLS_VARIANTS_DIR"}
+    found = subprocess.run(
+        [sys.executable, "-c", "from backends import variants; "
+         "print(variants.__file__); print(variants.load_table('NVIDIA H200')['ranking'][0])"],
+        cwd=tmp_path, env={**env, "PYTHONPATH": str(site)}, capture_output=True, text=True, check=True)
+    module, first = found.stdout.split()
+    assert Path(module).is_relative_to(site) and first in registry.backend_names()

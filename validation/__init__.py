@@ -2,6 +2,7 @@
 
 ``python -m validation.recover --backend <name> --suite <quick|synthetic|k2|tess|all>``:
 suites of cases (``cases``), the searches and their on-disk cache (``runs``,
-``store``), per-case metrics and the summary (``metrics``), and the tables,
-figures and markdown report under ``reports/`` (``report``).
+``store``), per-case metrics and the summary (``metrics``), the tables,
+figures and markdown report (``report``), written outside the source tree
+(``outputs``), and how a run's processes end (``processes``).
 """

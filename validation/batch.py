@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from backends.atomic_file import write_atomic
+from validation import store
 
 SCHEMA_FIELDS = (
     ("id", "string"), ("period", "float64"), ("T0", "float64"), ("duration", "float64"),
@@ -49,7 +49,6 @@ SCHEMA_FIELDS = (
 )
 TLS_KEYS = {"period": "period", "T0": "T0", "duration": "duration", "depth": "depth",
             "SDE": "SDE", "SNR": "snr", "FAP": "FAP"}  # column -> TLS results key
-RUN_FILE = "_run.json"  # backend and options of the results; '_' hides it from Parquet readers
 
 
 def find_inputs(paths):
@@ -72,16 +71,29 @@ def find_inputs(paths):
 
 
 def load_npz(curve_id, path):
-    """A ``search_batch`` item from one ``.npz`` (``time``, ``flux``, ``flux_err``)."""
+    """A ``search_batch`` item from one ``.npz`` (``time``, ``flux``, ``flux_err``);
+    ValueError naming the file when it is not one (numpy would speak of pickled data)."""
+    import zipfile
+
     import numpy as np
 
-    with np.load(path, allow_pickle=False) as f:
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{path} is not a readable .npz archive (corrupt, truncated or another "
+                         f"format: {type(exc).__name__})") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path} holds one array (.npy), not an .npz of time, flux and flux_err")
+    with data as f:
         missing = [k for k in ("time", "flux") if k not in f.files]
         if missing:
             raise ValueError(f"{path} has no {' or '.join(missing)} array "
                              f"(needs time, flux and optionally flux_err; has {f.files})")
-        return {"id": curve_id, "time": f["time"], "flux": f["flux"],
-                "flux_err": f["flux_err"] if "flux_err" in f.files else None}
+        try:
+            return {"id": curve_id, "time": f["time"], "flux": f["flux"],
+                    "flux_err": f["flux_err"] if "flux_err" in f.files else None}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{path}: a corrupt array in the .npz archive ({exc})") from None
 
 
 def summary_row(outcome, backend):
@@ -111,31 +123,21 @@ def search_files(files, backend, options):
     return rows
 
 
-class ResultDataset:
+class ResultDataset(store.RecordDir):
     """The ``--out`` directory: one Parquet file per finished batch."""
 
     def __init__(self, path):
-        self.path = Path(path)
-
-    def files(self):
-        return sorted(self.path.glob("part-*.parquet"))
+        super().__init__(path, suffix=".parquet")
 
     def check_run(self, backend, options):
         """Record (or, on a re-run, match) the backend and options of the results."""
-        run = {"backend": backend, "options": options}
-        record = self.path / RUN_FILE
-        if record.exists():
-            before = json.loads(record.read_text())
-            if before != json.loads(json.dumps(run)):
-                raise ValueError(f"{self.path} holds results of {before}, not {run}: "
-                                 "use another --out, or delete it to start over")
-            return
-        write_atomic(record, lambda tmp: tmp.write_text(json.dumps(run)))
+        self.stamp({"backend": backend, "options": options})
 
     def done_ids(self):
         import pyarrow.parquet as pq
 
-        return {i for f in self.files() for i in pq.read_table(f, columns=["id"])["id"].to_pylist()}
+        return {i for key in self.keys("part-")
+                for i in pq.read_table(self.path(key), columns=["id"])["id"].to_pylist()}
 
     def write(self, rows):
         import pyarrow as pa
@@ -144,19 +146,22 @@ class ResultDataset:
         schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in SCHEMA_FIELDS])
         table = pa.Table.from_pylist(rows, schema=schema)
         name = hashlib.sha1("\n".join(sorted(r["id"] for r in rows)).encode()).hexdigest()[:16]
-        write_atomic(self.path / f"part-{name}.parquet", lambda tmp: pq.write_table(table, tmp))  # hidden until renamed
+        self.write_file(f"part-{name}", lambda tmp: pq.write_table(table, tmp))  # hidden until renamed
 
     def read(self):
         import pandas as pd
 
-        return pd.read_parquet(self.path)
+        return pd.read_parquet(self.directory)
 
 
 
-def check_backend(backend):
-    """Fail before mapping anything when ``backend`` cannot run on this host."""
+def check_request(backend, options):
+    """Fail before mapping anything when ``backend`` cannot run on this host or
+    an option is not one of transitleastsquares' ``power()``."""
     from backends import BackendUnavailable, available_backends
+    from backends.inputs import check_options
 
+    check_options(options)
     why = available_backends() if backend != "auto" else {}
     if backend != "auto" and backend not in why:
         raise ValueError(f"unknown backend {backend!r}; known: auto, {', '.join(why)}")
@@ -258,7 +263,7 @@ def run(inputs, out, client, backend="auto", batch_size=16, options=None, progre
     from tqdm import tqdm
 
     options = dict(options or {})
-    check_backend(backend)
+    check_request(backend, options)
     found = find_inputs(inputs)
     dataset = ResultDataset(out)
     dataset.check_run(backend, options)
@@ -340,7 +345,7 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     try:
-        check_backend(args.backend)  # fail before starting a cluster
+        check_request(args.backend, dict(args.tls))  # fail before starting a cluster
         find_inputs(args.inputs)
         ResultDataset(args.out).check_run(args.backend, dict(args.tls))
         try:

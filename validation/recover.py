@@ -3,11 +3,12 @@
 Each case runs the backend (``backends.search``) and CPU transitleastsquares
 (exact ``fused`` statistic, cached on disk) on the same cleaned input with the
 same options; a multi-planet light curve is searched again with each CPU TLS
-detection masked. Results go to a per-run journal as each case finishes
-(``reports/cache/runs/<suite>-<backend>-seed<seed>/``), so an interrupted run
-loses nothing and a re-run resumes (``--fresh`` starts over, e.g. after
-changing the backend). Then: a console table, CSV + Parquet + markdown +
-figures under ``--out``, and the exit status: 1 when the backend misses a case
+detection masked. Everything goes under ``--out`` (default: outside the
+source tree, ``validation.outputs``). Results go to a per-run journal as each
+case finishes (``OUT/cache/runs/<suite>-<backend>-seed<seed>/``), so an
+interrupted run loses nothing and a re-run resumes (``--fresh`` starts over,
+e.g. after changing the backend). Then: a console table, CSV + Parquet +
+markdown + figures in ``OUT``, and the exit status: 1 when the backend misses a case
 CPU TLS recovers at SDE >= 9 or detects fewer cases than CPU TLS by more than
 ``--margin`` (fraction of searches, at least one), 2 on bad arguments or an
 unavailable backend, 3 when a ``--jobs`` worker process died (a crash: its
@@ -21,7 +22,6 @@ import functools
 import math
 import multiprocessing
 import os
-import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -29,9 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from validation import cases as suites
-from validation import metrics, report, runs, store
+from validation import metrics, outputs, processes, report, runs, store
 
-THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 TRUTH_FIELDS = ("period", "t0", "duration", "depth_ppm", "snr", "b")
 
 
@@ -121,11 +120,10 @@ def searches(backend, cache_dir, threads, tls_default=False):
 _WORKER_SIDES = {}
 
 
-def _init_worker(backend, cache_dir, threads, tls_default):
-    """A worker process: searches warmed up once; Ctrl-C is the parent's to handle."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends the workers
+def _init_worker(parent_pid, backend, cache_dir, threads, tls_default):
+    """A worker process: it dies with its parent, leaves Ctrl-C to it, and
+    warms its searches up once."""
+    processes.follow_parent(parent_pid)
     _WORKER_SIDES.update(searches(backend, cache_dir, threads, tls_default))
 
 
@@ -134,52 +132,24 @@ def _work(case):
 
 
 class Journal:
-    """Finished cases of one run, one atomic record per case."""
+    """Finished cases of one run: per case, its rows and arrays (``store.RecordDir``)."""
 
     def __init__(self, directory):
-        self.directory = Path(directory)
-
-    def path(self, case_id):
-        return self.directory / f"{case_id}.npz"
+        self.records = store.RecordDir(directory)
+        self.directory = self.records.directory
 
     def done(self, case_id):
-        return store.load(self.path(case_id)) is not None  # an unreadable record is redone
+        return self.records.load(case_id) is not None  # an unreadable record is redone
 
     def save(self, case_id, rows, arrays):
-        store.save(self.path(case_id), {"rows": rows}, arrays)
+        self.records.save(case_id, {"rows": rows}, arrays)
 
     def load(self, case_id):
-        record = store.load(self.path(case_id))
+        record = self.records.load(case_id)
         return (None, None) if record is None else (record[0]["rows"], record[1])
 
     def clear(self):
-        shutil.rmtree(self.directory, ignore_errors=True)
-
-
-class WorkerDied(RuntimeError):
-    """A ``--jobs`` worker process ended abruptly (a crash or a kill, not an exception)."""
-
-
-def thread_limits(threads):
-    """The environment that processes spawned meanwhile inherit: every thread pool
-    (numba, OpenMP, BLAS) at ``threads``, so jobs x threads stays within the cores."""
-    from unittest import mock
-
-    return mock.patch.dict(os.environ, dict.fromkeys(THREAD_VARIABLES, str(threads)))
-
-
-def deaths(processes):
-    """How worker processes ended, e.g. "pid 12 killed by SIGSEGV", for those that did."""
-    import signal
-
-    ended = []
-    for process in processes:
-        code = process.exitcode
-        if code is not None and code < 0:
-            ended.append(f"pid {process.pid} killed by {signal.Signals(-code).name}")
-        elif code is not None:
-            ended.append(f"pid {process.pid} exited with status {code}")
-    return ", ".join(ended) or "none has ended yet"
+        self.records.clear()
 
 
 def execute(pending, journal, jobs, progress, backend, cache_dir, threads, tls_default):
@@ -201,8 +171,9 @@ def execute(pending, journal, jobs, progress, backend, cache_dir, threads, tls_d
     searches(None if backend is None else "cpu", cache_dir, threads, tls_default)
     # spawn: workers must not inherit a GPU context or numba's threading state
     ctx = multiprocessing.get_context("spawn")
-    with thread_limits(threads), ProcessPoolExecutor(
-            max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=search_args) as pool:
+    with processes.thread_limits(threads), ProcessPoolExecutor(
+            max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+            initargs=(os.getpid(), *search_args)) as pool:
         futures = {pool.submit(_work, case): case for case in pending}
         workers = list(pool._processes.values())
         try:
@@ -215,8 +186,11 @@ def execute(pending, journal, jobs, progress, backend, cache_dir, threads, tls_d
                 if process.is_alive():
                     process.terminate()
             if isinstance(exc, BrokenProcessPool):
-                raise WorkerDied(f"a worker process died ({deaths(workers)}); the cases saved so far "
-                                 "are kept: run the same command again to resume") from exc
+                for process in workers:  # reaped, so that each says how it ended
+                    process.join(processes.REAP_SECONDS)
+                raise processes.WorkerDied(f"a worker process died ({processes.deaths(workers)}); the "
+                                           "cases saved so far are kept: run the same command again "
+                                           "to resume") from exc
             raise
 
 
@@ -246,7 +220,7 @@ def parse_args(argv):
     p.add_argument("--jobs", type=int, default=1, help="cases run in parallel processes")
     p.add_argument("--limit", type=int, default=None, help="run only the first N cases")
     p.add_argument("--seed", type=int, default=0, help="seed of every random draw of the suite")
-    p.add_argument("--out", default="reports", help="output folder (default: reports)")
+    p.add_argument("--out", type=Path, default=outputs.default_out(), help=outputs.HELP)
     p.add_argument("--margin", type=float, default=0.02,
                    help="allowed detection shortfall vs CPU TLS, fraction of searches (default 0.02)")
     p.add_argument("--threads", type=int, default=None,
@@ -269,10 +243,24 @@ def main(argv=None):
     except (ValueError, BackendUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out)
     case_list = suites.suite(args.suite, args.seed)[: args.limit]
     extra = "-tlsdefault" if args.tls_default else ""
-    journal = Journal(out / "cache" / "runs" / f"{args.suite}-{backend}-seed{args.seed}{extra}")
+    journal = Journal(Path(args.out) / "cache" / "runs" / f"{args.suite}-{backend}-seed{args.seed}{extra}")
+    with processes.interruptible():
+        try:
+            return run(args, backend, case_list, journal)
+        except KeyboardInterrupt:
+            done = sum(journal.done(c.id) for c in case_list)
+            print(f"\ninterrupted: {done}/{len(case_list)} cases saved in {journal.directory}; "
+                  "run the same command again to resume", file=sys.stderr)
+            return processes.INTERRUPTED
+
+
+def run(args, backend, case_list, journal):
+    """The cases not yet journaled, then the reports; the exit status."""
+    from tqdm import tqdm
+
+    out = Path(args.out)
     if args.fresh:
         journal.clear()
     pending = [c for c in case_list if not journal.done(c.id)]
@@ -280,24 +268,14 @@ def main(argv=None):
     print(f"suite {args.suite}: {len(case_list)} cases, backend {backend!r} "
           f"(asked: {args.backend!r}) vs CPU TLS '{runs.TLS_RUNNER}'; "
           f"{len(case_list) - len(pending)} already done in {journal.directory}", file=sys.stderr)
-    from tqdm import tqdm
-
-    progress = tqdm(total=len(case_list), initial=len(case_list) - len(pending), unit="case",
-                    file=sys.stderr)
-    try:
-        execute(pending, journal, args.jobs, progress, backend, out / "cache" / "tls", threads,
-                args.tls_default)
-    except KeyboardInterrupt:
-        progress.close()
-        done = sum(journal.done(c.id) for c in case_list)
-        print(f"\ninterrupted: {done}/{len(case_list)} cases saved in {journal.directory}; "
-              "run the same command again to resume", file=sys.stderr)
-        return 130
-    except WorkerDied as exc:
-        progress.close()
-        print(f"\nerror: {exc}", file=sys.stderr)
-        return 3
-    progress.close()
+    with tqdm(total=len(case_list), initial=len(case_list) - len(pending), unit="case",
+              file=sys.stderr) as progress:
+        try:
+            execute(pending, journal, args.jobs, progress, backend, out / "cache" / "tls", threads,
+                    args.tls_default)
+        except processes.WorkerDied as exc:
+            print(f"\nerror: {exc}", file=sys.stderr)
+            return 3
 
     table, example = collect(case_list, journal)
     print(report.console_table(table))

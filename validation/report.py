@@ -1,4 +1,4 @@
-"""Tables, figures and the markdown report of a validation run, under ``reports/``."""
+"""Tables, figures and the markdown report of a validation run, in its output folder."""
 
 from __future__ import annotations
 

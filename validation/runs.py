@@ -20,10 +20,10 @@ import math
 import time
 import traceback
 import warnings
-from pathlib import Path
 
 import numpy as np
 
+from backends.interrupts import reraise_interrupt
 from datasets import bin_lightcurve
 from validation import store
 
@@ -73,12 +73,14 @@ def outcome(results, runtime):
 
 
 def guarded(search):
-    """``search`` that returns a failed outcome (with the traceback's last line) instead of raising."""
+    """``search`` that returns a failed outcome (with the traceback's last line)
+    instead of raising; an interrupt, also one numba wrapped, is raised."""
     def run(*args, **kwargs):
         start = time.perf_counter()
         try:
             return search(*args, **kwargs)
         except Exception as exc:  # a backend failing on one case must not end the suite
+            reraise_interrupt(exc)
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return failed(last, time.perf_counter() - start)
     return run
@@ -96,14 +98,12 @@ def backend_search(backend, t, y, dy, options):
 
 
 def tls_search(t, y, dy, options, use_threads=1, runner=TLS_RUNNER):
-    from transitleastsquares import transitleastsquares
+    from backends.tls_power import power
 
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = transitleastsquares(t, y, dy, verbose=False).power(
-            backend=runner, use_threads=use_threads, show_progress_bar=False, verbose=False,
-            **options)
+        results = power(t, y, dy, backend=runner, use_threads=use_threads, **options)
     scalars, arrays = outcome(results, time.perf_counter() - start)
     scalars.update(name=f"tls-{runner}")
     return scalars, arrays
@@ -125,22 +125,22 @@ class TLSCache:
     """CPU transitleastsquares outcomes on disk, one record per (input, options, TLS version)."""
 
     def __init__(self, directory, use_threads=1, runner=TLS_RUNNER, search=None):
-        self.directory = Path(directory)
+        self.records = store.RecordDir(directory)
         self.use_threads = use_threads
         self.runner = runner
         self.search = search or functools.partial(tls_search, runner=runner)
         self.hits = 0
 
     def __call__(self, t, y, dy, options):
-        path = self.directory / f"{cache_key(t, y, dy, options, self.runner)}.npz"
-        record = store.load(path)
+        key = cache_key(t, y, dy, options, self.runner)
+        record = self.records.load(key)
         if record is not None:
             self.hits += 1
             record[0]["cached"] = True
             return record
         scalars, arrays = guarded(self.search)(t, y, dy, options, use_threads=self.use_threads)
         if scalars["error"] is None:  # failures are not cached: they may be transient
-            store.save(path, scalars, arrays)
+            self.records.save(key, scalars, arrays)
         scalars["cached"] = False
         return scalars, arrays
 

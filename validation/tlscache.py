@@ -24,7 +24,7 @@ import numpy as np
 
 from datasets import real
 from validation import cases as suites
-from validation import recover, runs, store
+from validation import outputs, processes, recover, runs, store
 
 SEP = "__"  # between a record's key (hex) and an array's name in a pack
 
@@ -75,12 +75,11 @@ def example_keys(case_list):
 
 def pack(directory, path, keep_arrays=()):
     """Write every record of cache ``directory`` into the file ``path``; returns the count."""
-    records, arrays = {}, {}
-    for record_path in sorted(Path(directory).glob("*.npz")):
-        record = store.load(record_path)
+    cache, records, arrays = store.RecordDir(directory), {}, {}
+    for key in cache.keys():
+        record = cache.load(key)
         if record is None:
             continue
-        key = record_path.stem
         records[key] = record[0]
         if key in keep_arrays:
             arrays.update({f"{key}{SEP}{name}": value for name, value in record[1].items()})
@@ -94,14 +93,13 @@ def unpack(path, directory):
     if found is None or "records" not in found[0]:
         raise ValueError(f"{path} is not a CPU TLS cache pack")
     records, packed = found[0]["records"], found[1]
-    written = 0
+    cache, written = store.RecordDir(directory), 0
     for key, scalars in records.items():
-        target = Path(directory) / f"{key}.npz"
-        if target.exists():
+        if cache.path(key).exists():
             continue
         arrays = {name.split(SEP, 1)[1]: value for name, value in packed.items()
                   if name.startswith(key + SEP)}
-        store.save(target, scalars, arrays)
+        cache.save(key, scalars, arrays)
         written += 1
     return written
 
@@ -112,7 +110,8 @@ def parse_args(argv):
     sub = p.add_subparsers(dest="command", required=True)
     for name in ("fill", "pack", "unpack"):
         cmd = sub.add_parser(name)
-        cmd.add_argument("--out", default="reports", help="the cache is OUT/cache/tls (default: reports)")
+        cmd.add_argument("--out", type=Path, default=outputs.default_out(),
+                         help=f"the cache is OUT/cache/tls; {outputs.HELP}")
         if name == "unpack":
             cmd.add_argument("pack", help="file written by 'pack'")
             continue
@@ -146,12 +145,13 @@ def main(argv=None):
               f"({Path(args.to).stat().st_size / 1e6:.2f} MB)")
         return 0
     try:
-        table = fill(args.suite, args.out, args.jobs, args.seed, args.limit)
+        with processes.interruptible():
+            table = fill(args.suite, args.out, args.jobs, args.seed, args.limit)
     except KeyboardInterrupt:
         print("\ninterrupted: finished cases are kept; run the same command again to resume",
               file=sys.stderr)
-        return 130
-    except recover.WorkerDied as exc:
+        return processes.INTERRUPTED
+    except processes.WorkerDied as exc:
         print(f"\nerror: {exc}", file=sys.stderr)
         return 3
     print(f"CPU TLS for suite {args.suite}: {table['case_id'].nunique()} cases, {len(table)} searches, "

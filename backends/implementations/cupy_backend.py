@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from backends.gpu import checked_block_size, missing_requirements
-from backends.kernel_cache import CUDA_DIR, KernelCache
+from backends.kernel_cache import CUDA_DIR, KernelCache, sources_digest
 from backends.protocol import PeriodStats, TLSBackend
 from backends.scan_jobs import scan_jobs
 
@@ -38,16 +38,21 @@ _modules = KernelCache(maxsize=8)
 
 def _module(cp, block, chunk):
     """The scan module for the current device, compiled (NVRTC) once per
-    device and block size."""
+    device, block size and state of the sources. CuPy's on-disk cache keys on
+    the code and the options but not on the ``-I`` headers it includes: the
+    hash of every source in ``backends/cuda`` goes in as an option, so an
+    edited header is never served a stale binary."""
     device = cp.cuda.Device().id
+    sources = sources_digest()
 
     def build():
         return cp.RawModule(
             code=(CUDA_DIR / SOURCE).read_text(),
-            options=("-std=c++17", f"-I{CUDA_DIR}", f"-DBLOCK={block}", f"-DCHUNK={chunk}"),
+            options=("-std=c++17", f"-I{CUDA_DIR}", f"-DBLOCK={block}", f"-DCHUNK={chunk}",
+                     f"-DTLS_SOURCES={sources}"),
         )
 
-    return _modules.get((SOURCE, block, chunk, device), build)
+    return _modules.get((SOURCE, block, chunk, device, sources), build)
 
 
 def bytes_per_period(plan) -> int:

@@ -1,0 +1,119 @@
+"""How the processes of a validation run end.
+
+* Ctrl-C (``interruptible``): the first one raises KeyboardInterrupt in the
+  parent, which stops, keeps what is journaled and exits 130; a second one,
+  while that is cleaned up, kills the children and ends the process at once,
+  so it never hangs. Children forked meanwhile (transitleastsquares' worker
+  pools) ignore Ctrl-C: their parent ends them, whereas a pool worker killed
+  by Ctrl-C in the middle of a task leaves its pool waiting for it forever.
+* Child processes (``--jobs`` workers, and the pools they fork) die with their
+  parent, even when it is killed with SIGKILL (``follow_parent``): Linux's
+  PR_SET_PDEATHSIG, and a watchdog thread that notices the parent is gone.
+* A worker that dies is named with its signal (``WorkerDied``, ``deaths``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from unittest import mock
+
+THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+WATCH_SECONDS = 0.5
+REAP_SECONDS = 2.0  # for a dead worker's exit status
+INTERRUPTED = 130  # the shell's status of a process ended by Ctrl-C
+
+_children_follow = False  # children forked from here follow this process (``_after_fork``)
+
+
+class WorkerDied(RuntimeError):
+    """A ``--jobs`` worker process ended abruptly (a crash or a kill, not an exception)."""
+
+
+def thread_limits(threads):
+    """The environment that processes spawned meanwhile inherit: every thread pool
+    (numba, OpenMP, BLAS) at ``threads``, so jobs x threads stays within the cores."""
+    return mock.patch.dict(os.environ, dict.fromkeys(THREAD_VARIABLES, str(threads)))
+
+
+def deaths(processes):
+    """How worker processes ended, e.g. "pid 12 killed by SIGSEGV", for those that did."""
+    ended = []
+    for process in processes:
+        code = process.exitcode
+        if code is not None and code < 0:
+            ended.append(f"pid {process.pid} killed by {signal.Signals(-code).name}")
+        elif code is not None:
+            ended.append(f"pid {process.pid} exited with status {code}")
+    return ", ".join(ended) or "none has ended yet"
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """End this process when process ``parent_pid``, its parent, ends."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    # elsewhere, and if the parent ended before prctl: the parent pid changes to a reaper's
+    threading.Thread(target=_watch, args=(parent_pid,), name="parent-watchdog", daemon=True).start()
+
+
+def _watch(parent_pid):
+    while os.getppid() == parent_pid:
+        time.sleep(WATCH_SECONDS)
+    os._exit(1)
+
+
+def follow_parent(parent_pid: int) -> None:
+    """In a child process: Ctrl-C is the parent's to handle, the process dies with
+    its parent, and so do the children it forks."""
+    global _children_follow
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent_pid)
+    _children_follow = True
+
+
+def _after_fork():
+    if _children_follow:
+        follow_parent(os.getppid())
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def _kill_children_and_exit(signum, frame):
+    for child in multiprocessing.active_children():
+        child.kill()
+    os._exit(INTERRUPTED)
+
+
+def _interrupt(signum, frame):
+    signal.signal(signal.SIGINT, _kill_children_and_exit)
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interruptible():
+    """Within (main thread only): the first Ctrl-C raises KeyboardInterrupt and
+    from then on, also after the block, another one kills the children and
+    exits with status 130; children forked meanwhile ignore Ctrl-C and die with
+    this process."""
+    global _children_follow
+
+    previous, children_follow = signal.signal(signal.SIGINT, _interrupt), _children_follow
+    _children_follow = True
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is _interrupt:  # no Ctrl-C came
+            signal.signal(signal.SIGINT, previous)
+        _children_follow = children_follow
