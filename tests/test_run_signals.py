@@ -48,7 +48,8 @@ def recover(tmp_path):
         process = subprocess.Popen(
             [sys.executable, "-m", "validation.recover", "--backend", "cpu", "--out", str(tmp_path),
              *args], cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=log,
-            env={**os.environ, "PYTHONPATH": str(REPO)})
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (
+                str(REPO), os.environ.get("PYTHONPATH"))))})  # keep a --target install (GPU machine)
         started.append(process)
         assert wait_for(lambda: "| 0/" in stderr(), 120), stderr()  # the progress bar: set up
         return process
