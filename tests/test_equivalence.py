@@ -111,12 +111,11 @@ def test_no_fit_case_has_only_brightenings():
 def test_no_fit_pins_tls_flat_chi2(backend):
     """TLS 2.0.4 with nothing to fit: the warning, every chi2 the flat-model chi2
     (1.x used the number of points), zero power, period NaN, SDE 0."""
-    from transitleastsquares import transitleastsquares
+    from backends import tls_power
 
     c = case("no_fit")
     with pytest.warns(UserWarning, match=equivalence.NO_FIT_WARNING):
-        r = transitleastsquares(c.t, c.y, c.dy, verbose=False).power(
-            backend=backend, show_progress_bar=False, verbose=False, use_threads=2)
+        r = tls_power.power(c.t, c.y, c.dy, backend=backend)
     flat = np.sum((c.y - 1.0) ** 2 / (c.dy / c.dy.mean()) ** 2)
     np.testing.assert_allclose(r.chi2, flat, rtol=1e-12)
     assert r.chi2_min == r.chi2.min() and not np.isclose(flat, c.t.size)
@@ -228,11 +227,11 @@ def test_cli_writes_table_and_csv(monkeypatch, tmp_path):
 
     monkeypatch.setattr(equivalence, "classify", lambda name: dict.fromkeys(KINDS, _comparison("exact")))
     assert equivalence.main(["--backends", "cpu", "--out", str(tmp_path)]) == 0
-    table = pd.read_csv(tmp_path / "equivalence.csv")
+    table = pd.read_csv(tmp_path / "equivalence" / "equivalence.csv")
     assert list(table["case"]) == list(KINDS) and set(table["verdict"]) == {"exact"}
     assert list(table.columns[:5]) == ["backend", "declared_exact", "case", "verdict", "chi2_rel"]
     assert {"SDE_rel", "SDE", "SDE_fused"} <= set(table.columns)
-    text = (tmp_path / "equivalence.md").read_text()
+    text = (tmp_path / "equivalence" / "equivalence.md").read_text()
     assert "| `cpu` | exact | exact | exact | exact | exact | exact | exact | exact | exact | yes |" in text
     assert f"- `no_fit`: {case('no_fit').what}" in text
 
@@ -252,9 +251,8 @@ def test_cli_exit_status_follows_the_declaration(monkeypatch, tmp_path, capsys, 
     assert ("scaled-chi2: declared" in capsys.readouterr().err) == bool(status)
 
 
-def test_default_out_is_outside_the_tree(monkeypatch, tmp_path):
+def test_cli_writes_outside_the_tree_by_default(monkeypatch, tmp_path):
     monkeypatch.setenv("TLS_WORKBENCH_OUT", str(tmp_path))
-    assert equivalence.default_out() == tmp_path / "equivalence"
-    monkeypatch.delenv("TLS_WORKBENCH_OUT")
-    monkeypatch.setenv("HOME", str(tmp_path))
-    assert equivalence.default_out() == tmp_path / ".local/share/tls-workbench/runs/equivalence"
+    monkeypatch.setattr(equivalence, "classify", lambda name: dict.fromkeys(KINDS, _comparison("exact")))
+    assert equivalence.main(["--backends", "cpu"]) == 0
+    assert sorted(p.name for p in (tmp_path / "equivalence").iterdir()) == ["equivalence.csv", "equivalence.md"]

@@ -6,7 +6,7 @@ time, no fit, a short light curve, the box template), each backend's
     python -m validation.equivalence [--backends cpu basic ...] [--out DIR]
 
 A backend is exact when every case is exact, approximate when every case is at
-least approximate. Writes ``equivalence.md`` and ``equivalence.csv``; exits 1
+least approximate. Writes ``OUT/equivalence/equivalence.{md,csv}``; exits 1
 when a backend declared exact (its class's ``exact``) is not exact, or one
 declared approximate fails even the approximate bar.
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -24,12 +23,14 @@ from typing import Optional
 
 import numpy as np
 
-from backends import contract
+from backends import contract, tls_power
 from datasets import synthetic
+from validation import outputs
 
 NO_FIT_WARNING = "No transit were fit"
 VERDICTS = ("fail", "approximate", "exact")  # worst first
 K2_START = 2300.0  # [d] a BKJD of K2's campaigns
+SUBDIR = "equivalence"  # under the output folder
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,12 +92,9 @@ def cases() -> tuple:
 def power(case: Case, backend):
     """TLS's ``power()`` of ``case`` with a TLS backend (name or instance); TLS's
     no-fit warning is silenced (the results say it: period NaN, SDE 0)."""
-    from transitleastsquares import transitleastsquares
-
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=NO_FIT_WARNING)
-        return transitleastsquares(case.t, case.y, case.dy, verbose=False).power(
-            show_progress_bar=False, verbose=False, backend=backend, **case.options)
+        return tls_power.power(case.t, case.y, case.dy, backend=backend, **case.options)
 
 
 @functools.lru_cache(maxsize=None)
@@ -151,12 +149,6 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def default_out() -> Path:
-    """``$TLS_WORKBENCH_OUT/equivalence``, else ``~/.local/share/tls-workbench/runs/equivalence``."""
-    root = os.environ.get("TLS_WORKBENCH_OUT") or Path.home() / ".local" / "share" / "tls-workbench" / "runs"
-    return Path(root) / "equivalence"
-
-
 def main(argv=None) -> int:
     import pandas as pd
 
@@ -164,7 +156,7 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m validation.equivalence", description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", nargs="+", help="default: every backend that can run here")
-    parser.add_argument("--out", type=Path, default=None, help="default: " + str(default_out()))
+    parser.add_argument("--out", type=Path, default=outputs.default_out(), help=f"{outputs.HELP}; writes OUT/{SUBDIR}/")
     args = parser.parse_args(argv)
     names = args.backends or backends.available_methods()
     results = {}
@@ -172,7 +164,7 @@ def main(argv=None) -> int:
         declared = backends.registry.backend_class(name).exact
         results[name] = (declared, classify(name))
         print(f"{name}: {overall(results[name][1])}", flush=True)
-    out = args.out or default_out()
+    out = args.out / SUBDIR
     out.mkdir(parents=True, exist_ok=True)
     table = markdown(results)
     (out / "equivalence.md").write_text(table)
