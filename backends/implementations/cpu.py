@@ -337,7 +337,7 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
     counts = np.zeros((n_periods, 8), np.int64)
     # scratch allocated once per chunk of periods, not per period (large
     # arrays are fresh pages each time); many chunks per thread balance the load
-    n_chunks = min(n_periods, 8 * numba.get_num_threads())
+    n_chunks = min(n_periods, 2 * numba.get_num_threads())
     m = t.size + maxwidth
     for chunk in numba.prange(n_chunks):
         folded = np.empty((3, m))
@@ -387,4 +387,4 @@ class CPUBackend(TLSBackend):
         return PeriodStats.from_gains(plan, gain, index, depth)
 
     def max_batch_periods(self, plan):
-        return 2048  # progress-bar granularity
+        return 256  # progress-bar granularity and Ctrl-C latency (one numba call per batch)
