@@ -39,8 +39,14 @@ def wait_for(condition, seconds):
 
 
 @pytest.fixture
-def recover(tmp_path):
-    """Start recover (cpu backend) in a new session; kill what is left of it afterwards."""
+def recover(tmp_path, small_plan):
+    """Start recover (cpu backend) in a new session; kill what is left of it afterwards.
+    The cpu backend is compiled first, here, into numba's on-disk cache: a signal
+    cannot interrupt a compilation, and a fresh checkout has none cached."""
+    import backends
+
+    plan, periods = small_plan
+    backends.get_backend("cpu").search(plan, periods[:4])
     started = []
 
     def start(*args):
