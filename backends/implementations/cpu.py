@@ -329,7 +329,7 @@ def scan_period(f, fw, n, lo, hi, widths, strides, offsets, a, overshoot, depth_
 @numba.njit(parallel=True, cache=True)
 def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, overshoot,
                    maxwidth, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c,
-                   c2, rho, rho2, mean, sum_a2, amax, tuning, debug):
+                   c2, rho, rho2, mean, sum_a2, amax, tuning, debug, threads):
     n_periods = periods.size
     gain = np.zeros(n_periods)
     index = np.full(n_periods, -1, np.int64)
@@ -337,7 +337,7 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
     counts = np.zeros((n_periods, 8), np.int64)
     # scratch allocated once per chunk of periods, not per period (large
     # arrays are fresh pages each time); many chunks per thread balance the load
-    n_chunks = min(n_periods, 2 * numba.get_num_threads())
+    n_chunks = min(n_periods, 2 * threads)
     m = t.size + maxwidth
     for chunk in numba.prange(n_chunks):
         folded = np.empty((3, m))
@@ -379,6 +379,7 @@ class CPUBackend(TLSBackend):
             tp.offsets, tp.a, tp.overshoot, tp.maxwidth, tp.depth_min, tp.signal_depth,
             plan.lc.uniform_weight, pc.n_pieces, pc.bounds, pc.inv_n, pc.c, pc.c2, pc.rho, pc.rho2,
             pc.mean, pc.sum_a2, pc.amax, pruning.tuning(tp.maxwidth + plan.lc.size), self.debug,
+            numba.get_num_threads(),  # an argument: called inside, it stops numba caching the function
         )
         for name, value in zip(pruning.COUNTERS, counts.tolist()):
             self.work[name] += value
