@@ -35,10 +35,14 @@ class Timing:
 
 
 class HostStages(Timing):
-    """Stages 1-3, the same for every backend."""
+    """Stages 1-3, the same for every backend, and the whole host plan
+    (``backends.make_plan``: TLS's checks, grids and templates). Host work
+    only: asv calls each several times per sample (``number`` calibrated)."""
 
     params = (NDATA, NPERIODS)
     param_names = ["ndata", "nperiods"]
+    number = 0
+    repeat = (5, 10, 2.0)
 
     def prepare(self, ndata, nperiods):
         self.case = case(ndata, nperiods)
@@ -53,6 +57,9 @@ class HostStages(Timing):
 
     def time_template_cache(self, ndata, nperiods):
         backends.TLSBackend.template_cache(self.durations, ndata)
+
+    def time_plan(self, ndata, nperiods):
+        backends.make_plan(self.case.t, self.case.y, self.case.dy, **self.case.options)
 
 
 class _BackendCase(Timing):

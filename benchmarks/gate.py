@@ -1,0 +1,312 @@
+"""``python -m benchmarks.gate``: CI's benchmark gate, HEAD against its parent.
+
+The parent commit is checked out beside the tree (``git worktree``) and the
+CI benchmarks (``SUITE``: host stages, ``backends.search`` with ``cpu`` and
+``search_batch`` on small cases, the deterministic counts) run with asv in
+each tree, in the order base, head, head, base (``--rounds``: drift of the
+machine cancels), every sample kept (``--append-samples``). Then:
+
+- a timing fails when its median over all samples is more than the
+  threshold times the parent's; the threshold comes from the noise measured
+  on this kind of machine (``reports/asv/ci_noise.json``, ``threshold``);
+- a track (a deterministic count) fails when it differs from the parent's at
+  all, unless this commit adds an entry to ``benchmarks/intended_changes.toml``
+  naming the metric with the same old and new values and a reason;
+- a benchmark that fails in HEAD and not in the parent fails.
+
+A parent without the CI benchmarks (or not in the clone) has nothing to
+compare: HEAD's benchmarks still run, and the gate passes with a note.
+``--noise N`` runs the gate of HEAD against itself N times and writes the
+spread and the threshold it gives to ``reports/asv/ci_noise.{json,md}``.
+Exit status 1 when the gate fails, 0 when it passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+
+from benchmarks import REPO
+
+SUITE = [r"^bench_stages\.HostStages\.", r"^bench_search\.EndToEnd\.time_search_warm\('cpu'",
+         r"^bench_search\.Batch\..*\('cpu'\)", r"^bench_counts\."]
+MARKER = os.path.join("benchmarks", "bench_counts.py")  # a tree without it predates the gate
+ALLOW_LIST = os.path.join("benchmarks", "intended_changes.toml")
+NOISE = os.path.join(REPO, "reports", "asv", "ci_noise.json")
+MACHINE = "ci-gate"
+ABSENT = "absent"  # an allow-list value for a metric one side does not have
+
+
+def threshold_rule(ratios) -> float:
+    """The slowdown factor that fails: twice the worst deviation from 1 seen
+    between two runs of one commit (``ratios``: head/base medians), at least
+    5 %, rounded up to whole percent."""
+    worst = max(abs(math.log(r)) for r in ratios)
+    return 1 + math.ceil(100 * max(0.05, 2 * math.expm1(worst))) / 100
+
+
+def git(*args, cwd=REPO) -> str:
+    return subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def commit_of(rev: str):
+    """The full hash of ``rev``, or None where the clone does not have it."""
+    try:
+        return git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    except subprocess.CalledProcessError:
+        return None
+
+
+# ---- running -----------------------------------------------------------------------
+
+def asv_config(tree: str, results: str, path: str) -> str:
+    """An asv configuration that runs ``tree``'s benchmarks into ``results``."""
+    with open(path, "w") as f:
+        json.dump({"version": 1, "project": "tls-gpu-workbench", "repo": tree, "branches": ["HEAD"],
+                   "dvcs": "git", "environment_type": "existing", "benchmark_dir": os.path.join(tree, "benchmarks"),
+                   "results_dir": results, "html_dir": os.path.join(results, "html")}, f)
+    return path
+
+
+def run_asv(config: str, commit: str, log) -> None:
+    """One asv run of SUITE (its samples appended to earlier rounds')."""
+    command = [sys.executable, "-m", "asv", "run", "--config", config, "--python=same",
+               "--machine", MACHINE, "--set-commit-hash", commit, "--append-samples",
+               "--launch-method", "forkserver", "--show-stderr"]
+    for regex in SUITE:
+        command += ["-b", regex]
+    env = {**os.environ, "TLS_BENCH_SIZES": "ci"}
+    done = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    if done.returncode not in (0, 2):  # 2: some benchmark failed, recorded in the results
+        raise RuntimeError(f"asv run failed (exit {done.returncode}); see {log.name}")
+
+
+def run_rounds(sides: dict, rounds: int, work: str) -> None:
+    """Run every side's suite ``rounds`` times, in ABBA order; ``sides``:
+    {label: (tree, commit)}, each into its own results directory."""
+    subprocess.run([sys.executable, "-m", "asv", "machine", "--yes", "--machine", MACHINE],
+                   check=True, capture_output=True)
+    labels = list(sides)
+    with open(os.path.join(work, "asv.log"), "w") as log:
+        for k in range(rounds):
+            for label in labels if k % 2 == 0 else labels[::-1]:
+                tree, commit = sides[label]
+                config = asv_config(tree, os.path.join(work, label), os.path.join(work, f"{label}.json"))
+                print(f"round {k + 1}/{rounds}: {label} ({commit[:8]})", flush=True)
+                log.flush()
+                run_asv(config, commit, log)
+
+
+# ---- reading and comparing ---------------------------------------------------------
+
+@dataclass
+class Measured:
+    """One benchmark and parameter combination of one side."""
+
+    kind: str  # "time" or "track"
+    version: str
+    value: object  # None: failed; NaN: skipped
+    samples: list = field(default_factory=list)
+
+
+def load(results: str) -> dict:
+    """{display name: Measured} of the one result set under ``results``."""
+    from asv.results import iter_results
+
+    out = {}
+    for res in iter_results(os.path.join(results, MACHINE)):
+        for key in res.get_all_result_keys():
+            params = res.get_result_params(key)
+            values = res.get_result_value(key, params)
+            samples = res.get_result_samples(key, params)
+            combos = list(itertools.product(*params)) if params else [()]
+            if not params:
+                values, samples = [values], [samples]
+            kind = key.rsplit(".", 1)[-1].split("_", 1)[0]
+            for combo, value, sample in zip(combos, values, samples):
+                name = f"{key}({', '.join(combo)})" if combo else key
+                out[name] = Measured(kind, res.benchmark_version.get(key), value, sample or [])
+    return out
+
+
+def ran(m) -> bool:
+    return m is not None and m.value is not None and m.value == m.value
+
+
+def entries(text: str) -> list:
+    return tomllib.loads(text).get("change", []) if text else []
+
+
+def added_entries(base_commit) -> list:
+    """Allow-list entries in this tree's file that the base commit's lacks."""
+    path = os.path.join(REPO, ALLOW_LIST)
+    head = open(path).read() if os.path.exists(path) else ""
+    try:
+        base = git("show", f"{base_commit}:{ALLOW_LIST}") if base_commit else ""
+    except subprocess.CalledProcessError:
+        base = ""
+    old = entries(base)
+    return [entry for entry in entries(head) if entry not in old]
+
+
+@dataclass
+class Verdict:
+    failures: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    rows: list = field(default_factory=list)  # (name, base, head, ratio or None, status)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def allow_entry(name, old, new) -> str:
+    as_toml = lambda v: json.dumps(v if v is not ABSENT else ABSENT)  # noqa: E731
+    return (f'[[change]]\nmetric = {json.dumps(name)}\nold = {as_toml(old)}\nnew = {as_toml(new)}\n'
+            'reason = "..."')
+
+
+def compare(base: dict, head: dict, threshold: float, allowed: list) -> Verdict:
+    """The gate's verdict on HEAD's measurements against the parent's."""
+    verdict = Verdict()
+    for name in sorted(set(base) | set(head)):
+        b, h = base.get(name), head.get(name)
+        if h is not None and h.value is None and not (b is not None and b.value is None):
+            verdict.failures.append(f"{name}: fails in HEAD (asv.log has its error)")
+            verdict.rows.append((name, b and b.value, None, None, "FAILS"))
+        elif (b or h).kind == "track":
+            compare_track(verdict, name, b, h, allowed)
+        elif (b or h).kind == "time" and ran(b) and ran(h):
+            compare_time(verdict, name, b, h, threshold)
+    return verdict
+
+
+def compare_track(verdict, name, b, h, allowed):
+    old = b.value if ran(b) else ABSENT
+    new = h.value if ran(h) else ABSENT
+    if old == new:
+        verdict.rows.append((name, old, new, None, "same"))
+        return
+    if any(e.get("metric") == name and e.get("old") == old and e.get("new") == new for e in allowed):
+        verdict.notes.append(f"{name}: {old} -> {new}, intended (benchmarks/intended_changes.toml)")
+        verdict.rows.append((name, old, new, None, "intended"))
+        return
+    verdict.failures.append(f"{name}: {old} -> {new}, not recorded as intended; if it is, add to "
+                            f"{ALLOW_LIST} in this commit:\n{allow_entry(name, old, new)}")
+    verdict.rows.append((name, old, new, None, "CHANGED"))
+
+
+def compare_time(verdict, name, b, h, threshold):
+    if b.version != h.version:
+        verdict.notes.append(f"{name}: the benchmark's code changed, not compared")
+        verdict.rows.append((name, b.value, h.value, None, "changed code"))
+        return
+    ratio = statistics.median(h.samples or [h.value]) / statistics.median(b.samples or [b.value])
+    slower = ratio > threshold
+    if slower:
+        verdict.failures.append(f"{name}: {ratio:.3f}x the parent's time (threshold {threshold:.2f}x)")
+    verdict.rows.append((name, statistics.median(b.samples or [b.value]),
+                         statistics.median(h.samples or [h.value]), ratio, "SLOWER" if slower else "ok"))
+
+
+def report(verdict: Verdict, title: str) -> str:
+    def cell(v):
+        return "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
+
+    lines = [f"# {title}", "", "| benchmark | base | head | ratio | |", "|---|---:|---:|---:|---|"]
+    lines += [f"| `{name}` | {cell(b)} | {cell(h)} | {cell(r)} | {s} |" for name, b, h, r, s in verdict.rows]
+    lines += [""] + [f"- note: {n}" for n in verdict.notes] + [f"- FAIL: {f}" for f in verdict.failures]
+    lines += ["", "PASS" if verdict.passed else "FAIL"]
+    return "\n".join(lines)
+
+
+# ---- the gate ------------------------------------------------------------------------
+
+def noise_threshold(path=NOISE) -> float:
+    with open(path) as f:
+        return json.load(f)["threshold"]
+
+
+def gate(base_rev: str, rounds: int, threshold: float, work: str) -> Verdict:
+    """Run the suite in the base commit's tree and in this one, and compare."""
+    head_commit = commit_of("HEAD")
+    base_commit = commit_of(base_rev)
+    if base_commit is None:
+        why = f"{base_rev} is not in this clone"
+    elif git("ls-tree", "--name-only", base_commit, "--", MARKER) != MARKER:
+        why = f"{base_rev} ({base_commit[:8]}) predates the CI benchmarks"
+    else:
+        why = None
+    sides = {"head": (REPO, head_commit)}
+    base_tree = os.path.join(work, "base-tree")
+    if why is None:
+        git("worktree", "add", "--detach", "--force", base_tree, base_commit)
+        sides = {"base": (base_tree, base_commit), **sides}
+    try:
+        run_rounds(sides, rounds if why is None else 1, work)
+    finally:
+        if why is None:
+            git("worktree", "remove", "--force", base_tree)
+    head = load(os.path.join(work, "head"))
+    if why is not None:
+        verdict = compare({}, head, threshold, [])
+        verdict.failures = [f for f in verdict.failures if "fails in HEAD" in f]
+        verdict.notes.insert(0, f"nothing to compare: {why}; HEAD's benchmarks ran, the gate passes "
+                                "unless one of them fails")
+        return verdict
+    return compare(load(os.path.join(work, "base")), head, threshold, added_entries(base_commit))
+
+
+def measure_noise(repeats: int, rounds: int, work: str) -> dict:
+    """The gate of HEAD against itself ``repeats`` times: every timing's ratio
+    and the threshold ``threshold_rule`` derives from them."""
+    runs = []
+    for k in range(repeats):
+        verdict = gate("HEAD", rounds, math.inf, os.path.join(work, f"noise{k}"))
+        runs.append({name: ratio for name, _, _, ratio, _ in verdict.rows if ratio is not None})
+    ratios = [r for run in runs for r in run.values()]
+    return {"commit": commit_of("HEAD"), "machine": f"{os.cpu_count()} cores", "repeats": repeats,
+            "rounds": rounds, "ratios": runs, "worst": max(ratios, key=lambda r: abs(math.log(r))),
+            "threshold": threshold_rule(ratios)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="HEAD^", help="the commit to compare with (default: the parent)")
+    parser.add_argument("--rounds", type=int, default=4, help="asv runs per side, interleaved ABBA")
+    parser.add_argument("--threshold", type=float, help=f"slowdown factor that fails (default: {NOISE})")
+    parser.add_argument("--out", default=os.path.join(REPO, ".asv", "gate"),
+                        help="where the asv results, its log and the report go")
+    parser.add_argument("--noise", type=int, metavar="N",
+                        help=f"measure: the gate of HEAD against itself N times, into {NOISE}")
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="run-", dir=args.out)
+    if args.noise:
+        noise = measure_noise(args.noise, args.rounds, work)
+        with open(NOISE, "w") as f:
+            json.dump(noise, f, indent=1)
+        print(f"worst ratio {noise['worst']:.3f}, threshold {noise['threshold']:.2f}: wrote {NOISE}")
+        return 0
+    threshold = args.threshold or noise_threshold()
+    verdict = gate(args.base, args.rounds, threshold, work)
+    text = report(verdict, f"CI benchmark gate: HEAD against {args.base}, threshold {threshold:.2f}x")
+    with open(os.path.join(work, "report.md"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+    print(f"asv log and results: {work}")
+    return 0 if verdict.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
