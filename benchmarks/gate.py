@@ -1,18 +1,20 @@
 """``python -m benchmarks.gate``: CI's benchmark gate, HEAD against its parent.
 
-The parent commit is checked out beside the tree (``git worktree``) and the
-CI benchmarks (``SUITE``: host stages, ``backends.search`` with ``cpu`` and
-``search_batch`` on small cases, the deterministic counts) run with asv in
-each tree, in the order base, head, head, base (``--rounds``: drift of the
-machine cancels), every sample kept (``--append-samples``). Then:
+The parent commit is checked out beside the tree (``git worktree``). In each
+tree the CI benchmarks (``SUITE``: host stages, ``backends.search`` with
+``cpu`` and ``search_batch`` on small cases) run with asv, in the order base,
+head, head, base, ... (``--rounds``: drift of the machine cancels), every
+sample kept (``--append-samples``), and ``python -m benchmarks.counts``
+collects the deterministic counts once. Then:
 
 - a timing fails when its median over all samples is more than the
   threshold times the parent's; the threshold comes from the noise measured
   on this kind of machine (``reports/asv/ci_noise.json``, ``threshold``);
-- a track (a deterministic count) fails when it differs from the parent's at
-  all, unless this commit adds an entry to ``benchmarks/intended_changes.toml``
-  naming the metric with the same old and new values and a reason;
-- a benchmark that fails in HEAD and not in the parent fails.
+- a count fails when it differs from the parent's at all (or appears or
+  disappears), unless this commit adds an entry to
+  ``benchmarks/intended_changes.toml`` naming the metric with the same old
+  and new values and a reason;
+- a benchmark that fails in HEAD fails.
 
 A parent without the CI benchmarks (or not in the clone) has nothing to
 compare: HEAD's benchmarks still run, and the gate passes with a note.
@@ -38,8 +40,8 @@ from dataclasses import dataclass, field
 from benchmarks import REPO
 
 SUITE = [r"^bench_stages\.HostStages\.", r"^bench_search\.EndToEnd\.time_search_warm\('cpu'",
-         r"^bench_search\.Batch\..*\('cpu'\)", r"^bench_counts\."]
-MARKER = os.path.join("benchmarks", "bench_counts.py")  # a tree without it predates the gate
+         r"^bench_search\.Batch\..*\('cpu'\)"]
+MARKER = os.path.join("benchmarks", "counts.py")  # a tree without it predates the gate
 ALLOW_LIST = os.path.join("benchmarks", "intended_changes.toml")
 NOISE = os.path.join(REPO, "reports", "asv", "ci_noise.json")
 MACHINE = "ci-gate"
@@ -102,58 +104,63 @@ def run_rounds(sides: dict, rounds: int, work: str) -> None:
             for label in labels if k % 2 == 0 else labels[::-1]:
                 tree, commit = sides[label]
                 config = asv_config(tree, os.path.join(work, label), os.path.join(work, f"{label}.json"))
-                print(f"round {k + 1}/{rounds}: {label} ({commit[:8]})", flush=True)
+                print(f"asv round {k + 1}/{rounds}: {label} ({commit[:8]})", flush=True)
                 log.flush()
                 run_asv(config, commit, log)
+
+
+def collect_counts(tree: str) -> dict:
+    """``python -m benchmarks.counts`` of ``tree``."""
+    done = subprocess.run([sys.executable, "-m", "benchmarks.counts"], cwd=tree, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": tree})
+    if done.returncode:
+        raise RuntimeError(f"benchmarks.counts failed in {tree}:\n{done.stderr}")
+    return json.loads(done.stdout)
 
 
 # ---- reading and comparing ---------------------------------------------------------
 
 @dataclass
-class Measured:
-    """One benchmark and parameter combination of one side."""
+class Timing:
+    """One timed benchmark and parameter combination of one side."""
 
-    kind: str  # "time" or "track"
     version: str
-    value: object  # None: failed; NaN: skipped
-    samples: list = field(default_factory=list)
+    value: object  # seconds; None: failed; NaN: skipped
+    samples: list
 
 
-def load(results: str) -> dict:
-    """{display name: Measured} of the one result set under ``results``."""
+def load_timings(results: str) -> dict:
+    """{display name: Timing} of the timings of the result set under ``results``."""
     from asv.results import iter_results
 
     out = {}
     for res in iter_results(os.path.join(results, MACHINE)):
         for key in res.get_all_result_keys():
+            if not key.rsplit(".", 1)[-1].startswith("time_"):
+                continue
             params = res.get_result_params(key)
             values = res.get_result_value(key, params)
             samples = res.get_result_samples(key, params)
-            combos = list(itertools.product(*params)) if params else [()]
             if not params:
                 values, samples = [values], [samples]
-            kind = key.rsplit(".", 1)[-1].split("_", 1)[0]
-            for combo, value, sample in zip(combos, values, samples):
+            for combo, value, sample in zip(itertools.product(*params), values, samples):
                 name = f"{key}({', '.join(combo)})" if combo else key
-                out[name] = Measured(kind, res.benchmark_version.get(key), value, sample or [])
+                out[name] = Timing(res.benchmark_version.get(key), value, sample or [value])
     return out
-
-
-def ran(m) -> bool:
-    return m is not None and m.value is not None and m.value == m.value
 
 
 def entries(text: str) -> list:
     return tomllib.loads(text).get("change", []) if text else []
 
 
-def added_entries(base_commit) -> list:
-    """Allow-list entries in this tree's file that the base commit's lacks."""
+def added_entries(base_commit: str) -> list:
+    """Allow-list entries of this tree's file that the base commit's lacks."""
     path = os.path.join(REPO, ALLOW_LIST)
-    head = open(path).read() if os.path.exists(path) else ""
+    with open(path) as f:
+        head = f.read()
     try:
-        base = git("show", f"{base_commit}:{ALLOW_LIST}") if base_commit else ""
-    except subprocess.CalledProcessError:
+        base = git("show", f"{base_commit}:{ALLOW_LIST}")
+    except subprocess.CalledProcessError:  # the parent has no allow-list yet
         base = ""
     old = entries(base)
     return [entry for entry in entries(head) if entry not in old]
@@ -163,68 +170,65 @@ def added_entries(base_commit) -> list:
 class Verdict:
     failures: list = field(default_factory=list)
     notes: list = field(default_factory=list)
-    rows: list = field(default_factory=list)  # (name, base, head, ratio or None, status)
+    timings: list = field(default_factory=list)  # (name, base s, head s, ratio, status)
+    counts: list = field(default_factory=list)  # (name, old, new, status), the changed ones
+    same_counts: int = 0
 
     @property
     def passed(self) -> bool:
         return not self.failures
 
 
-def allow_entry(name, old, new) -> str:
-    as_toml = lambda v: json.dumps(v if v is not ABSENT else ABSENT)  # noqa: E731
-    return (f'[[change]]\nmetric = {json.dumps(name)}\nold = {as_toml(old)}\nnew = {as_toml(new)}\n'
-            'reason = "..."')
-
-
-def compare(base: dict, head: dict, threshold: float, allowed: list) -> Verdict:
-    """The gate's verdict on HEAD's measurements against the parent's."""
-    verdict = Verdict()
-    for name in sorted(set(base) | set(head)):
-        b, h = base.get(name), head.get(name)
-        if h is not None and h.value is None and not (b is not None and b.value is None):
+def compare_timings(verdict: Verdict, base, head: dict, threshold: float) -> None:
+    """``base`` None: no parent to compare with, only HEAD's failures count."""
+    for name in sorted(head):
+        b, h = (base or {}).get(name), head[name]
+        if h.value is None:
             verdict.failures.append(f"{name}: fails in HEAD (asv.log has its error)")
-            verdict.rows.append((name, b and b.value, None, None, "FAILS"))
-        elif (b or h).kind == "track":
-            compare_track(verdict, name, b, h, allowed)
-        elif (b or h).kind == "time" and ran(b) and ran(h):
-            compare_time(verdict, name, b, h, threshold)
-    return verdict
+            verdict.timings.append((name, b and b.value, None, None, "FAILS"))
+        elif base is None or h.value != h.value:
+            continue  # nothing to compare with, or skipped in HEAD (asv: n/a), e.g. a GPU backend
+        elif b is None or b.value is None or b.value != b.value:
+            verdict.notes.append(f"{name}: not measured in the parent, nothing to compare")
+        elif b.version != h.version:
+            verdict.notes.append(f"{name}: the benchmark's code changed, not compared")
+        else:
+            old, new = statistics.median(b.samples), statistics.median(h.samples)
+            slower = new / old > threshold
+            if slower:
+                verdict.failures.append(f"{name}: {new / old:.3f}x the parent's time "
+                                        f"({old:.4g} s -> {new:.4g} s; threshold {threshold:.2f}x)")
+            verdict.timings.append((name, old, new, new / old, "SLOWER" if slower else "ok"))
 
 
-def compare_track(verdict, name, b, h, allowed):
-    old = b.value if ran(b) else ABSENT
-    new = h.value if ran(h) else ABSENT
-    if old == new:
-        verdict.rows.append((name, old, new, None, "same"))
-        return
-    if any(e.get("metric") == name and e.get("old") == old and e.get("new") == new for e in allowed):
-        verdict.notes.append(f"{name}: {old} -> {new}, intended (benchmarks/intended_changes.toml)")
-        verdict.rows.append((name, old, new, None, "intended"))
-        return
-    verdict.failures.append(f"{name}: {old} -> {new}, not recorded as intended; if it is, add to "
-                            f"{ALLOW_LIST} in this commit:\n{allow_entry(name, old, new)}")
-    verdict.rows.append((name, old, new, None, "CHANGED"))
+def allow_entry(name: str, old, new) -> str:
+    return (f"[[change]]\nmetric = {json.dumps(name)}\nold = {json.dumps(old)}\n"
+            f"new = {json.dumps(new)}\nreason = \"...\"")
 
 
-def compare_time(verdict, name, b, h, threshold):
-    if b.version != h.version:
-        verdict.notes.append(f"{name}: the benchmark's code changed, not compared")
-        verdict.rows.append((name, b.value, h.value, None, "changed code"))
-        return
-    ratio = statistics.median(h.samples or [h.value]) / statistics.median(b.samples or [b.value])
-    slower = ratio > threshold
-    if slower:
-        verdict.failures.append(f"{name}: {ratio:.3f}x the parent's time (threshold {threshold:.2f}x)")
-    verdict.rows.append((name, statistics.median(b.samples or [b.value]),
-                         statistics.median(h.samples or [h.value]), ratio, "SLOWER" if slower else "ok"))
+def compare_counts(verdict: Verdict, base: dict, head: dict, allowed: list) -> None:
+    for name in sorted(set(base) | set(head)):
+        old, new = base.get(name, ABSENT), head.get(name, ABSENT)
+        if old == new:
+            verdict.same_counts += 1
+        elif any((e.get("metric"), e.get("old"), e.get("new")) == (name, old, new) for e in allowed):
+            verdict.notes.append(f"{name}: {old} -> {new}, intended ({ALLOW_LIST})")
+            verdict.counts.append((name, old, new, "intended"))
+        else:
+            verdict.failures.append(f"{name}: {old} -> {new}, not recorded as intended; if it is, "
+                                    f"add to {ALLOW_LIST} in this commit:\n{allow_entry(name, old, new)}")
+            verdict.counts.append((name, old, new, "CHANGED"))
 
 
 def report(verdict: Verdict, title: str) -> str:
     def cell(v):
         return "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
 
-    lines = [f"# {title}", "", "| benchmark | base | head | ratio | |", "|---|---:|---:|---:|---|"]
-    lines += [f"| `{name}` | {cell(b)} | {cell(h)} | {cell(r)} | {s} |" for name, b, h, r, s in verdict.rows]
+    lines = [f"# {title}", "", "| timing | base [s] | head [s] | ratio | |", "|---|---:|---:|---:|---|"]
+    lines += [f"| `{n}` | {cell(b)} | {cell(h)} | {cell(r)} | {s} |" for n, b, h, r, s in verdict.timings]
+    lines += ["", f"{verdict.same_counts} deterministic counts the same as the parent's"
+              + (", these not:" if verdict.counts else "")]
+    lines += [f"- `{n}`: {o} -> {w} ({s})" for n, o, w, s in verdict.counts]
     lines += [""] + [f"- note: {n}" for n in verdict.notes] + [f"- FAIL: {f}" for f in verdict.failures]
     lines += ["", "PASS" if verdict.passed else "FAIL"]
     return "\n".join(lines)
@@ -238,9 +242,9 @@ def noise_threshold(path=NOISE) -> float:
 
 
 def gate(base_rev: str, rounds: int, threshold: float, work: str) -> Verdict:
-    """Run the suite in the base commit's tree and in this one, and compare."""
-    head_commit = commit_of("HEAD")
-    base_commit = commit_of(base_rev)
+    """Run the suite in the base commit's tree and in this one, and compare;
+    with no base to compare with, run this one's once."""
+    head_commit, base_commit = commit_of("HEAD"), commit_of(base_rev)
     if base_commit is None:
         why = f"{base_rev} is not in this clone"
     elif git("ls-tree", "--name-only", base_commit, "--", MARKER) != MARKER:
@@ -254,17 +258,23 @@ def gate(base_rev: str, rounds: int, threshold: float, work: str) -> Verdict:
         sides = {"base": (base_tree, base_commit), **sides}
     try:
         run_rounds(sides, rounds if why is None else 1, work)
+        counts = {label: collect_counts(tree) for label, (tree, _) in sides.items()}
     finally:
         if why is None:
             git("worktree", "remove", "--force", base_tree)
-    head = load(os.path.join(work, "head"))
+    with open(os.path.join(work, "counts.json"), "w") as f:
+        json.dump(counts, f, indent=1)
+    verdict = Verdict()
+    head = load_timings(os.path.join(work, "head"))
     if why is not None:
-        verdict = compare({}, head, threshold, [])
-        verdict.failures = [f for f in verdict.failures if "fails in HEAD" in f]
-        verdict.notes.insert(0, f"nothing to compare: {why}; HEAD's benchmarks ran, the gate passes "
-                                "unless one of them fails")
+        verdict.notes.append(f"nothing to compare: {why}; HEAD's benchmarks ran and its "
+                             f"{len(counts['head'])} counts were collected (counts.json); the gate "
+                             "passes unless a benchmark fails")
+        compare_timings(verdict, None, head, threshold)
         return verdict
-    return compare(load(os.path.join(work, "base")), head, threshold, added_entries(base_commit))
+    compare_timings(verdict, load_timings(os.path.join(work, "base")), head, threshold)
+    compare_counts(verdict, counts["base"], counts["head"], added_entries(base_commit))
+    return verdict
 
 
 def measure_noise(repeats: int, rounds: int, work: str) -> dict:
@@ -273,9 +283,9 @@ def measure_noise(repeats: int, rounds: int, work: str) -> dict:
     runs = []
     for k in range(repeats):
         verdict = gate("HEAD", rounds, math.inf, os.path.join(work, f"noise{k}"))
-        runs.append({name: ratio for name, _, _, ratio, _ in verdict.rows if ratio is not None})
+        runs.append({name: ratio for name, _, _, ratio, _ in verdict.timings})
     ratios = [r for run in runs for r in run.values()]
-    return {"commit": commit_of("HEAD"), "machine": f"{os.cpu_count()} cores", "repeats": repeats,
+    return {"commit": commit_of("HEAD"), "cpu_count": os.cpu_count(), "repeats": repeats,
             "rounds": rounds, "ratios": runs, "worst": max(ratios, key=lambda r: abs(math.log(r))),
             "threshold": threshold_rule(ratios)}
 
@@ -286,7 +296,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=4, help="asv runs per side, interleaved ABBA")
     parser.add_argument("--threshold", type=float, help=f"slowdown factor that fails (default: {NOISE})")
     parser.add_argument("--out", default=os.path.join(REPO, ".asv", "gate"),
-                        help="where the asv results, its log and the report go")
+                        help="where each run's asv results, log, counts and report go")
     parser.add_argument("--noise", type=int, metavar="N",
                         help=f"measure: the gate of HEAD against itself N times, into {NOISE}")
     args = parser.parse_args(argv)
@@ -304,7 +314,7 @@ def main(argv=None) -> int:
     with open(os.path.join(work, "report.md"), "w") as f:
         f.write(text + "\n")
     print(text)
-    print(f"asv log and results: {work}")
+    print(f"asv log, results, counts: {work}")
     return 0 if verdict.passed else 1
 
 

@@ -1,16 +1,18 @@
-"""Deterministic counts of the CI cases, as asv tracks: what the host plans
-(periods, durations, template widths, width windows and phase shifts of the
-exact scan), the GPU backends' host-side launch plans, and the work counters
-``backends.search(..., backend="cpu")`` reports in ``results.meta["work"]``.
-The CI gate (``python -m benchmarks.gate``) compares them exactly.
+"""``python -m benchmarks.counts``: the deterministic counts of the CI cases,
+as JSON, which the CI gate (``python -m benchmarks.gate``) compares exactly:
+what the host plans (periods, durations, template widths, width windows and
+the phase shifts of the exact scan), the GPU backends' host-side launch
+plans, and the work counters ``backends.search(..., backend="cpu")`` reports
+in ``results.meta["work"]``: any integer there becomes a metric by itself.
 
-The metric names, like the values, come from one collection at import, so a
-counter a backend adds to ``meta["work"]`` becomes a metric by itself.
+Not asv tracks: asv needs a benchmark's parameter names at import, and the
+names of the work counters come from a search; a numba-parallel search at
+import also breaks asv's forkserver (GNU OpenMP does not survive a fork).
 """
 
 from __future__ import annotations
 
-import functools
+import json
 import math
 import numbers
 import zlib
@@ -87,7 +89,6 @@ def work_counts(ndata: int, nperiods: int) -> dict:
     return integers("cpu work", result.meta.get("work", {}))
 
 
-@functools.lru_cache(maxsize=1)
 def counts() -> dict:
     """``{"<ndata>x<nperiods> <what>": int}``: plans of the PLANNED cases,
     work of the SEARCHED ones."""
@@ -98,11 +99,5 @@ def counts() -> dict:
     return out
 
 
-class Counts:
-    params = (sorted(counts()),)
-    param_names = ["metric"]
-
-    def track_count(self, metric):
-        return counts()[metric]
-
-    track_count.unit = "count"
+if __name__ == "__main__":
+    print(json.dumps(counts(), indent=1, sort_keys=True))
