@@ -45,6 +45,9 @@ MARKER = os.path.join("benchmarks", "counts.py")  # a tree without it predates t
 ALLOW_LIST = os.path.join("benchmarks", "intended_changes.toml")
 NOISE = os.path.join(REPO, "reports", "asv", "ci_noise.json")
 MACHINE = "ci-gate"
+# the CI cases, each benchmark on one thread: on a 2-core machine, load on the
+# other core (another process) then costs a measurement little
+ENV = {"TLS_BENCH_SIZES": "ci", "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 ABSENT = "absent"  # an allow-list value for a metric one side does not have
 
 
@@ -56,8 +59,8 @@ def threshold_rule(ratios) -> float:
     return 1 + math.ceil(100 * max(0.05, 2 * math.expm1(worst))) / 100
 
 
-def git(*args, cwd=REPO) -> str:
-    return subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True,
+def git(*args) -> str:
+    return subprocess.run(["git", "-C", REPO, *args], capture_output=True, text=True,
                           check=True).stdout.strip()
 
 
@@ -87,8 +90,7 @@ def run_asv(config: str, commit: str, log) -> None:
                "--launch-method", "forkserver", "--show-stderr"]
     for regex in SUITE:
         command += ["-b", regex]
-    env = {**os.environ, "TLS_BENCH_SIZES": "ci"}
-    done = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    done = subprocess.run(command, env={**os.environ, **ENV}, stdout=log, stderr=subprocess.STDOUT)
     if done.returncode not in (0, 2):  # 2: some benchmark failed, recorded in the results
         raise RuntimeError(f"asv run failed (exit {done.returncode}); see {log.name}")
 
@@ -112,7 +114,7 @@ def run_rounds(sides: dict, rounds: int, work: str) -> None:
 def collect_counts(tree: str) -> dict:
     """``python -m benchmarks.counts`` of ``tree``."""
     done = subprocess.run([sys.executable, "-m", "benchmarks.counts"], cwd=tree, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": tree})
+                          text=True, env={**os.environ, **ENV, "PYTHONPATH": tree})
     if done.returncode:
         raise RuntimeError(f"benchmarks.counts failed in {tree}:\n{done.stderr}")
     return json.loads(done.stdout)
@@ -147,6 +149,11 @@ def load_timings(results: str) -> dict:
                 name = f"{key}({', '.join(combo)})" if combo else key
                 out[name] = Timing(res.benchmark_version.get(key), value, sample or [value])
     return out
+
+
+def ran(timing) -> bool:
+    """Whether a timing was measured (not missing, failed or skipped)."""
+    return timing is not None and timing.value is not None and timing.value == timing.value
 
 
 def entries(text: str) -> list:
@@ -188,7 +195,7 @@ def compare_timings(verdict: Verdict, base, head: dict, threshold: float) -> Non
             verdict.timings.append((name, b and b.value, None, None, "FAILS"))
         elif base is None or h.value != h.value:
             continue  # nothing to compare with, or skipped in HEAD (asv: n/a), e.g. a GPU backend
-        elif b is None or b.value is None or b.value != b.value:
+        elif not ran(b):
             verdict.notes.append(f"{name}: not measured in the parent, nothing to compare")
         elif b.version != h.version:
             verdict.notes.append(f"{name}: the benchmark's code changed, not compared")
@@ -241,9 +248,20 @@ def noise_threshold(path=NOISE) -> float:
         return json.load(f)["threshold"]
 
 
-def gate(base_rev: str, rounds: int, threshold: float, work: str) -> Verdict:
-    """Run the suite in the base commit's tree and in this one, and compare;
-    with no base to compare with, run this one's once."""
+@dataclass
+class Run:
+    """What the gate measured: per side ("base", "head") the timings and the
+    counts; ``why`` says why there is no base (nothing to compare)."""
+
+    why: object
+    base_commit: object
+    timings: dict
+    counts: dict
+
+
+def measure(base_rev: str, rounds: int, work: str) -> Run:
+    """Run the suite in the base commit's tree and in this one (with no base
+    to compare with, this one's once) and collect each tree's counts."""
     head_commit, base_commit = commit_of("HEAD"), commit_of(base_rev)
     if base_commit is None:
         why = f"{base_rev} is not in this clone"
@@ -258,36 +276,49 @@ def gate(base_rev: str, rounds: int, threshold: float, work: str) -> Verdict:
         sides = {"base": (base_tree, base_commit), **sides}
     try:
         run_rounds(sides, rounds if why is None else 1, work)
-        counts = {label: collect_counts(tree) for label, (tree, _) in sides.items()}
+        counts = {side: collect_counts(tree) for side, (tree, _) in sides.items()}
     finally:
         if why is None:
             git("worktree", "remove", "--force", base_tree)
     with open(os.path.join(work, "counts.json"), "w") as f:
         json.dump(counts, f, indent=1)
+    return Run(why, base_commit, {side: load_timings(os.path.join(work, side)) for side in sides}, counts)
+
+
+def judge(run: Run, threshold: float) -> Verdict:
     verdict = Verdict()
-    head = load_timings(os.path.join(work, "head"))
-    if why is not None:
-        verdict.notes.append(f"nothing to compare: {why}; HEAD's benchmarks ran and its "
-                             f"{len(counts['head'])} counts were collected (counts.json); the gate "
+    if run.why is not None:
+        verdict.notes.append(f"nothing to compare: {run.why}; HEAD's benchmarks ran and its "
+                             f"{len(run.counts['head'])} counts were collected (counts.json); the gate "
                              "passes unless a benchmark fails")
-        compare_timings(verdict, None, head, threshold)
+        compare_timings(verdict, None, run.timings["head"], threshold)
         return verdict
-    compare_timings(verdict, load_timings(os.path.join(work, "base")), head, threshold)
-    compare_counts(verdict, counts["base"], counts["head"], added_entries(base_commit))
+    compare_timings(verdict, run.timings["base"], run.timings["head"], threshold)
+    compare_counts(verdict, run.counts["base"], run.counts["head"], added_entries(run.base_commit))
     return verdict
 
 
+def gate(base_rev: str, rounds: int, threshold: float, work: str) -> Verdict:
+    return judge(measure(base_rev, rounds, work), threshold)
+
+
 def measure_noise(repeats: int, rounds: int, work: str) -> dict:
-    """The gate of HEAD against itself ``repeats`` times: every timing's ratio
-    and the threshold ``threshold_rule`` derives from them."""
-    runs = []
+    """The gate's measurement of HEAD against itself ``repeats`` times: every
+    timing's ratio (head/base) of the gate's statistic, the median of all
+    samples, and of their minimum for comparison; the threshold
+    ``threshold_rule`` derives from the medians' ratios."""
+    stats = {"median": statistics.median, "min": min}
+    ratios = {stat: [] for stat in stats}
     for k in range(repeats):
-        verdict = gate("HEAD", rounds, math.inf, os.path.join(work, f"noise{k}"))
-        runs.append({name: ratio for name, _, _, ratio, _ in verdict.timings})
-    ratios = [r for run in runs for r in run.values()]
-    return {"commit": commit_of("HEAD"), "cpu_count": os.cpu_count(), "repeats": repeats,
-            "rounds": rounds, "ratios": runs, "worst": max(ratios, key=lambda r: abs(math.log(r))),
-            "threshold": threshold_rule(ratios)}
+        run = measure("HEAD", rounds, os.path.join(work, f"noise{k}"))
+        base, head = run.timings["base"], run.timings["head"]
+        for stat, fn in stats.items():
+            ratios[stat].append({name: fn(head[name].samples) / fn(base[name].samples)
+                                 for name in sorted(head) if ran(head[name]) and ran(base.get(name))})
+    every = [r for run in ratios["median"] for r in run.values()]
+    return {"commit": commit_of("HEAD"), "cpu_count": os.cpu_count(), "repeats": repeats, "rounds": rounds,
+            "env": ENV, "ratios": ratios, "worst": max(every, key=lambda r: abs(math.log(r))),
+            "threshold": threshold_rule(every)}
 
 
 def main(argv=None) -> int:

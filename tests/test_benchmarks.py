@@ -13,6 +13,7 @@ from conftest import registered
 
 from backends.implementations.cpu import CPUBackend
 from benchmarks import REPO, bench_peers, bench_search, bench_stages, cases, figure, peers
+from conftest import result_set, write_results
 
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 import bench_regress  # noqa: E402
@@ -190,34 +191,6 @@ def test_a_backend_or_peer_budget_overrides_its_device_budget(monkeypatch):
 
 
 # ---- asv result files: the scaling figure and the regression check ----------------
-
-def result_set(commit, date, seconds, spread=0.01, name="bench_stages.Search.time_search"):
-    """An asv result file (format 2) of one benchmark with params ('cpu', 500, 1000)."""
-    samples = [seconds * (1 + spread * k) for k in (-1, 0, 1, 0, 1)]
-    ci = (min(samples), max(samples))
-    columns = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a",
-               "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat",
-               "samples"]
-    row = [[seconds], [["'cpu'"], ["500"], ["1000"]], "v1", date, 1.0, [ci[0]], [ci[1]],
-           [ci[0]], [ci[1]], [1], [len(samples)], [samples]]
-    return {"commit_hash": commit, "env_name": "existing-py", "date": date,
-            "params": {"machine": "gpu-test"}, "python": "3.12", "requirements": {},
-            "env_vars": {}, "result_columns": columns, "results": {name: row},
-            "durations": {}, "version": 2}
-
-
-def write_results(root, sets, name="bench_stages.Search.time_search"):
-    machine = root / "gpu-test"
-    machine.mkdir(parents=True, exist_ok=True)
-    (machine / "machine.json").write_text(json.dumps({"machine": "gpu-test", "version": 1}))
-    for data in sets:
-        (machine / f"{data['commit_hash'][:8]}-existing-py.json").write_text(json.dumps(data))
-    (root / "benchmarks.json").write_text(json.dumps({"version": 2, name: {
-        "name": name, "type": "time", "unit": "seconds", "version": "v1",
-        "param_names": ["backend", "ndata", "nperiods"],
-        "params": [["'cpu'"], ["500"], ["1000"]]}}))
-    return root
-
 
 @needs_asv
 def test_regression_check_names_a_slower_gpu_result(tmp_path, capsys):
