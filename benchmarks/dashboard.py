@@ -51,6 +51,7 @@ ALSO = ["bootstrap/dist/fonts"]  # bootstrap.min.css loads its glyph font from .
 TAG = re.compile(r"<(script|link)\b[^>]*>")
 REMOTE = re.compile(r"""(?:src|href)=["']https?://""")
 ERROR_TEXT = "failed to load"  # asv's error.html: "One or more external (JavaScript) dependencies ..."
+GRAPH = "bench_search.EndToEnd.time_search_warm?x-axis=ndata&p-nperiods=10000&y-axis-scale=log"
 
 
 def node_modules() -> str:
@@ -105,8 +106,11 @@ def build(out: str) -> str:
 @contextlib.contextmanager
 def served(directory: str, port: int = 0):
     """``directory`` over HTTP on 127.0.0.1; yields its base URL."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=directory)
-    handler.log_message = lambda *args: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=directory)
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
@@ -138,7 +142,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=os.path.join(REPO, ".asv", "html"))
     parser.add_argument("--serve", type=int, metavar="PORT", help="then serve it on 127.0.0.1:PORT")
     parser.add_argument("--screenshot", metavar="PNG", help="then save a screenshot of GRAPH's graphs")
-    parser.add_argument("--graph", default="bench_search.EndToEnd.time_search_warm")
+    parser.add_argument("--graph", default=GRAPH, help="a benchmark and asv's graph settings")
     args = parser.parse_args(argv)
     page = build(os.path.abspath(args.out))
     print(page)

@@ -321,6 +321,27 @@ def measure_noise(repeats: int, rounds: int, work: str) -> dict:
             "threshold": threshold_rule(every)}
 
 
+def noise_markdown(noise: dict) -> str:
+    """``ci_noise.json`` for people: each timing's A/A ratios, the rule, the threshold."""
+    runs = noise["ratios"]
+    lines = [f"# CI benchmark noise: commit {noise['commit'][:8]} against itself", "",
+             f"`python -m benchmarks.gate --noise {noise['repeats']} --rounds {noise['rounds']}` on a "
+             f"{noise['cpu_count']}-core machine of CI's kind (environment {noise['env']}): each of the "
+             f"{noise['repeats']} runs benchmarks the commit in two trees, {noise['rounds']} asv runs each "
+             "(ABBA), as the gate does. Ratio: head / base of the median (in brackets: of the minimum) "
+             "of all samples.", "",
+             "| timing | " + " | ".join(f"run {k + 1}" for k in range(noise["repeats"])) + " |",
+             "|---|" + "---:|" * noise["repeats"]]
+    for name in sorted(runs["median"][0]):
+        lines.append(f"| `{name}` | " + " | ".join(
+            f"{med[name]:.3f} ({low[name]:.3f})" for med, low in zip(runs["median"], runs["min"])) + " |")
+    lines += ["", f"Worst ratio of the medians: {noise['worst']:.3f}. Rule (`gate.threshold_rule`): the "
+              "threshold is 1 + twice the worst deviation, at least 5 %, rounded up to whole percent: "
+              f"**{noise['threshold']:.2f}x**; a timing of HEAD slower than that times the parent's fails "
+              "the gate."]
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="HEAD^", help="the commit to compare with (default: the parent)")
@@ -337,6 +358,8 @@ def main(argv=None) -> int:
         noise = measure_noise(args.noise, args.rounds, work)
         with open(NOISE, "w") as f:
             json.dump(noise, f, indent=1)
+        with open(NOISE[:-len(".json")] + ".md", "w") as f:
+            f.write(noise_markdown(noise) + "\n")
         print(f"worst ratio {noise['worst']:.3f}, threshold {noise['threshold']:.2f}: wrote {NOISE}")
         return 0
     threshold = args.threshold or noise_threshold()

@@ -218,6 +218,21 @@ def test_regression_check_compares_the_newest_two_and_passes_with_one(tmp_path):
 
 
 @needs_asv
+def test_regression_check_compares_each_gpu_model_on_its_own(tmp_path, capsys):
+    """H100 and H200 results (machines gpu-<model>): the newest two of each model."""
+    write_results(tmp_path, [result_set("a" * 40, 1, 1.0, machine="gpu-nvidia-h200"),
+                             result_set("b" * 40, 3, 1.0, machine="gpu-nvidia-h200")], machine="gpu-nvidia-h200")
+    h100 = "gpu-nvidia-h100-80gb-hbm3"
+    write_results(tmp_path, [result_set("a" * 40, 2, 1.0, machine=h100),
+                             result_set("c" * 40, 4, 1.5, machine=h100)], machine=h100)
+    assert bench_regress.main(["--results", str(tmp_path)]) == 1
+    out = capsys.readouterr()
+    assert f"{h100}: aaaaaaaa -> cccccccc: 1 regression(s)" in out.out
+    assert "gpu-nvidia-h200: aaaaaaaa -> bbbbbbbb: 0 regression(s)" in out.out
+    assert out.err.count("REGRESSION") == 1 and f"REGRESSION {h100}: " in out.err
+
+
+@needs_asv
 def test_committed_results_have_no_regression():
     assert bench_regress.main([]) == 0
 
