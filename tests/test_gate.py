@@ -183,3 +183,52 @@ def test_plan_counts_of_the_smallest_case():
     assert got["periods"] >= 1000 and got["width windows"] > 0 and got["phase shifts"] > got["width windows"]
     assert got["simple launches"] == 1 and all(got[f"{n} batches"] >= 1 for n in counts.HOST_BATCHED)
     assert all(isinstance(v, int) for v in got.values())
+
+
+@needs_asv
+@pytest.mark.slow
+def test_gate_end_to_end_fails_a_slowdown_and_an_unrecorded_count_change(tmp_path):
+    """The gate itself (asv, two trees) in a clone of this commit: a commit
+    that sleeps in the period grid and halves simple's work per launch fails
+    on both; recording the launch counts in the allow-list in that commit
+    leaves the slowdown; an unchanged commit on top passes. About 4 minutes
+    on 2 cores."""
+    import os
+    import re
+    import sys
+
+    from benchmarks import REPO
+
+    clone = tmp_path / "repo"
+    subprocess.run(["git", "clone", "--quiet", REPO, str(clone)], check=True)
+    assert git(clone, "rev-parse", "HEAD") == gate.commit_of("HEAD")
+
+    def run_gate():
+        done = subprocess.run([sys.executable, "-m", "benchmarks.gate", "--rounds", "2"], cwd=clone,
+                              env={**os.environ, "PYTHONPATH": str(clone)}, capture_output=True, text=True)
+        failures = [line for line in done.stdout.splitlines() if line.startswith("- FAIL: ")]
+        return done.returncode, failures, done.stdout + done.stderr
+
+    grids = clone / "backends" / "grids.py"
+    grids.write_text(grids.read_text().replace(
+        '    """TLS\'s Ofir (2014) period grid [d], descending."""\n',
+        '    """TLS\'s Ofir (2014) period grid [d], descending."""\n    import time\n    time.sleep(0.002)\n'))
+    gpu = clone / "backends" / "implementations" / "pycuda_backends.py"
+    gpu.write_text(gpu.read_text().replace("LAUNCH_MACS = 1.2e11", "LAUNCH_MACS = 0.6e11"))
+    git(clone, "commit", "-qam", "slower grids, more launches")
+    code, failures, out = run_gate()
+    assert code == 1 and len(failures) == 4, out  # time_grids at both sizes, two launch counts
+    assert sum("HostStages.time_grids(" in f and "threshold 1.10x" in f for f in failures) == 2, out
+    assert any("4320x10000 simple launches: 2 -> 3, not recorded" in f for f in failures), out
+
+    allow = clone / gate.ALLOW_LIST
+    entries = re.findall(r'\[\[change\]\]\nmetric = .*\nold = .*\nnew = .*\nreason = "\.\.\."', out)
+    allow.write_text(allow.read_text() + "\n" + "\n".join(entries).replace("...", "smaller launches") + "\n")
+    git(clone, "commit", "-qa", "--amend", "--no-edit")
+    code, failures, out = run_gate()
+    assert code == 1 and len(failures) == 2 and all("time_grids" in f for f in failures), out
+    assert "4320x10000 simple launches: 2 -> 3, intended" in out
+
+    git(clone, "commit", "-q", "--allow-empty", "-m", "nothing changes")
+    code, failures, out = run_gate()
+    assert code == 0 and not failures and out.rstrip().splitlines()[-2] == "PASS", out
