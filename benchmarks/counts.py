@@ -70,7 +70,7 @@ def plan_counts(ndata: int, nperiods: int) -> dict:
     durations = backends.TLSBackend.duration_grid(grid)
     tp = plan.templates
     lo, hi = plan.width_windows(c.periods)
-    shifts = np.concatenate([[0], np.cumsum(shift_counts(tp.widths, tp.strides, ndata + tp.maxwidth))])
+    shifts = np.concatenate([[0], np.cumsum(shift_counts(tp.widths, tp.strides, plan.lc.size + tp.maxwidth))])
     return {"periods": grid.size, "periods crc32": crc(grid),
             "durations": durations.size, "durations crc32": crc(durations),
             "template widths": tp.widths.size, "template widths crc32": crc(tp.widths),

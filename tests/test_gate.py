@@ -138,6 +138,32 @@ def test_gate_runs_both_trees_and_compares_them(tmp_path, monkeypatch):
     assert not gate.gate("HEAD", 4, 1.2, str(tmp_path)).passed
 
 
+def test_the_parents_worktree_is_removed_when_a_run_fails(tmp_path, monkeypatch):
+    def crash(sides, rounds, work):
+        raise RuntimeError("asv run failed")
+
+    monkeypatch.setattr(gate, "run_rounds", crash)
+    with pytest.raises(RuntimeError, match="asv run failed"):
+        gate.measure("HEAD", 4, str(tmp_path))
+    assert not (tmp_path / "base-tree").exists()
+    assert str(tmp_path) not in gate.git("worktree", "list")
+
+
+@needs_asv
+def test_an_asv_run_that_cannot_start_raises(tmp_path):
+    config = gate.asv_config(str(tmp_path / "no-tree"), str(tmp_path / "results"), str(tmp_path / "asv.json"))
+    with open(tmp_path / "asv.log", "w") as log, pytest.raises(RuntimeError, match="asv run failed"):
+        gate.run_asv(config, gate.commit_of("HEAD"), log)
+
+
+def test_counts_that_fail_to_collect_raise(tmp_path):
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "__init__.py").write_text("")
+    (tmp_path / "benchmarks" / "counts.py").write_text("raise SystemExit('no counts here')\n")
+    with pytest.raises(RuntimeError, match="no counts here"):
+        gate.collect_counts(str(tmp_path))
+
+
 def test_a_revision_not_in_the_clone_has_nothing_to_compare():
     assert gate.commit_of("HEAD~1000000") is None
     assert gate.commit_of("HEAD") == gate.git("rev-parse", "HEAD")
