@@ -345,7 +345,7 @@ def noise_markdown(noise: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="HEAD^", help="the commit to compare with (default: the parent)")
-    parser.add_argument("--rounds", type=int, default=4, help="asv runs per side, interleaved ABBA")
+    parser.add_argument("--rounds", type=int, default=2, help="asv runs per side, interleaved ABBA")
     parser.add_argument("--threshold", type=float, help=f"slowdown factor that fails (default: {NOISE})")
     parser.add_argument("--out", default=os.path.join(REPO, ".asv", "gate"),
                         help="where each run's asv results, log, counts and report go")
