@@ -245,7 +245,8 @@ def test_gate_end_to_end_fails_a_slowdown_and_an_unrecorded_count_change(tmp_pat
     code, failures, out = run_gate()
     counts = {f.split(": ")[1] for f in failures if "not recorded as intended" in f}
     assert code == 1 and {"4320x10000 simple launches", "100000x10000 simple launches"} <= counts, out
-    assert sum("HostStages.time_grids(" in f and "threshold 1.10x" in f for f in failures) == 2, out
+    threshold = f"threshold {gate.noise_threshold():.2f}x"
+    assert sum("HostStages.time_grids(" in f and threshold in f for f in failures) == 2, out
 
     allow = clone / gate.ALLOW_LIST
     entries = re.findall(r'\[\[change\]\]\nmetric = .*\nold = .*\nnew = .*\nreason = "\.\.\."', out)
