@@ -3,9 +3,10 @@
 ``python -m benchmarks.select`` measures it and writes
 ``backends/data/variants/<gpu>.json``, package data, so that an installed
 package (not only a checkout) has it; ``backend="auto"`` tries the backends in
-the table's order when the table was measured on the GPU model found here,
-and in ``registry.AUTO_ORDER`` otherwise. The GPU's name comes from the CUDA
-driver API (``cuDeviceGetName``), which creates no context.
+the order of the table of the GPU model found here or, with none, of the
+nearest model's (``nearest_table``), and in ``registry.AUTO_ORDER``
+otherwise; it logs which. The GPU's name comes from the CUDA driver API
+(``cuDeviceGetName``), which creates no context.
 ``TLS_VARIANTS_DIR`` points elsewhere than the package's tables.
 """
 
@@ -65,16 +66,56 @@ def for_size(table: dict, ndata: int) -> list:
     return sorted(totals, key=totals.get)
 
 
+def model(name: str) -> Optional[tuple]:
+    """(family, number) of a GPU name's model: "NVIDIA H100 80GB HBM3" ->
+    ("H", 100), "NVIDIA GH200 480GB" -> ("H", 200) (G: a Grace superchip);
+    None without a letter-and-number model ("NVIDIA GeForce RTX 4090")."""
+    for word in re.split(r"[\s-]+", name.upper()):
+        match = re.fullmatch(r"G?([A-Z])(\d+)[A-Z]*", word)
+        if match:
+            return match.group(1), int(match.group(2))
+    return None
+
+
+def nearest_table(name: str, directory: Optional[str] = None) -> Optional[dict]:
+    """The table of the nearest model to GPU ``name`` among those measured:
+    the same model ("NVIDIA H100 NVL" -> "NVIDIA H100 80GB HBM3"), else the same
+    family with the nearest model number (an H800 -> the H200's), ties to the
+    newer; None when no table is of its family."""
+    own = model(name)
+    directory = directory or os.environ.get("TLS_VARIANTS_DIR", DEFAULT_DIR)
+    if own is None or not os.path.isdir(directory):
+        return None
+    tables = []
+    for file in sorted(os.listdir(directory)):
+        if file.endswith(".json"):
+            with open(os.path.join(directory, file)) as f:
+                table = json.load(f)
+            theirs = model(table.get("gpu", ""))
+            if theirs is not None and theirs[0] == own[0]:
+                tables.append((abs(theirs[1] - own[1]), -theirs[1], table))
+    return min(tables, key=lambda entry: entry[:2])[2] if tables else None
+
+
 def auto_order(default, gpu: Optional[str] = None, directory: Optional[str] = None,
                ndata: Optional[int] = None):
-    """``default`` reordered by the variant table of this GPU: given ``ndata``,
-    the backends fastest at that light-curve size first (``for_size``), then
-    the table's ranking, then the remaining backends in their default order."""
+    """``default`` reordered by the variant table of this GPU (or, with none,
+    of the nearest model's): given ``ndata``, the backends fastest at that
+    light-curve size first (``for_size``), then the table's ranking, then the
+    remaining backends in their default order. Logs which table it followed."""
     gpu = gpu_name() if gpu is None else gpu
-    table = load_table(gpu, directory) if gpu else None
-    if table is None:
+    if not gpu:
         return list(default)
+    table = load_table(gpu, directory)
+    if table is None:
+        table = nearest_table(gpu, directory)
+        if table is None:
+            log.info("backend 'auto': no variant table for %s nor for a GPU of its family; "
+                     "default order %s", gpu, ", ".join(default))
+            return list(default)
+        log.info("backend 'auto': no variant table for %s; following the table of %s, the nearest "
+                 "model measured", gpu, table["gpu"])
     ranked = for_size(table, ndata) if ndata else []
     ranked += [name for name in table["ranking"] if name not in ranked]
-    log.debug("backend 'auto' order from the variant table of %s: %s", gpu, ranked)
+    log.debug("backend 'auto' order from the variant table of %s: %s", table["gpu"], ranked)
     return ranked + [name for name in default if name not in ranked]

@@ -13,8 +13,8 @@ import itertools
 import backends
 from benchmarks import REPO
 from benchmarks.bench_stages import BACKENDS, Timing
-from benchmarks.cases import (NDATA, NPERIODS, case, outcome, reported, require_budget,
-                              runnable_backend)
+from benchmarks.cases import (NDATA, NPERIODS, case, light_curve, outcome, reported,
+                              require_budget, runnable_backend, tls_options)
 
 
 def search(name, ndata, nperiods):
@@ -32,6 +32,30 @@ class EndToEnd(Timing):
 
     def time_search_warm(self, name, ndata, nperiods):
         search(name, ndata, nperiods)
+
+
+class Batch(Timing):
+    """``search_batch`` of BATCH light curves of the smallest case's size
+    (seeds 0 to BATCH - 1) against the same searches one ``backends.search``
+    at a time: the difference is what the batch path costs or saves."""
+
+    params = (BACKENDS,)
+    param_names = ["backend"]
+    BATCH = 4
+
+    def prepare(self, name):
+        runnable_backend(name, NDATA[0], NPERIODS[0])
+        self.curves = [light_curve(NDATA[0], seed) for seed in range(self.BATCH)]
+        self.options = tls_options(self.curves[0].t, NPERIODS[0])
+        self.time_search_batch(name)  # warm-up: context, compilation, JIT, thread pool
+        self.time_search_each(name)
+
+    def time_search_batch(self, name):
+        backends.search_batch([(lc.t, lc.y, lc.dy) for lc in self.curves], backend=name, **self.options)
+
+    def time_search_each(self, name):
+        for lc in self.curves:
+            backends.search(lc.t, lc.y, lc.dy, backend=name, **self.options)
 
 
 class ColdStart(Timing):

@@ -7,6 +7,9 @@ allocated before the first sample). Every timed call ends with
 
 from __future__ import annotations
 
+import os
+import time
+
 import backends
 from benchmarks.cases import NDATA, NPERIODS, case, runnable_backend
 
@@ -17,6 +20,9 @@ FOLD_MEMORY = 4e9  # bytes of folded light curves the chi2-scan benchmark may ho
 class Timing:
     """asv settings shared by the timed benchmarks: every sample is one call;
     3 to 5 samples, fewer than 5 once 2 s are spent (asv reports their median).
+    ``TLS_BENCH_TIMER=process`` (CI's gate, host work on one thread) times the
+    CPU time of the benchmark's process instead of the wall clock: other
+    processes on the machine hardly change it (a device's time is not in it).
 
     asv runs ``setup`` again before every sample; the case, the backend and
     its warm-up are prepared once per process (``prepare``), as a user's
@@ -27,6 +33,7 @@ class Timing:
     rounds = 1
     warmup_time = 0.0
     timeout = 300
+    timer = time.process_time if os.environ.get("TLS_BENCH_TIMER") == "process" else time.perf_counter
 
     def setup(self, *params):
         if getattr(self, "_prepared", None) != params:
@@ -35,10 +42,14 @@ class Timing:
 
 
 class HostStages(Timing):
-    """Stages 1-3, the same for every backend."""
+    """Stages 1-3, the same for every backend, and the whole host plan
+    (``backends.make_plan``: TLS's checks, grids and templates). Host work
+    only: asv calls each several times per sample (``number`` calibrated)."""
 
     params = (NDATA, NPERIODS)
     param_names = ["ndata", "nperiods"]
+    number = 0
+    repeat = (5, 10, 2.0)
 
     def prepare(self, ndata, nperiods):
         self.case = case(ndata, nperiods)
@@ -53,6 +64,9 @@ class HostStages(Timing):
 
     def time_template_cache(self, ndata, nperiods):
         backends.TLSBackend.template_cache(self.durations, ndata)
+
+    def time_plan(self, ndata, nperiods):
+        backends.make_plan(self.case.t, self.case.y, self.case.dy, **self.case.options)
 
 
 class _BackendCase(Timing):

@@ -24,7 +24,7 @@ import numpy as np
 SWEEPS = {
     "full": ([500, 2000, 4320, 20000, 100000], [1000, 10000, 100000]),
     "medium": ([500, 4320, 20000], [1000, 10000]),
-    "ci": ([500], [1000]),
+    "ci": ([500, 2000], [1000]),
 }
 NDATA, NPERIODS = SWEEPS[os.environ.get("TLS_BENCH_SIZES", "full")]
 

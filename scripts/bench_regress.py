@@ -1,7 +1,9 @@
 """CI regression check of the committed asv results.
 
-For every machine under ``reports/asv/results`` (GPU machines carry the GPU
-model in their name), compare its two newest result sets (by the date asv
+For every machine under ``reports/asv/results`` -- one per GPU model,
+``gpu-<model>`` (``scripts/gpu_bench.sh`` files each device run under its
+GPU's name, e.g. ``gpu-nvidia-h200``, ``gpu-nvidia-h100-80gb-hbm3``) --
+compare its two newest result sets (by the date asv
 recorded) with asv's own comparison: ``asv compare --factor F --split``,
 which calls a change a regression only when it exceeds the factor and the
 confidence intervals of the two measurements do not overlap. Exits 1 naming

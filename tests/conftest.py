@@ -3,6 +3,7 @@ stand-in backends."""
 
 import contextlib
 import importlib.util
+import json
 
 import numpy as np
 import pytest
@@ -76,3 +77,35 @@ def npz_inputs(tmp_path):
         t, y, dy = box_light_curve(days=16.0, seed=k)
         np.savez(folder / f"lc{k}.npz", time=t, flux=y, flux_err=dy)
     return folder
+
+
+# ---- asv result files ------------------------------------------------------------
+
+def result_set(commit, date, seconds, spread=0.01, name="bench_stages.Search.time_search",
+               machine="gpu-test"):
+    """An asv result file (format 2) of one benchmark with params ('cpu', 500, 1000)."""
+    samples = [seconds * (1 + spread * k) for k in (-1, 0, 1, 0, 1)]
+    ci = (min(samples), max(samples))
+    columns = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a",
+               "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat",
+               "samples"]
+    row = [[seconds], [["'cpu'"], ["500"], ["1000"]], "v1", date, 1.0, [ci[0]], [ci[1]],
+           [ci[0]], [ci[1]], [1], [len(samples)], [samples]]
+    return {"commit_hash": commit, "env_name": "existing-py", "date": date,
+            "params": {"machine": machine}, "python": "3.12", "requirements": {},
+            "env_vars": {}, "result_columns": columns, "results": {name: row},
+            "durations": {}, "version": 2}
+
+
+def write_results(root, sets, name="bench_stages.Search.time_search", machine="gpu-test"):
+    """asv results of ``sets`` for one machine and the suite description."""
+    directory = root / machine
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "machine.json").write_text(json.dumps({"machine": machine, "version": 1}))
+    for data in sets:
+        (directory / f"{data['commit_hash'][:8]}-existing-py.json").write_text(json.dumps(data))
+    (root / "benchmarks.json").write_text(json.dumps({"version": 2, name: {
+        "name": name, "type": "time", "unit": "seconds", "version": "v1",
+        "param_names": ["backend", "ndata", "nperiods"],
+        "params": [["'cpu'"], ["500"], ["1000"]]}}))
+    return root

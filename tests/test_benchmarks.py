@@ -13,6 +13,7 @@ from conftest import registered
 
 from backends.implementations.cpu import CPUBackend
 from benchmarks import REPO, bench_peers, bench_search, bench_stages, cases, figure, peers
+from conftest import result_set, write_results
 
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 import bench_regress  # noqa: E402
@@ -191,34 +192,6 @@ def test_a_backend_or_peer_budget_overrides_its_device_budget(monkeypatch):
 
 # ---- asv result files: the scaling figure and the regression check ----------------
 
-def result_set(commit, date, seconds, spread=0.01, name="bench_stages.Search.time_search"):
-    """An asv result file (format 2) of one benchmark with params ('cpu', 500, 1000)."""
-    samples = [seconds * (1 + spread * k) for k in (-1, 0, 1, 0, 1)]
-    ci = (min(samples), max(samples))
-    columns = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a",
-               "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat",
-               "samples"]
-    row = [[seconds], [["'cpu'"], ["500"], ["1000"]], "v1", date, 1.0, [ci[0]], [ci[1]],
-           [ci[0]], [ci[1]], [1], [len(samples)], [samples]]
-    return {"commit_hash": commit, "env_name": "existing-py", "date": date,
-            "params": {"machine": "gpu-test"}, "python": "3.12", "requirements": {},
-            "env_vars": {}, "result_columns": columns, "results": {name: row},
-            "durations": {}, "version": 2}
-
-
-def write_results(root, sets, name="bench_stages.Search.time_search"):
-    machine = root / "gpu-test"
-    machine.mkdir(parents=True, exist_ok=True)
-    (machine / "machine.json").write_text(json.dumps({"machine": "gpu-test", "version": 1}))
-    for data in sets:
-        (machine / f"{data['commit_hash'][:8]}-existing-py.json").write_text(json.dumps(data))
-    (root / "benchmarks.json").write_text(json.dumps({"version": 2, name: {
-        "name": name, "type": "time", "unit": "seconds", "version": "v1",
-        "param_names": ["backend", "ndata", "nperiods"],
-        "params": [["'cpu'"], ["500"], ["1000"]]}}))
-    return root
-
-
 @needs_asv
 def test_regression_check_names_a_slower_gpu_result(tmp_path, capsys):
     write_results(tmp_path, [result_set("a" * 40, 1, 1.0), result_set("b" * 40, 2, 1.3)])
@@ -242,6 +215,21 @@ def test_regression_check_compares_the_newest_two_and_passes_with_one(tmp_path):
     assert bench_regress.main(["--results", str(tmp_path)]) == 0
     write_results(tmp_path, [result_set("b" * 40, 1, 9.0), result_set("c" * 40, 2, 1.0)])
     assert bench_regress.main(["--results", str(tmp_path)]) == 0  # c -> a: faster
+
+
+@needs_asv
+def test_regression_check_compares_each_gpu_model_on_its_own(tmp_path, capsys):
+    """H100 and H200 results (machines gpu-<model>): the newest two of each model."""
+    write_results(tmp_path, [result_set("a" * 40, 1, 1.0, machine="gpu-nvidia-h200"),
+                             result_set("b" * 40, 3, 1.0, machine="gpu-nvidia-h200")], machine="gpu-nvidia-h200")
+    h100 = "gpu-nvidia-h100-80gb-hbm3"
+    write_results(tmp_path, [result_set("a" * 40, 2, 1.0, machine=h100),
+                             result_set("c" * 40, 4, 1.5, machine=h100)], machine=h100)
+    assert bench_regress.main(["--results", str(tmp_path)]) == 1
+    out = capsys.readouterr()
+    assert f"{h100}: aaaaaaaa -> cccccccc: 1 regression(s)" in out.out
+    assert "gpu-nvidia-h200: aaaaaaaa -> bbbbbbbb: 0 regression(s)" in out.out
+    assert out.err.count("REGRESSION") == 1 and f"REGRESSION {h100}: " in out.err
 
 
 @needs_asv

@@ -72,6 +72,7 @@ def test_cpu_tls_leaves_no_worker_pool_behind():
     from backends.tls_power import power
 
     t, y, dy = box_light_curve(days=16.0)
+    shutdown_workers()  # a pool an earlier test's TLS run kept (the peers' TLS default) is not ours
     before = set(multiprocessing.active_children())
     runs.tls_search(t, y, dy, {"period_min": 3.0, "period_max": 6.0}, use_threads=2)
     assert pool._Persistent.pool is None and set(multiprocessing.active_children()) <= before

@@ -157,3 +157,56 @@ def test_a_non_editable_install_finds_the_tables(tmp_path):
         cwd=tmp_path, env={**env, "PYTHONPATH": str(site)}, capture_output=True, text=True, check=True)
     module, first = found.stdout.split()
     assert Path(module).is_relative_to(site) and first in registry.backend_names()
+
+
+def test_gpu_models_by_family_and_number():
+    assert variants.model("NVIDIA H100 80GB HBM3") == ("H", 100)
+    assert variants.model("NVIDIA GH200 480GB") == ("H", 200)
+    assert variants.model("NVIDIA A100-SXM4-80GB") == ("A", 100)
+    assert variants.model("NVIDIA GeForce RTX 4090") is None
+
+
+@pytest.mark.parametrize("gpu, followed", [
+    ("NVIDIA H100 NVL", "NVIDIA H100 80GB HBM3"),  # the same model
+    ("NVIDIA H800", "NVIDIA H200"),  # same family, nearest number
+    ("NVIDIA GH200 480GB", "NVIDIA H200"),
+    ("NVIDIA H150", "NVIDIA H200"),  # a tie goes to the newer
+    ("NVIDIA A100-SXM4-80GB", None),  # no table of its family
+    ("NVIDIA GeForce RTX 4090", None),  # no model number
+])
+def test_nearest_table_is_the_same_model_else_the_nearest_of_its_family(tmp_path, gpu, followed):
+    for name in ("NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA L40S"):
+        write_table(tmp_path, name, ["cpu"])
+    table = variants.nearest_table(gpu, str(tmp_path))
+    assert (table and table["gpu"]) == followed
+
+
+def test_auto_on_an_unknown_gpu_says_which_table_it_followed(tmp_path, caplog):
+    write_table(tmp_path, "NVIDIA H200", ["simple", "thrust"])
+    default = ["thrust", "simple", "cpu"]
+    with caplog.at_level("INFO", logger="backends"):
+        order = variants.auto_order(default, gpu="NVIDIA H100 80GB HBM3", directory=str(tmp_path))
+    assert order == ["simple", "thrust", "cpu"]
+    assert ("no variant table for NVIDIA H100 80GB HBM3; following the table of NVIDIA H200, the nearest "
+            "model measured") in caplog.text
+    caplog.clear()
+    with caplog.at_level("INFO", logger="backends"):
+        assert variants.auto_order(default, gpu="NVIDIA A100-SXM4-80GB", directory=str(tmp_path)) == default
+    assert ("no variant table for NVIDIA A100-SXM4-80GB nor for a GPU of its family; default order "
+            "thrust, simple, cpu") in caplog.text
+
+
+def test_select_files_the_h100_table_that_auto_then_follows(tmp_path):
+    from conftest import result_set, write_results
+
+    machine = "gpu-nvidia-h100-80gb-hbm3"
+    data = result_set("a" * 40, 1, 2.0, name=select.ASV_BENCHMARK, machine=machine)
+    data["results"][select.ASV_BENCHMARK][0] = [0.0379, 0.0189]  # two exact GPU backends, K2-like case
+    data["results"][select.ASV_BENCHMARK][1] = [["'basic'", "'pruned'"], ["4320"], ["10000"]]
+    write_results(tmp_path / "results", [data], name=select.ASV_BENCHMARK, machine=machine)
+    assert select.main(["--asv", machine, "--gpu", "NVIDIA H100 80GB HBM3", "--results", str(tmp_path / "results"),
+                        "--out", str(tmp_path), "--report", str(tmp_path), "--readme", str(tmp_path / "none.md")]) == 0
+    assert (tmp_path / "nvidia-h100-80gb-hbm3.json").exists() and (tmp_path / "nvidia-h100-80gb-hbm3.md").exists()
+    write_table(tmp_path, "NVIDIA H200", ["basic"])
+    assert variants.auto_order(["basic", "pruned", "cpu"], gpu="NVIDIA H100 80GB HBM3", directory=str(tmp_path),
+                               ndata=4320) == ["pruned", "basic", "cpu"]
