@@ -111,7 +111,7 @@ copy_out() {
 plan() {
     local start=$SECONDS cap
     step() {  # step NAME CAP REGEX...: if NAME is in BENCH_STEPS, run_asv within its cap and the deadline, then pack
-        [[ " ${BENCH_STEPS:-fast others peers gpu-peers accuracy stages cold peer-accuracy} " == *" $1 "* ]] || return 0
+        [[ " ${BENCH_STEPS:-exact others fast peers gpu-peers accuracy stages cold peer-accuracy} " == *" $1 "* ]] || return 0
         cap=$(( ${BENCH_DEADLINE:-450} - (SECONDS - start) ))
         (( cap > 20 )) || { echo "== skipped, past the deadline: $*"; return; }
         local own="BENCH_CAP_${1//-/_}"  # e.g. BENCH_CAP_stages=300 for more cases than the default
@@ -124,8 +124,9 @@ plan() {
     # Small steps: asv saves a run's results only when it ends, so a step cut
     # at its cap loses only itself. Fast GPU backends first.
     local e2e='^bench_search\.EndToEnd\.time_search_warm' k2="${BENCH_STAGE_CASES:-4320, 10000}"
-    step fast 100 "$e2e\('(simple|thrust)'"
-    step others 150 "$e2e\('(cpu|basic|cupy|numba)'"
+    step exact 200 "$e2e\('(pruned|basic)'"  # the variant table is of exact backends
+    step others 150 "$e2e\('(cupy|numba|cpu)'"
+    step fast 100 "$e2e\('(simple|thrust)'"  # approximate: timed, not in the table
     local peer  # one asv run per peer: one that hangs or runs long loses only itself
     for peer in tls-fused tls-default bls; do step peers 100 "^bench_peers\.Peers\.time_peer\('$peer'"; done
     for peer in gtls cetra; do step gpu-peers 150 "^bench_peers\.Peers\.time_peer\('$peer'"; done
