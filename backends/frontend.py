@@ -62,6 +62,7 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
     results["meta"] = {
         "backend": chosen.name,
         "requested_backend": backend if isinstance(backend, str) else chosen.name,
+        "auto_table": auto_table() if backend == "auto" else None,
         "exact": chosen.exact,
         "device": device_name(chosen),
         "versions": _versions(),
@@ -73,6 +74,14 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
 
         results["meta"]["work"] = work_summary(chosen.work)
     return results
+
+
+def auto_table() -> str:
+    """Which variant table ``auto`` followed here: a GPU model's, or the default order."""
+    from backends.variants import followed_table
+
+    table = followed_table()
+    return table["gpu"] if table else "default order"
 
 
 def device_name(backend) -> str:

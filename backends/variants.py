@@ -97,6 +97,15 @@ def nearest_table(name: str, directory: Optional[str] = None) -> Optional[dict]:
     return min(tables, key=lambda entry: entry[:2])[2] if tables else None
 
 
+def followed_table(gpu: Optional[str] = None, directory: Optional[str] = None) -> Optional[dict]:
+    """The variant table ``auto`` follows on GPU ``gpu`` (this one by default):
+    its own, else the nearest model's; None: the default order."""
+    gpu = gpu_name() if gpu is None else gpu
+    if not gpu:
+        return None
+    return load_table(gpu, directory) or nearest_table(gpu, directory)
+
+
 def auto_order(default, gpu: Optional[str] = None, directory: Optional[str] = None,
                ndata: Optional[int] = None):
     """``default`` reordered by the variant table of this GPU (or, with none,
@@ -106,13 +115,12 @@ def auto_order(default, gpu: Optional[str] = None, directory: Optional[str] = No
     gpu = gpu_name() if gpu is None else gpu
     if not gpu:
         return list(default)
-    table = load_table(gpu, directory)
+    table = followed_table(gpu, directory)
     if table is None:
-        table = nearest_table(gpu, directory)
-        if table is None:
-            log.info("backend 'auto': no variant table for %s nor for a GPU of its family; "
-                     "default order %s", gpu, ", ".join(default))
-            return list(default)
+        log.info("backend 'auto': no variant table for %s nor for a GPU of its family; "
+                 "default order %s", gpu, ", ".join(default))
+        return list(default)
+    if table["gpu"] != gpu:
         log.info("backend 'auto': no variant table for %s; following the table of %s, the nearest "
                  "model measured", gpu, table["gpu"])
     ranked = for_size(table, ndata) if ndata else []

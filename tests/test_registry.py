@@ -90,6 +90,17 @@ def test_auto_is_recorded_in_meta(monkeypatch, small_lc):
     results = backends.search(*small_lc)
     assert results.meta["requested_backend"] == "auto"
     assert results.meta["backend"] == "cpu"
+    assert results.meta["auto_table"] == "default order"  # no GPU here
+
+
+def test_meta_names_the_nearest_models_table_auto_followed(monkeypatch, small_lc):
+    from backends import frontend, variants
+
+    monkeypatch.delenv("TLS_VARIANTS_DIR")  # the tables shipped with the package
+    monkeypatch.setattr(variants, "gpu_name", lambda: "NVIDIA H800 PCIe")
+    assert frontend.auto_table() == "NVIDIA H200"  # the nearest model measured
+    monkeypatch.setattr(variants, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")
+    assert frontend.auto_table() == "NVIDIA H100 80GB HBM3"
 
 
 @pytest.mark.parametrize(
