@@ -5,12 +5,14 @@ TLS's results object, every key under TLS's names, plus ``meta``."""
 
 from __future__ import annotations
 
+import functools
 import platform
 import time
 
 from backends import inputs
 
 
+@functools.lru_cache(maxsize=None)
 def _versions():
     from importlib import metadata
 
@@ -65,7 +67,7 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
         "auto_table": auto_table() if backend == "auto" else None,
         "exact": chosen.exact,
         "device": device_name(chosen),
-        "versions": _versions(),
+        "versions": dict(_versions()),  # looked up once per process (~8 ms each time)
         "timings": stages,
         "cleaning": lc.report,
     }

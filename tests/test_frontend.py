@@ -59,3 +59,19 @@ def test_an_instance_used_twice_reports_each_search_on_its_own(small_lc):
         last = backends.search(*small_lc, backend=backend)
     stages = last.meta["timings"]
     assert stages["chi2_scan"] <= stages["total"]  # not the three searches' sum
+
+
+def test_package_versions_are_looked_up_once_per_process(small_lc, monkeypatch):
+    """importlib.metadata costs ~8 ms a search; the versions cannot change in a process."""
+    from importlib import metadata
+
+    from backends import frontend
+
+    frontend._versions.cache_clear()
+    calls = []
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version", lambda name: calls.append(name) or real(name))
+    first = backends.search(*small_lc, backend="cpu", period_max=5.0).meta["versions"]
+    looked_up = len(calls)
+    second = backends.search(*small_lc, backend="cpu", period_max=5.0).meta["versions"]
+    assert looked_up > 0 and len(calls) == looked_up and first == second
