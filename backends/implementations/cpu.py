@@ -28,17 +28,6 @@ from backends import pruning
 
 # indices into a period's counter row (names in backends.pruning.COUNTERS)
 SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_MACS, VIOLATIONS = range(8)
-
-
-@numba.njit(cache=True)
-def fold(t, period):
-    """Phase at epoch 0, rounded exactly as TLS's fastmath ``foldfast``:
-    x = t * (1 / period), phase = x - floor(x). Samples whose phases tie
-    mathematically (e.g. at P = span / 2) then sort in TLS's order."""
-    x = t * (1.0 / period)
-    return x - np.floor(x)
-
-
 BUCKET_MAX = 32  # a fuller bucket (period commensurate with the cadence): mergesort instead
 
 
@@ -79,8 +68,11 @@ def fold_sort_into(t, y, w, period, f, fw, phase, order, count):
     """Fold at epoch 0, stable-sort by phase, write the flux and weights in
     phase order plus the wrap-around patch into ``f``, ``fw`` (length N +
     maxwidth); ``phase``, ``order`` (n) and ``count`` (n + 1) are scratch."""
+    # phase at epoch 0 rounded as TLS's fastmath foldfast: x = t * (1 / period),
+    # phase = x - floor(x); samples whose phases tie mathematically (e.g. at
+    # P = span / 2) then sort in TLS's order
     inverse = 1.0 / period
-    for i in range(t.size):  # as fold(), without a temporary
+    for i in range(t.size):
         x = t[i] * inverse
         phase[i] = x - np.floor(x)
     phase_order(phase, order, count)
