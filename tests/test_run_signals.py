@@ -85,7 +85,7 @@ def test_ctrl_c_in_numba_code_stops_at_once_and_journals_nothing(recover):
 def test_a_second_ctrl_c_ends_the_run_at_once(recover):
     """With TLS's worker pools (--threads 2), two Ctrl-C in a row: the run ends
     with status 130 as a shell reports it, and no process of it is left."""
-    run = recover("--suite", "quick", "--limit", "1", "--threads", "2")
+    run = recover("--suite", "quick", "--limit", "6", "--threads", "2")  # ~2 s a case
     time.sleep(3.0)
     os.killpg(run.pid, signal.SIGINT)
     time.sleep(0.05)
