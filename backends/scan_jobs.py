@@ -34,7 +34,8 @@ class ScanJobs:
 def shift_counts(widths, strides, m, n=None) -> np.ndarray:
     """Shifts scanned per template width on a patched fold of length ``m``:
     ``len(range(0, m - d + 1, stride))``; given the number of real samples
-    ``n``, stride-1 widths stop at shift n (later shifts repeat earlier ones)."""
+    ``n``, stride-1 widths stop at shift n (later shifts repeat earlier ones,
+    the pruned scans skip them as TLS's fused does)."""
     widths = np.asarray(widths, np.int64)
     strides = np.asarray(strides, np.int64)
     end = m - widths + 1
@@ -43,21 +44,21 @@ def shift_counts(widths, strides, m, n=None) -> np.ndarray:
     return np.maximum(0, (end - 1) // strides + 1)
 
 
-def width_pairs(lo, hi) -> tuple[np.ndarray, np.ndarray]:
-    """(period, width index) of every allowed width of every period, in order."""
+def window_sum(per_width, lo, hi) -> int:
+    """Sum of ``per_width[lo[p]:hi[p]]`` over every period p (e.g. shifts or
+    multiply-adds of each period's allowed widths)."""
+    total = np.concatenate([[0], np.cumsum(per_width)])
+    return int(np.sum(total[np.asarray(hi)] - total[np.asarray(lo)]))
+
+
+def scan_jobs(lo, hi, widths, strides, m: int, chunk: int) -> ScanJobs:
+    """Jobs for periods with allowed width windows [lo, hi) on folds of length ``m``."""
     lo = np.asarray(lo, np.int64)
     n_widths = np.asarray(hi, np.int64) - lo
     pair_period = np.repeat(np.arange(lo.size), n_widths)
     pair_first = np.cumsum(n_widths) - n_widths
-    return pair_period, lo[pair_period] + np.arange(pair_period.size) - pair_first[pair_period]
-
-
-def scan_jobs(lo, hi, widths, strides, m: int, chunk: int, n=None) -> ScanJobs:
-    """Jobs for periods with allowed width windows [lo, hi) on folds of length
-    ``m`` (``n``: as ``shift_counts``)."""
-    lo = np.asarray(lo, np.int64)
-    pair_period, pair_width = width_pairs(lo, hi)
-    chunks = -(-shift_counts(widths, strides, m, n)[pair_width] // chunk)
+    pair_width = lo[pair_period] + np.arange(pair_period.size) - pair_first[pair_period]
+    chunks = -(-shift_counts(widths, strides, m)[pair_width] // chunk)
     job_pair = np.repeat(np.arange(pair_period.size), chunks)
     job_chunk = np.arange(job_pair.size) - (np.cumsum(chunks) - chunks)[job_pair]
     per_period = np.bincount(pair_period[job_pair], minlength=lo.size)

@@ -63,19 +63,19 @@ def plan_counts(ndata: int, nperiods: int) -> dict:
     widths, then over its ``nperiods`` periods the width windows, the phase
     shifts the exact scan visits and the launch plans."""
     import backends
-    from backends.scan_jobs import shift_counts
+    from backends.scan_jobs import shift_counts, window_sum
 
     c = case(ndata, nperiods)
     plan, grid = backends.make_plan(c.t, c.y, c.dy, **c.options)
     durations = backends.TLSBackend.duration_grid(grid)
     tp = plan.templates
     lo, hi = plan.width_windows(c.periods)
-    shifts = np.concatenate([[0], np.cumsum(shift_counts(tp.widths, tp.strides, plan.lc.size + tp.maxwidth))])
+    shifts = shift_counts(tp.widths, tp.strides, plan.lc.size + tp.maxwidth)
     return {"periods": grid.size, "periods crc32": crc(grid),
             "durations": durations.size, "durations crc32": crc(durations),
             "template widths": tp.widths.size, "template widths crc32": crc(tp.widths),
             "template samples": int(tp.lengths.sum()),
-            "width windows": int(np.sum(hi - lo)), "phase shifts": int(np.sum(shifts[hi] - shifts[lo])),
+            "width windows": int(np.sum(hi - lo)), "phase shifts": window_sum(shifts, lo, hi),
             **launch_plans(plan, c.periods, lo, hi)}
 
 
