@@ -47,8 +47,8 @@ PRUNE_MIN_LENGTH = 32  # shorter templates: the exact dot product is cheaper tha
 FINE_MIN_LENGTH = 32  # shorter: the exact dot product is cheaper than the K-piece bound
 BREAKPOINT_GRID = 128  # candidate piece boundaries per template (DP cost K * grid^2)
 
-# Work counters of one search, in the order the scans count them: shifts
-# visited, passing the depth filter, surviving the one-piece bound, surviving
+# Work counters of one search, in the order the scans count them (the first
+# and seventh on the host, ``add_work``): shifts visited, passing the depth filter, surviving the one-piece bound, surviving
 # the K-piece bound (= exact dot products beside the seeds), the seeds' exact
 # dot products, multiply-adds of all exact dot products, multiply-adds brute
 # force would spend (every visited shift), and bound violations (debug mode).
@@ -58,6 +58,24 @@ COUNTERS = ("shifts", "depth_pass", "coarse_pass", "fine_pass", "seed_dots",
 
 class BoundViolation(AssertionError):
     """Debug mode found a skipped shift whose exact gain beat its bound."""
+
+
+def add_work(work, device_counts, plan, lo, hi, debug: bool) -> None:
+    """Add a batch's counters to ``work`` (a backend's ``WorkCounts``): the
+    scan's own, plus shifts and brute force's multiply-adds, which the host
+    knows from the width windows [lo, hi). Raises ``BoundViolation`` in debug
+    mode when a skipped shift beat its bound."""
+    from backends.scan_jobs import shift_counts, window_sum
+
+    tp = plan.templates
+    m, n = plan.lc.size + tp.maxwidth, plan.lc.size
+    counts = dict(zip(COUNTERS, (int(v) for v in device_counts)))
+    counts["shifts"] = window_sum(shift_counts(tp.widths, tp.strides, m, n), lo, hi)
+    counts["brute_force_macs"] = window_sum(shift_counts(tp.widths, tp.strides, m) * tp.lengths, lo, hi)
+    for name, value in counts.items():
+        work[name] += value
+    if debug and counts["bound_violations"]:
+        raise BoundViolation(f"{counts['bound_violations']} skipped shift(s) beat their bound")
 
 
 def work_summary(work) -> dict:

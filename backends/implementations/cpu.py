@@ -26,8 +26,9 @@ import numpy as np
 from backends.protocol import PeriodStats, TLSBackend
 from backends import pruning
 
-# indices into a period's counter row (names in backends.pruning.COUNTERS)
-SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_MACS, VIOLATIONS = range(8)
+# indices into a period's counter row (names in backends.pruning.COUNTERS; the
+# host adds shifts and brute force's multiply-adds)
+DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, VIOLATIONS = 1, 2, 3, 4, 5, 7
 BUCKET_MAX = 32  # a fuller bucket (period commensurate with the cadence): mergesort instead
 
 
@@ -255,8 +256,6 @@ def scan_period(f, fw, n, lo, hi, widths, strides, offsets, a, overshoot, depth_
         e_a21 = 2.0 * (c12 * 4.0 * g * w1 + dots_a2)
         e_a2k = 2.0 * (np.sum(c2[wi]) * 4.0 * g * w1 + dots_a2)
         end = shift_end(m, n, d, stride)
-        count[SHIFTS] += (end - 1) // stride + 1
-        count[BRUTE_MACS] += ((m - d) // stride + 1) * length
         # coarse stage (one piece), branch-free so that it vectorises: the
         # bound per shift (-inf: fails the depth filter, inf: k <= 0, no bound)
         n_shifts = (end - 1) // stride + 1
@@ -373,10 +372,7 @@ class CPUBackend(TLSBackend):
             pc.mean, pc.sum_a2, pc.amax, pruning.tuning(tp.maxwidth + plan.lc.size), self.debug,
             numba.get_num_threads(),  # an argument: called inside, it stops numba caching the function
         )
-        for name, value in zip(pruning.COUNTERS, counts.tolist()):
-            self.work[name] += value
-        if self.debug and counts[VIOLATIONS]:
-            raise pruning.BoundViolation(f"{counts[VIOLATIONS]} skipped shift(s) beat their bound")
+        pruning.add_work(self.work, counts, plan, lo, hi, self.debug)
         return PeriodStats.from_gains(plan, gain, index, depth)
 
     def max_batch_periods(self, plan):

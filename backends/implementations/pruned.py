@@ -24,7 +24,6 @@ import numpy as np
 from backends import pruning
 from backends.implementations.pycuda_backends import BLOCK_SIZES, PyCUDABackend
 from backends.protocol import PeriodStats
-from backends.scan_jobs import shift_counts
 
 CHUNK_PER_THREAD = 8  # shifts per thread of a scan job (pruned.cu's CHUNK)
 MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
@@ -38,12 +37,6 @@ class PrunedState:
 
     base: object
     tables: dict
-
-
-def window_sum(per_width, lo, hi) -> int:
-    """Sum of ``per_width[lo[p]:hi[p]]`` over every period p."""
-    total = np.concatenate([[0], np.cumsum(per_width)])
-    return int(np.sum(total[np.asarray(hi)] - total[np.asarray(lo)]))
 
 
 class PrunedBackend(PyCUDABackend):
@@ -174,7 +167,7 @@ class PrunedBackend(PyCUDABackend):
                 "chi2_scan.reduce", mod, "reduce_jobs", job_gain, job_index, job_depth,
                 self._put(np.arange(b + 1) * slots, np.int32), np.int32(b),
                 gain, index, depth, block=(128, 1, 1), grid=(-(-b // 128), 1))
-            self._count(counters.get(), plan, lo, hi, m, n)
+            pruning.add_work(self.work, counters.get(), plan, lo, hi, self.debug)
             return PeriodStats.from_gains(plan, gain.get(), index.get(), depth.get())
 
     def _launch(self, stage, module, kernel, *args, **launch):
@@ -186,16 +179,3 @@ class PrunedBackend(PyCUDABackend):
         with self.clock(stage):
             module.get_function(kernel)(*args, **launch)
             cuda.Context.synchronize()
-
-    def _count(self, counts, plan, lo, hi, m, n):
-        """Add a batch's counters; shifts and brute force's multiply-adds are
-        known on the host. Raises ``BoundViolation`` in debug mode."""
-        tp = plan.templates
-        counts = dict(zip(pruning.COUNTERS, (int(v) for v in counts)))
-        counts["shifts"] = window_sum(shift_counts(tp.widths, tp.strides, m, n), lo, hi)
-        counts["brute_force_macs"] = window_sum(shift_counts(tp.widths, tp.strides, m) * tp.lengths,
-                                                lo, hi)
-        for name, value in counts.items():
-            self.work[name] += value
-        if self.debug and counts["bound_violations"]:
-            raise pruning.BoundViolation(f"{counts['bound_violations']} skipped shift(s) beat their bound")
