@@ -138,8 +138,18 @@ class DeviceState:
     y: object
     w: object
     templates: tuple  # widths, strides, offsets, a, overshoot (device arrays)
-    phase: tuple  # phase_templates(), on the device
-    cap: int  # phase_capacity()
+
+    @functools.cached_property
+    def phase(self) -> tuple:
+        """phase_templates() on the device, built on first use (only the float32
+        scans read them; call inside the backend's context)."""
+        import pycuda.gpuarray as ga
+
+        return tuple(ga.to_gpu(x) for x in phase_templates(self.plan.templates))
+
+    @property
+    def cap(self) -> int:
+        return phase_capacity(self.m, self.plan.templates.strides)
 
 
 class PyCUDABackend(TLSBackend):
@@ -216,11 +226,8 @@ class PyCUDABackend(TLSBackend):
                 raise InputTooLarge(why)
             tp = plan.templates
             put = lambda x, dt: ga.to_gpu(np.ascontiguousarray(x, dtype=dt))  # noqa: E731
-            ta, first, taps = phase_templates(tp)
             return DeviceState(
                 plan=plan, n=n, m=n + tp.maxwidth, block=block,
-                phase=(put(ta, np.float32), put(first, np.int32), put(taps, np.int32)),
-                cap=phase_capacity(n + tp.maxwidth, tp.strides),
                 t=put(plan.lc.t, np.float64), y=put(plan.lc.y, np.float64),
                 w=put(plan.lc.w, np.float64),
                 templates=(put(tp.widths, np.int32), put(tp.strides, np.int32),
