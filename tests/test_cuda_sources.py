@@ -16,7 +16,8 @@ KERNELS = {
     "simple.cu": ({}, {"simple_search"}),
     "thrust.cu": ({"ITEMS": 8}, {"thrust_tile_sort", "thrust_merge_pass", "thrust_gather",
                                  "thrust_scan", "scan_folded"}),
-    "pruned.cu": ({}, {"pruned_fold", "pruned_prefix", "pruned_seed", "pruned_scan", "reduce_jobs"}),
+    "pruned.cu": ({}, {"pruned_fold", "pruned_prefix", "pruned_seed", "pruned_scan", "pruned_period",
+                      "reduce_jobs"}),
 }
 REGISTER_BUDGET = 128  # keeps 256-thread blocks at full residency
 
@@ -64,6 +65,14 @@ def test_source_compiles_without_spills(source, block, tmp_path):
     for kernel, (registers, spill_st, spill_ld, stack) in report.items():
         assert (spill_st, spill_ld, stack) == (0, 0, 0), kernel
         assert registers <= REGISTER_BUDGET, kernel
+
+
+def test_pruned_period_compiles_without_spills_at_its_block(tmp_path):
+    from backends.implementations.pruned import SHARED_BLOCK, PrunedBackend
+
+    report = ptxas_report("pruned.cu", SHARED_BLOCK, {"CHUNK": PrunedBackend.chunk(SHARED_BLOCK)},
+                          tmp_path)
+    assert report["pruned_period"][1:] == (0, 0, 0)
 
 
 def test_compile_error_is_reported(tmp_path):

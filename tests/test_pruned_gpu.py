@@ -1,8 +1,9 @@
 """GPU: the ``pruned`` backend meets TLS's exact contract against the ``cpu``
 backend (itself held to TLS ``fused``): per-period chi2 within 1e-10, same rows
-and depths, across weights, epochs, batchings and light-curve sizes beyond
-shared memory; its bounds hold on every skipped shift (debug mode) and its
-work counters are deterministic."""
+and depths, in both layouts (fold in shared memory, arrays in global memory),
+across weights, epochs, batchings and light-curve sizes beyond shared memory;
+its bounds hold on every skipped shift (debug mode) and its work counters are
+deterministic."""
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import backends
 from backends import contract, pruning
 from backends.gpu import cuda_device_count
+from backends.protocol import InputTooLarge
 from tests.conftest import box_light_curve
 
 pytestmark = [
@@ -34,6 +36,11 @@ def pruned(**kw):
     return backends.registry.backend_class("pruned")(**kw)
 
 
+@pytest.fixture(params=["shared", "global"])
+def layout(request):
+    return request.param
+
+
 @pytest.fixture(scope="module", params=sorted(CASES))
 def case(request):
     plan, periods = backends.make_plan(*box_light_curve(**CASES[request.param]))
@@ -49,21 +56,30 @@ def assert_exact_stats(ours, ref):
     np.testing.assert_allclose(ours.depths, ref.depths, rtol=0, atol=1e-12)
 
 
-def test_per_period_matches_cpu_with_bounds_checked(case):
+def pruned_in(layout, plan, **kw):
+    """A pruned backend in ``layout``; skips a fold too large for shared memory."""
+    gpu = pruned(layout=layout, **kw)
+    if layout == "shared" and 8 * gpu.shared_doubles(plan) > 200_000:
+        pytest.skip("fold beyond shared memory (test_shared_layout_refuses_a_long_fold)")
+    return gpu
+
+
+def test_per_period_matches_cpu_with_bounds_checked(case, layout):
     plan, periods, ref, cpu_work = case
-    gpu = pruned(debug=True)
+    gpu = pruned_in(layout, plan, debug=True)
     assert_exact_stats(gpu.search(plan, periods), ref)
+    assert gpu.fuses_fold_sort == (layout == "shared")
     assert gpu.work["bound_violations"] == 0
     assert gpu.work["shifts"] == cpu_work["shifts"]
     assert gpu.work["brute_force_macs"] == cpu_work["brute_force_macs"]
     assert gpu.work["fine_pass"] < gpu.work["depth_pass"]
 
 
-def test_counters_deterministic_and_batching_invariant(case, monkeypatch):
+def test_counters_deterministic_and_batching_invariant(case, layout, monkeypatch):
     plan, periods, ref, _ = case
     runs = []
     for batch in (None, 7):
-        gpu = pruned()
+        gpu = pruned_in(layout, plan)
         if batch:
             monkeypatch.setattr(gpu, "max_batch_periods", lambda plan: batch)
         assert_exact_stats(gpu.search(plan, periods), ref)
@@ -71,7 +87,7 @@ def test_counters_deterministic_and_batching_invariant(case, monkeypatch):
     assert runs[0] == runs[1]
 
 
-def test_debug_mode_catches_a_broken_bound(monkeypatch):
+def test_debug_mode_catches_a_broken_bound(layout, monkeypatch):
     """Bounds made too small (rho and piece means zeroed) must be caught."""
     plan, periods = backends.make_plan(*box_light_curve(seed=10))
     pieces = plan.templates.pieces
@@ -79,13 +95,13 @@ def test_debug_mode_catches_a_broken_bound(monkeypatch):
                                     "c": pieces.c * 0.0, "mean": pieces.mean * 0.0})
     monkeypatch.setitem(plan.templates.__dict__, "pieces", broken)
     with pytest.raises(pruning.BoundViolation):
-        pruned(debug=True).search(plan, periods[:100])
+        pruned_in(layout, plan, debug=True).search(plan, periods[:100])
 
 
-def test_flat_fallback_when_nothing_passes_depth_filter():
+def test_flat_fallback_when_nothing_passes_depth_filter(layout):
     t, y, dy = box_light_curve(depth=0.0, seed=9)
     plan, periods = backends.make_plan(t, 1.0 + np.abs(y - 1.0), dy)
-    stats = pruned().search(plan, periods[:80])
+    stats = pruned_in(layout, plan).search(plan, periods[:80])
     np.testing.assert_array_equal(stats.chi2, plan.lc.chi2_flat)
     assert not stats.rows.any() and not stats.depths.any()
 
@@ -95,7 +111,22 @@ def test_block_sizes_agree(block):
     plan, periods = backends.make_plan(*box_light_curve(seed=11))
     periods = periods[::5]
     ref = backends.get_backend("cpu").search(plan, periods)
-    assert_exact_stats(pruned(block_size=block).search(plan, periods), ref)
+    assert_exact_stats(pruned(block_size=block, layout="global").search(plan, periods), ref)
+
+
+def test_auto_layout_folds_in_shared_memory_when_it_fits():
+    small = backends.make_plan(*box_light_curve(seed=13))[0]
+    large = backends.make_plan(*box_light_curve(**CASES["large-n"]))[0]
+    for plan, shared in ((small, True), (large, False)):
+        gpu = pruned()
+        gpu.upload(plan)
+        assert gpu.fuses_fold_sort == shared
+
+
+def test_shared_layout_refuses_a_long_fold():
+    plan = backends.make_plan(*box_light_curve(**CASES["large-n"]))[0]
+    with pytest.raises(InputTooLarge, match="shared memory"):
+        pruned(layout="shared").upload(plan)
 
 
 def test_power_through_tls_meets_exact_contract():

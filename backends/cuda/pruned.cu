@@ -1,25 +1,23 @@
 // pruned: TLS's exact statistic with the certified pruning cascade of
-// backends/pruning.py (the same cascade as the cpu backend), float64 throughout,
-// every per-period array in global memory, so any n.
+// backends/pruning.py (the same cascade as the cpu backend), float64 throughout.
 //
-// pruned_fold: per period, the float64 fold, bucket sort (bucket_sort.cuh on
-//   global scratch) and the patched flux and weights in phase order;
-// pruned_prefix: per period, the cumulative flux and prefix sums of
-//   u = (1 - f) w, u^2, w, w^2, and the scales U1 = sum|u|, U2, W1, W2 the
-//   rounding allowances need;
-// pruned_seed: per (period, width slot), the exact gain at the deepest box; the
-//   period's threshold T is the largest (atomicMax on the bits of a positive double);
-// pruned_scan: per job (one width of one period, CHUNK shifts at a time): depth
-//   filter and one-piece bound per shift, survivors
-//   compacted into a shared queue, K-piece bound per queued shift, survivors
-//   compacted again, then one warp per survivor for the exact dot products;
-//   the job's first best fit by TLS's total order (tls_common.cuh);
-// reduce_jobs (job_reduce.cuh): per period, the first best job.
-// Jobs need no list from the host: block j of a launch over a batch is width
-// slot j % W of period j / W, W = the batch's largest number of allowed
-// widths; a slot past the period's widths is an empty job (gain 0).
-// Work counters (backends.pruning.COUNTERS) are summed with integer atomics,
-// so they are deterministic.
+// Two layouts of one search, the same stages and counters:
+// pruned_period (light curves whose fold fits in shared memory): one block per
+//   period does everything in shared memory: fold, bucket sort, prefix sums,
+//   seeds, then the cascade over all the period's (width, shift) pairs as one
+//   flat list, widths taken W_GROUP at a time;
+// otherwise (any n) every per-period array lives in global memory:
+//   pruned_fold (fold, bucket_sort.cuh on global scratch, patched flux and
+//   weights in phase order), pruned_prefix (prefix sums), pruned_seed (one
+//   block per (period, width slot)) and pruned_scan (one block per (period,
+//   width slot)), then reduce_jobs (job_reduce.cuh) per period.
+// The cascade of a shift (scan_group): depth filter and one-piece bound (short
+// templates are evaluated in full at once), survivors compacted into a shared
+// queue, K-piece bound per queued shift, survivors compacted again, then one
+// warp per survivor for the exact dot products; the best fit by TLS's total
+// order (tls_common.cuh). A period's threshold T is the largest exact gain at
+// the deepest box of each width. Work counters (backends.pruning.COUNTERS) are
+// summed with integer atomics, so they are deterministic.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include "bucket_sort.cuh"
@@ -32,95 +30,48 @@
 #ifndef SCAN_BLOCKS_PER_SM
 #define SCAN_BLOCKS_PER_SM (1024 / BLOCK)  // 64 registers, no spills: fastest of 2, 3, 4 blocks (NOTES.md)
 #endif
+#define W_GROUP 64    // widths per table of pruned_period
+#define SLOT_BITS 25  // queue entry: (width in its group) << SLOT_BITS | shift, below 2^31
 
 // counter slots, as backends.pruning.COUNTERS
 enum { SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_MACS, VIOLATIONS };
 
-// One block per period b: key, idx, count (n each, at b * n) are scratch;
-// f_out, w_out (m each, at b * m): the flux and weight of the patched fold in
-// (phase, index) order, as the cpu backend's stable sort gives it.
-extern "C" __global__ void __launch_bounds__(BLOCK)
-pruned_fold(const double *t, const double *y, const double *w, int n, int m,
-            const double *periods, double *keys, int *order, int *counts, double *f_out,
-            double *w_out)
-{
-    const int b = blockIdx.x;
-    double *key = keys + (size_t)b * n;
-    int *idx = order + (size_t)b * n;
-    const double period = periods[b];
-    for (int i = threadIdx.x; i < n; i += BLOCK) {
-        key[i] = fold_phase(t[i], period);
-        idx[i] = i;
-    }
-    __syncthreads();
-    bucket_sort_n(key, idx, n, counts + (size_t)b * n);
-    double *f_b = f_out + (size_t)b * m, *w_b = w_out + (size_t)b * m;
-    for (int k = threadIdx.x; k < m; k += BLOCK) {
-        const int src = idx[k % n];
-        f_b[k] = y[src];
-        w_b[k] = w[src];
-    }
-}
-
-// Running sums of one sample: flux, u, u^2, w, w^2, |u|.
-struct Sums {
-    double f, u, u2, w, w2, au;
+// The folded arrays of one period (global or shared memory): rw = u = (1 - f) w
+// and w (length m); cs, pu, pu2, pw, pw2: prefix sums of f, u, u^2, w, w^2
+// (length m + 1; pw, pw2 unused with uniform weights).
+struct Fold {
+    const double *rw, *w, *cs, *pu, *pu2, *pw, *pw2;
 };
 
-struct SumsAdd {
-    __device__ Sums operator()(const Sums &a, const Sums &b) const
-    {
-        return {a.f + b.f, a.u + b.u, a.u2 + b.u2, a.w + b.w, a.w2 + b.w2, a.au + b.au};
-    }
+// The template and piece tables of every width, as the kernels receive them.
+struct Tables {
+    const int *widths, *strides;
+    const long long *offsets;
+    const double *a, *kscale, *sum_a2, *overshoot;
+    const int *n_pieces, *bounds;
+    const double *inv_n, *c, *c2, *rho, *rho2, *mean, *amax, *sum_c;
+    int k_max;
 };
 
-// One block per period: from the folded flux and weights (m each, at b * m),
-// rw = u = (1 - f) w (m) and the prefix sums cs, pu, pu2, pw, pw2 (m + 1
-// each, at b * (m + 1)); scales[4 b ..] = (U1, U2, W1, W2).
-extern "C" __global__ void __launch_bounds__(BLOCK, 512 / BLOCK)
-pruned_prefix(const double *f, const double *w, int m, double *rw, double *cs, double *pu,
-              double *pu2, double *pw, double *pw2, double *scales)
-{
-    typedef cub::BlockScan<Sums, BLOCK, cub::BLOCK_SCAN_WARP_SCANS> Scan;
-    __shared__ typename Scan::TempStorage temp;
-    const int b = blockIdx.x;
-    const double *f_b = f + (size_t)b * m, *w_b = w + (size_t)b * m;
-    double *rw_b = rw + (size_t)b * m;
-    const size_t out = (size_t)b * (m + 1);
-    if (threadIdx.x == 0) {
-        cs[out] = 0.0; pu[out] = 0.0; pu2[out] = 0.0; pw[out] = 0.0; pw2[out] = 0.0;
-    }
-    Sums carry = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-    for (int start = 0; start < m; start += BLOCK * PREFIX_ITEMS) {
-        Sums x[PREFIX_ITEMS];
-        const int base = start + threadIdx.x * PREFIX_ITEMS;
-#pragma unroll
-        for (int r = 0; r < PREFIX_ITEMS; ++r) {
-            const int k = base + r;
-            const double fk = k < m ? f_b[k] : 1.0, v = k < m ? w_b[k] : 0.0;
-            const double u = (1.0 - fk) * v;
-            if (k < m) rw_b[k] = u;
-            x[r] = {k < m ? fk : 0.0, u, u * u, v, v * v, fabs(u)};
-        }
-        Sums total;
-        Scan(temp).InclusiveScan(x, x, SumsAdd(), total);
-#pragma unroll
-        for (int r = 0; r < PREFIX_ITEMS; ++r) {
-            const int k = base + r;
-            if (k < m) {
-                const Sums s = SumsAdd()(carry, x[r]);
-                cs[out + k + 1] = s.f; pu[out + k + 1] = s.u; pu2[out + k + 1] = s.u2;
-                pw[out + k + 1] = s.w; pw2[out + k + 1] = s.w2;
-            }
-        }
-        carry = SumsAdd()(carry, total);
-        __syncthreads();  // temp is reused by the next tile
-    }
-    if (threadIdx.x == 0) {
-        scales[4 * b] = carry.au; scales[4 * b + 1] = carry.u2;
-        scales[4 * b + 2] = carry.w; scales[4 * b + 3] = carry.w2;
-    }
-}
+// Rounding allowances of one (period, width), doubled (backends/pruning.py).
+struct Allowances {
+    double e_v, e_vw, e_ar1, e_ark, e_a21, e_a2k;
+};
+
+// One width of one period: its template, shifts and the cascade's constants.
+struct Job {
+    const double *a;  // template (1 - signal), length L
+    int wi, d, stride, length, n_shifts, kp, start;  // start: first entry in a flat list of shifts
+    double kscale, a2u;  // k = box * kscale; A2 = a2u with uniform weights (0: not uniform)
+    double rd, ov, inv_len, floor, c1, c12, r1, r12, rk, rk2;
+    Allowances e;
+};
+
+// Per-thread work counts of a scan.
+struct Tally {
+    unsigned passed, direct, violations;
+    unsigned long long macs;
+};
 
 // Shifts scanned of width d on a patched fold of m samples (n real ones):
 // shifts at and past n repeat earlier ones when the stride is 1 (cpu: shift_end).
@@ -130,138 +81,21 @@ __device__ __forceinline__ int shift_count(int m, int n, int d, int stride)
     return (end - 1) / stride + 1;
 }
 
-// What a scan of one (period, width) reads: the period's folded arrays and
-// prefix sums, the width's template and piece tables, the period's scales.
-struct Width {
-    const double *rw, *w, *cs, *pu, *pu2, *pw, *pw2;
-    const double *a;  // template (1 - signal), length L
-    int d, stride, length, n_shifts;
-    double kscale, a2u;  // k = box * kscale; A2 = a2u with uniform weights (0: not uniform)
-};
-
-__device__ __forceinline__ Width width_of(int b, int wi, int m, int n, const double *rw,
-                                          const double *w, const double *cs, const double *pu,
-                                          const double *pu2, const double *pw, const double *pw2,
-                                          const int *widths, const int *strides,
-                                          const long long *offsets, const double *a,
-                                          const double *kscale, const double *sum_a2,
-                                          double w_uniform)
+// The template part of width wi's job (what a seed needs).
+__device__ __forceinline__ Job job_of(int wi, int m, int n, const Tables &tb, double w_uniform)
 {
-    Width x;
-    const size_t fb = (size_t)b * m, pb = (size_t)b * (m + 1);
-    x.rw = rw + fb; x.w = w + fb; x.cs = cs + pb;
-    x.pu = pu + pb; x.pu2 = pu2 + pb; x.pw = pw + pb; x.pw2 = pw2 + pb;
-    x.a = a + offsets[wi];
-    x.d = widths[wi];
-    x.stride = strides[wi];
-    x.length = (int)(offsets[wi + 1] - offsets[wi]);
-    x.n_shifts = shift_count(m, n, x.d, x.stride);
-    x.kscale = kscale[wi];
-    x.a2u = w_uniform * sum_a2[wi];
-    return x;
+    Job j;
+    j.wi = wi;
+    j.a = tb.a + tb.offsets[wi];
+    j.d = tb.widths[wi];
+    j.stride = tb.strides[wi];
+    j.length = (int)(tb.offsets[wi + 1] - tb.offsets[wi]);
+    j.n_shifts = shift_count(m, n, j.d, j.stride);
+    j.kscale = tb.kscale[wi];
+    j.a2u = w_uniform * tb.sum_a2[wi];
+    j.rd = __drcp_rn((double)j.d);
+    return j;
 }
-
-// Box depth 1 - (sum of d fluxes) / d, the division rounded as '/' (div_rn,
-// given rd = 1 / d), so every shift passes the depth filter as on the CPU.
-__device__ __forceinline__ double box_depth(const Width &x, int i, double rd)
-{
-    return 1.0 - div_rn(x.cs[i + x.d] - x.cs[i], x.d, rd);
-}
-
-// The width slot a block serves: period b, width index wi; false for a slot
-// past the period's allowed widths [lo[b], hi[b]).
-__device__ __forceinline__ bool slot(int pair, int slots, const int *lo, const int *hi, int &b, int &wi)
-{
-    b = pair / slots;
-    wi = lo[b] + pair % slots;
-    return wi < hi[b];
-}
-
-// Exact gain of shift i, one thread (seeds' fallback and debug checks).
-__device__ double thread_gain(const Width &x, int i, double k)
-{
-    double ar = 0.0, a2 = 0.0;
-    for (int j = 0; j < x.length; ++j) {
-        const double aj = __ldg(x.a + j);
-        ar = fma(aj, x.rw[i + j], ar);
-        if (x.a2u == 0.0) a2 = fma(aj * aj, x.w[i + j], a2);
-    }
-    return 2.0 * k * ar - k * k * (x.a2u > 0.0 ? x.a2u : a2);
-}
-
-// Exact gain of shift i by one warp (every lane returns it).
-__device__ __forceinline__ double warp_gain(const Width &x, int i, double k)
-{
-    const int lane = threadIdx.x % 32;
-    double ar = 0.0, a2 = 0.0;
-    for (int j = lane; j < x.length; j += 32) {
-        const double aj = __ldg(x.a + j);
-        ar = fma(aj, x.rw[i + j], ar);
-        if (x.a2u == 0.0) a2 = fma(aj * aj, x.w[i + j], a2);
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-        ar += __shfl_xor_sync(0xffffffffu, ar, o);
-        a2 += __shfl_xor_sync(0xffffffffu, a2, o);
-    }
-    return 2.0 * k * ar - k * k * (x.a2u > 0.0 ? x.a2u : a2);
-}
-
-// Deepest box of one (period, width) pair, then its exact gain: the period's
-// threshold is the largest such gain (0 if none is positive).
-extern "C" __global__ void __launch_bounds__(BLOCK)
-pruned_seed(const double *rw, const double *w, const double *cs, const double *pu,
-            const double *pu2, const double *pw, const double *pw2, int m, int n,
-            const int *lo, const int *hi, int slots, const int *widths,
-            const int *strides, const long long *offsets, const double *a, const double *kscale,
-            const double *sum_a2, double w_uniform, double depth_min,
-            unsigned long long *threshold, unsigned long long *counters)
-{
-    struct Deepest { double box; int i; };
-    typedef cub::BlockReduce<double, BLOCK> Sum;
-    typedef cub::BlockReduce<Deepest, BLOCK> Max;
-    __shared__ union { typename Sum::TempStorage sum; typename Max::TempStorage max; } temp;
-    __shared__ Deepest deepest;
-    int b, wi;
-    if (!slot(blockIdx.x, slots, lo, hi, b, wi)) return;
-    const Width x = width_of(b, wi, m, n, rw, w, cs, pu, pu2, pw, pw2, widths, strides, offsets,
-                             a, kscale, sum_a2, w_uniform);
-    const double rd = __drcp_rn((double)x.d);
-    Deepest mine = {depth_min, -1};
-    for (int s = threadIdx.x; s < x.n_shifts; s += BLOCK) {
-        const double box = box_depth(x, s * x.stride, rd);
-        if (box > mine.box) mine = {box, s * x.stride};
-    }
-    const Deepest top = Max(temp.max).Reduce(mine, [](const Deepest &p, const Deepest &q) {
-        if (q.i < 0) return p;
-        if (p.i < 0) return q;
-        return (q.box > p.box || (q.box == p.box && q.i < p.i)) ? q : p;
-    });
-    if (threadIdx.x == 0) deepest = top;
-    __syncthreads();
-    if (deepest.i < 0) return;
-    const int i = deepest.i;
-    const double k = deepest.box * x.kscale;
-    double ar = 0.0, a2 = 0.0;
-    for (int j = threadIdx.x; j < x.length; j += BLOCK) {
-        const double aj = __ldg(x.a + j);
-        ar = fma(aj, x.rw[i + j], ar);
-        if (x.a2u == 0.0) a2 = fma(aj * aj, x.w[i + j], a2);
-    }
-    ar = Sum(temp.sum).Sum(ar);
-    __syncthreads();
-    a2 = Sum(temp.sum).Sum(a2);
-    if (threadIdx.x == 0) {
-        const double gain = 2.0 * k * ar - k * k * (x.a2u > 0.0 ? x.a2u : a2);
-        if (gain > 0.0) atomicMax(threshold + b, (unsigned long long)__double_as_longlong(gain));
-        atomicAdd(counters + SEED_DOTS, 1ull);
-        atomicAdd(counters + EXACT_MACS, (unsigned long long)x.length);
-    }
-}
-
-// Rounding allowances of one (period, width), doubled (backends/pruning.py).
-struct Allowances {
-    double e_v, e_vw, e_ar1, e_ark, e_a21, e_a2k;
-};
 
 // mean: (mean a, mean a^2) of the width; sum_c: (sum c_p, sum c2_p) of its pieces.
 __device__ Allowances allowances(const double *mean, const double *sum_c, double amax,
@@ -279,18 +113,97 @@ __device__ Allowances allowances(const double *mean, const double *sum_c, double
     return e;
 }
 
+// The whole job of width wi: template part, then the period's floor (from its
+// threshold bits), allowances (from its scales U1, U2, W1, W2) and piece stats.
+__device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_uniform,
+                           const double *scale, unsigned long long threshold, double g, double pad)
+{
+    Job j = job_of(wi, m, n, tb, w_uniform);
+    const double t = __longlong_as_double((long long)threshold);
+    j.floor = t - pad * t;
+    j.e = allowances(tb.mean + 2 * wi, tb.sum_c + 2 * wi, tb.amax[wi], scale, g, w_uniform > 0.0);
+    j.ov = tb.overshoot[wi];
+    j.inv_len = 1.0 / j.length;
+    j.c1 = tb.mean[2 * wi]; j.c12 = tb.mean[2 * wi + 1];
+    j.r1 = tb.rho[2 * wi]; j.r12 = tb.rho2[2 * wi];
+    j.rk = tb.rho[2 * wi + 1]; j.rk2 = tb.rho2[2 * wi + 1];
+    j.kp = tb.n_pieces[wi];
+    return j;
+}
+
+// Box depth 1 - (sum of d fluxes) / d, the division rounded as '/' (div_rn,
+// given rd = 1 / d), so every shift passes the depth filter as on the CPU.
+__device__ __forceinline__ double box_depth(const Fold &f, const Job &j, int i)
+{
+    return 1.0 - div_rn(f.cs[i + j.d] - f.cs[i], j.d, j.rd);
+}
+
+// Exact gain of shift i, one thread (short templates and debug checks).
+__device__ double thread_gain(const Fold &f, const Job &j, int i, double k)
+{
+    double ar = 0.0, a2 = 0.0;
+    for (int q = 0; q < j.length; ++q) {
+        const double aq = __ldg(j.a + q);
+        ar = fma(aq, f.rw[i + q], ar);
+        if (j.a2u == 0.0) a2 = fma(aq * aq, f.w[i + q], a2);
+    }
+    return 2.0 * k * ar - k * k * (j.a2u > 0.0 ? j.a2u : a2);
+}
+
+// Exact gain of shift i by one warp (every lane returns it).
+__device__ __forceinline__ double warp_gain(const Fold &f, const Job &j, int i, double k)
+{
+    const int lane = threadIdx.x % 32;
+    double ar = 0.0, a2 = 0.0;
+    for (int q = lane; q < j.length; q += 32) {
+        const double aq = __ldg(j.a + q);
+        ar = fma(aq, f.rw[i + q], ar);
+        if (j.a2u == 0.0) a2 = fma(aq * aq, f.w[i + q], a2);
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        ar += __shfl_xor_sync(0xffffffffu, ar, o);
+        a2 += __shfl_xor_sync(0xffffffffu, a2, o);
+    }
+    return 2.0 * k * ar - k * k * (j.a2u > 0.0 ? j.a2u : a2);
+}
+
+// The deepest box of a job over lanes' shifts s = lane, lane + step, ...
+// (box > depth_min; ties: the smaller shift); i = -1 if none.
+struct Deepest {
+    double box;
+    int i;
+};
+
+__device__ __forceinline__ Deepest deeper(const Deepest &p, const Deepest &q)
+{
+    if (q.i < 0) return p;
+    if (p.i < 0) return q;
+    return (q.box > p.box || (q.box == p.box && q.i < p.i)) ? q : p;
+}
+
+__device__ __forceinline__ Deepest deepest_box(const Fold &f, const Job &j, int first, int step,
+                                               double depth_min)
+{
+    Deepest mine = {depth_min, -1};
+    for (int s = first; s < j.n_shifts; s += step) {
+        const double box = box_depth(f, j, s * j.stride);
+        if (box > mine.box) mine = {box, s * j.stride};
+    }
+    return mine;
+}
+
 // Whether a shift's gain can reach ``floor``: its bound 2k UB_AR - k^2 LB_A2
 // plus pad (2k |UB_AR| + k^2 LB_A2) (cpu: the same), UB_AR = mean + rho sqrt(V),
 // tested without a square root: with S = rho sqrt(V) >= 0 and B the rest,
 // the bound is at most 2k(1 + pad) S + B, so it is below floor iff
 // R = floor - B > 0 and 4k^2 (1 + pad)^2 rho^2 V < R^2.
 __device__ __forceinline__ bool may_win(double k, double mean, double var, double rho, double e_v,
-                                        double e_ar, const Width &x, double mean_w, double var_w,
+                                        double e_ar, double a2u, double mean_w, double var_w,
                                         double rho2, double e_vw, double e_a2, double pad,
                                         double floor)
 {
-    const double lb_a2 = x.a2u > 0.0 ? x.a2u
-                                     : fmax(mean_w - rho2 * sqrt(fmax(var_w + e_vw, 0.0)) - e_a2, 0.0);
+    const double lb_a2 = a2u > 0.0 ? a2u
+                                   : fmax(mean_w - rho2 * sqrt(fmax(var_w + e_vw, 0.0)) - e_a2, 0.0);
     const double lin = mean + e_ar;
     const double r = floor - (2.0 * k * lin + pad * 2.0 * k * fabs(lin) - k * k * lb_a2 * (1.0 - pad));
     if (!(r > 0.0)) return true;
@@ -327,130 +240,417 @@ __device__ __forceinline__ void piece_sums(const int *bounds, const double *inv_
     }
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, SCAN_BLOCKS_PER_SM)
-pruned_scan(const double *rw, const double *w, const double *cs, const double *pu,
-            const double *pu2, const double *pw, const double *pw2, const double *scales,
-            int m, int n, const int *lo, const int *hi, int slots,
-            const int *widths, const int *strides, const long long *offsets, const double *a,
-            const double *kscale, const double *sum_a2, const double *overshoot,
-            const int *n_pieces, const int *bounds, const double *inv_n, const double *c,
-            const double *c2, const double *rho, const double *rho2, const double *mean,
-            const double *amax, const double *sum_c, int k_max, double w_uniform, double depth_min,
-            double g, double pad, int prune_min, int fine_min, const unsigned long long *threshold,
-            int debug, double *job_gain, int *job_index, double *job_depth,
-            unsigned long long *counters)
+// Constants of a cascade launch.
+struct Cascade {
+    double depth_min, pad;
+    int prune_min, fine_min, debug;
+    bool uniform;
+};
+
+// Offer an exact gain to the running best fit.
+__device__ __forceinline__ void offer(Best &best, const Job &j, int i, double box, double gain)
 {
-    __shared__ int queue[CHUNK], survivor[CHUNK];
-    __shared__ int n_queue, n_survivors;
-    __shared__ unsigned long long passed, violations, direct_count, queued_total, survived_total;
-    const int job = blockIdx.x;
-    int b, wi;
-    if (!slot(job, slots, lo, hi, b, wi)) {  // empty job
-        if (threadIdx.x == 0) { job_gain[job] = 0.0; job_index[job] = -1; job_depth[job] = 0.0; }
-        return;
-    }
-    const Width x = width_of(b, wi, m, n, rw, w, cs, pu, pu2, pw, pw2, widths, strides, offsets,
-                             a, kscale, sum_a2, w_uniform);
-    // the block's constants live in shared memory, not registers (no spills)
-    __shared__ Allowances e;
-    __shared__ double floor, inv_len, rd, c1, c12, r1, r12, rk, rk2;
-    __shared__ int kp;
-    if (threadIdx.x == 0) {
-        e = allowances(mean + 2 * wi, sum_c + 2 * wi, amax[wi], scales + 4 * b, g, w_uniform > 0.0);
-        const double t = __longlong_as_double((long long)threshold[b]);
-        floor = t - pad * t;
-        inv_len = 1.0 / x.length;
-        rd = __drcp_rn((double)x.d);
-        c1 = mean[2 * wi]; c12 = mean[2 * wi + 1];
-        r1 = rho[2 * wi]; r12 = rho2[2 * wi]; rk = rho[2 * wi + 1]; rk2 = rho2[2 * wi + 1];
-        kp = n_pieces[wi];
-        passed = 0; violations = 0; direct_count = 0; queued_total = 0; survived_total = 0;
-    }
-    const bool uniform = w_uniform > 0.0;
-    const bool direct = x.length < prune_min, fine = x.length >= fine_min;
-    const int *bw = bounds + wi * (k_max + 1);
-    const double *nw = inv_n + wi * k_max, *cw = c + wi * k_max, *c2w = c2 + wi * k_max;
-    const double ov = overshoot[wi];
-    Best best = {0.0, 0.0, -1, 0x7fffffff};
-    unsigned long long my_passed = 0, my_direct = 0, my_violations = 0;
+    const Best cand = {gain, 1.0 - box * j.ov, j.wi, i};
+    if (gain > 0.0 && better(cand, best)) best = cand;
+}
 
-    // the width's shifts, CHUNK at a time (the queues' capacity)
-    for (int first = 0; first < x.n_shifts; first += CHUNK) {
-        if (threadIdx.x == 0) { n_queue = 0; n_survivors = 0; }
+// Stage 1 of shift i: the depth filter, then a short template is evaluated
+// in full, a longer one tested against the one-piece bound. Whether shift i
+// goes on to the K-piece bound. Debug: a skipped shift whose exact gain
+// reaches the floor is a violation.
+__device__ __forceinline__ bool coarse_stage(const Fold &f, const Job &j, int i, const Cascade &cc,
+                                             Best &best, Tally &tally)
+{
+    const double box = box_depth(f, j, i);
+    if (!(box > cc.depth_min)) return false;
+    ++tally.passed;
+    const double k = box * j.kscale;
+    if (j.length < cc.prune_min) {
+        offer(best, j, i, box, thread_gain(f, j, i, k));
+        ++tally.direct;
+        tally.macs += j.length;
+        return false;
+    }
+    if (!(k > 0.0)) return true;
+    const double su = f.pu[i + j.length] - f.pu[i];
+    const double vu = (f.pu2[i + j.length] - f.pu2[i]) - su * su * j.inv_len;
+    double sw = 0.0, vw = 0.0;
+    if (!cc.uniform) {
+        sw = f.pw[i + j.length] - f.pw[i];
+        vw = (f.pw2[i + j.length] - f.pw2[i]) - sw * sw * j.inv_len;
+    }
+    const bool keep = may_win(k, j.c1 * su, vu, j.r1, j.e.e_v, j.e.e_ar1, j.a2u, j.c12 * sw, vw,
+                              j.r12, j.e.e_vw, j.e.e_a21, cc.pad, j.floor);
+    if (!keep && cc.debug) tally.violations += thread_gain(f, j, i, k) >= j.floor;
+    return keep;
+}
+
+// Stage 2 of a queued shift: the K-piece bound (templates of fine_min samples
+// or more). Whether shift i is evaluated exactly.
+__device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, const Tables &tb,
+                                           const Cascade &cc, Tally &tally)
+{
+    const double k = box_depth(f, j, i) * j.kscale;
+    if (j.length < cc.fine_min || !(k > 0.0)) return true;
+    const int *bw = tb.bounds + j.wi * (tb.k_max + 1);
+    const double *nw = tb.inv_n + j.wi * tb.k_max;
+    double mu, vu, mw = 0.0, vw = 0.0;
+    piece_sums(bw, nw, tb.c + j.wi * tb.k_max, j.kp, f.pu, f.pu2, i, mu, vu);
+    if (!cc.uniform) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
+    const bool keep = may_win(k, mu, vu, j.rk, j.kp * j.e.e_v, j.e.e_ark, j.a2u, mw, vw, j.rk2,
+                              j.kp * j.e.e_vw, j.e.e_a2k, cc.pad, j.floor);
+    if (!keep && cc.debug) tally.violations += thread_gain(f, j, i, k) >= j.floor;
+    return keep;
+}
+
+// Shared state of one block's cascade.
+struct ScanQueues {
+    int queue[CHUNK], survivor[CHUNK];
+    int n_queue, n_survivors;
+    unsigned long long queued, survived;  // totals over the block's chunks
+};
+
+// The cascade over the flat list of shifts of jobs[0 .. count) (job g's
+// shifts are entries jobs[g].start .. + n_shifts, ascending), CHUNK entries at
+// a time (the queues' capacity). Every thread of the block calls it. ONE_JOB
+// (count 1): no walk over jobs, which keeps pruned_scan within 64 registers.
+template <bool ONE_JOB>
+__device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int count, const Tables &tb,
+                           const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
+{
+    const int total = jobs[count - 1].start + jobs[count - 1].n_shifts;
+    int g = 0;  // this thread's job: its entries only grow
+    for (int first = 0; first < total; first += CHUNK) {
+        if (threadIdx.x == 0) { sq.n_queue = 0; sq.n_survivors = 0; }
         __syncthreads();
-
-        // one-piece bound per shift; survivors queued (in any order: the best
-        // fit is chosen by TLS's total order). Short templates (direct) skip
-        // the bounds: each thread evaluates its shifts in full. Debug: a
-        // skipped shift whose exact gain reaches the floor is a violation.
-        const int end = min(first + CHUNK, x.n_shifts);
-        for (int s = first + threadIdx.x; s < end; s += BLOCK) {
-            const int i = s * x.stride;
-            const double box = box_depth(x, i, rd);
-            const bool pass = box > depth_min;
-            const double k = box * x.kscale;
-            my_passed += pass;
-            bool keep = pass && !direct && !(k > 0.0);
-            if (pass && direct) {
-                const double gain = thread_gain(x, i, k);
-                const Best cand = {gain, 1.0 - box * ov, wi, i};
-                if (gain > 0.0 && better(cand, best)) best = cand;
-                ++my_direct;
-            } else if (pass && !keep) {
-                const double su = x.pu[i + x.length] - x.pu[i];
-                const double vu = (x.pu2[i + x.length] - x.pu2[i]) - su * su * inv_len;
-                double sw = 0.0, vw = 0.0;
-                if (!uniform) {
-                    sw = x.pw[i + x.length] - x.pw[i];
-                    vw = (x.pw2[i + x.length] - x.pw2[i]) - sw * sw * inv_len;
-                }
-                keep = may_win(k, c1 * su, vu, r1, e.e_v, e.e_ar1, x, c12 * sw, vw, r12, e.e_vw,
-                               e.e_a21, pad, floor);
-                if (!keep && debug) my_violations += thread_gain(x, i, k) >= floor;
-            }
-            push(queue, &n_queue, keep, i);
+        const int end = min(first + CHUNK, total);
+        for (int e = first + threadIdx.x; e < end; e += BLOCK) {
+            while (!ONE_JOB && e >= jobs[g].start + jobs[g].n_shifts) ++g;
+            const int i = (e - jobs[g].start) * jobs[g].stride;
+            const bool keep = coarse_stage(f, jobs[g], i, cc, best, tally);
+            push(sq.queue, &sq.n_queue, keep, g << SLOT_BITS | i);
         }
         __syncthreads();
-        const int queued = n_queue;
-
-        // K-piece bound per queued shift; survivors queued again
+        const int queued = sq.n_queue;
         for (int q = threadIdx.x; q < queued; q += BLOCK) {
-            const int i = queue[q];
-            const double k = box_depth(x, i, rd) * x.kscale;
-            bool keep = direct || !fine || !(k > 0.0);
-            if (!keep) {
-                double mu, vu, mw = 0.0, vw = 0.0;
-                piece_sums(bw, nw, cw, kp, x.pu, x.pu2, i, mu, vu);
-                if (!uniform) piece_sums(bw, nw, c2w, kp, x.pw, x.pw2, i, mw, vw);
-                keep = may_win(k, mu, vu, rk, kp * e.e_v, e.e_ark, x, mw, vw, rk2, kp * e.e_vw,
-                               e.e_a2k, pad, floor);
-            }
-            if (!keep && debug) my_violations += thread_gain(x, i, k) >= floor;
-            push(survivor, &n_survivors, keep, i);
+            const int entry = sq.queue[q];
+            const Job &j = jobs[entry >> SLOT_BITS];
+            const bool keep = fine_stage(f, j, entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
+            push(sq.survivor, &sq.n_survivors, keep, entry);
         }
         __syncthreads();
-        const int survivors = n_survivors;
-        if (threadIdx.x == 0) { queued_total += queued; survived_total += survivors; }
-
-        // exact gains, one warp per survivor
+        const int survivors = sq.n_survivors;
+        if (threadIdx.x == 0) { sq.queued += queued; sq.survived += survivors; }
         for (int q = threadIdx.x / 32; q < survivors; q += BLOCK / 32) {
-            const int i = survivor[q];
-            const double box = box_depth(x, i, rd);
-            const double gain = warp_gain(x, i, box * x.kscale);
-            const Best cand = {gain, 1.0 - box * ov, wi, i};
-            if (gain > 0.0 && better(cand, best)) best = cand;
+            const int entry = sq.survivor[q];
+            const Job &j = jobs[entry >> SLOT_BITS];
+            const int i = entry & ((1 << SLOT_BITS) - 1);
+            const double box = box_depth(f, j, i);
+            offer(best, j, i, box, warp_gain(f, j, i, box * j.kscale));
+            if (threadIdx.x % 32 == 0) tally.macs += j.length;
         }
         __syncthreads();  // the queues are refilled by the next chunk
     }
-    atomicAdd(&passed, my_passed);
-    if (my_direct) atomicAdd(&direct_count, my_direct);
-    if (my_violations) atomicAdd(&violations, my_violations);
-    reduce_best(best, job_gain + job, job_index + job, job_depth + job);  // synchronises the block
+}
+
+// The block's counts into the launch's counters (synchronises the block).
+__device__ void add_counts(const Tally &tally, const ScanQueues &sq, unsigned long long seeds,
+                           unsigned long long *counters)
+{
+    __shared__ struct { unsigned long long passed, direct, violations, macs; } sum;
+    if (threadIdx.x == 0) sum = {0, 0, 0, 0};
+    __syncthreads();
+    if (tally.passed) atomicAdd(&sum.passed, (unsigned long long)tally.passed);
+    if (tally.direct) atomicAdd(&sum.direct, (unsigned long long)tally.direct);
+    if (tally.violations) atomicAdd(&sum.violations, (unsigned long long)tally.violations);
+    if (tally.macs) atomicAdd(&sum.macs, tally.macs);
+    __syncthreads();
     if (threadIdx.x == 0) {
-        atomicAdd(counters + DEPTH_PASS, passed);
-        atomicAdd(counters + COARSE_PASS, queued_total + direct_count);
-        atomicAdd(counters + FINE_PASS, survived_total + direct_count);
-        atomicAdd(counters + EXACT_MACS, (survived_total + direct_count) * x.length);
-        atomicAdd(counters + VIOLATIONS, violations);
+        atomicAdd(counters + DEPTH_PASS, sum.passed);
+        atomicAdd(counters + COARSE_PASS, sq.queued + sum.direct);
+        atomicAdd(counters + FINE_PASS, sq.survived + sum.direct);
+        atomicAdd(counters + EXACT_MACS, sum.macs);
+        atomicAdd(counters + VIOLATIONS, sum.violations);
+        if (seeds) atomicAdd(counters + SEED_DOTS, seeds);
     }
+}
+
+// Running sums of one sample: flux, u, u^2, w, w^2, |u|.
+struct Sums {
+    double f, u, u2, w, w2, au;
+};
+
+struct SumsAdd {
+    __device__ Sums operator()(const Sums &a, const Sums &b) const
+    {
+        return {a.f + b.f, a.u + b.u, a.u2 + b.u2, a.w + b.w, a.w2 + b.w2, a.au + b.au};
+    }
+};
+
+// One period's prefix sums, by the whole block: sample k < m has flux f[k]
+// and weight wf[k] (w_uniform where wf is null); writes rw[k] = u_k and cs,
+// pu, pu2 (pw, pw2 unless null) at k + 1 (zero at 0); scale = (U1 = sum|u|,
+// U2, W1, W2). In place is fine (f = cs + 1): a tile is read before it is
+// written.
+__device__ void prefix_sums(const double *f, const double *wf, double w_uniform, int m, double *rw,
+                            double *cs, double *pu, double *pu2, double *pw, double *pw2,
+                            double *scale)
+{
+    typedef cub::BlockScan<Sums, BLOCK, cub::BLOCK_SCAN_WARP_SCANS> Scan;
+    __shared__ typename Scan::TempStorage temp;
+    if (threadIdx.x == 0) {
+        cs[0] = 0.0; pu[0] = 0.0; pu2[0] = 0.0;
+        if (pw) { pw[0] = 0.0; pw2[0] = 0.0; }
+    }
+    Sums carry = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    for (int start = 0; start < m; start += BLOCK * PREFIX_ITEMS) {
+        Sums x[PREFIX_ITEMS];
+        double u[PREFIX_ITEMS];
+        const int base = start + threadIdx.x * PREFIX_ITEMS;
+#pragma unroll
+        for (int r = 0; r < PREFIX_ITEMS; ++r) {
+            const int k = base + r;
+            const double fk = k < m ? f[k] : 1.0, v = k >= m ? 0.0 : wf ? wf[k] : w_uniform;
+            u[r] = (1.0 - fk) * v;
+            x[r] = {k < m ? fk : 0.0, u[r], u[r] * u[r], v, v * v, fabs(u[r])};
+        }
+        Sums total;
+        Scan(temp).InclusiveScan(x, x, SumsAdd(), total);
+#pragma unroll
+        for (int r = 0; r < PREFIX_ITEMS; ++r) {
+            const int k = base + r;
+            if (k < m) {
+                const Sums s = SumsAdd()(carry, x[r]);
+                rw[k] = u[r];
+                cs[k + 1] = s.f; pu[k + 1] = s.u; pu2[k + 1] = s.u2;
+                if (pw) { pw[k + 1] = s.w; pw2[k + 1] = s.w2; }
+            }
+        }
+        carry = SumsAdd()(carry, total);
+        __syncthreads();  // temp is reused by the next tile
+    }
+    if (threadIdx.x == 0) { scale[0] = carry.au; scale[1] = carry.u2; scale[2] = carry.w; scale[3] = carry.w2; }
+}
+
+// The Tables argument list of a kernel, and the struct made of it.
+#define TABLE_PARAMS                                                                              \
+    const int *widths, const int *strides, const long long *offsets, const double *a,             \
+        const double *kscale, const double *sum_a2, const double *overshoot,                      \
+        const int *n_pieces, const int *bounds, const double *inv_n, const double *c,             \
+        const double *c2, const double *rho, const double *rho2, const double *mean,              \
+        const double *amax, const double *sum_c, int k_max
+#define TABLES {widths, strides, offsets, a, kscale, sum_a2, overshoot, n_pieces, bounds, inv_n, c, \
+                c2, rho, rho2, mean, amax, sum_c, k_max}
+
+// Period b's arrays in global memory (laid out by pruned_fold and pruned_prefix).
+__device__ __forceinline__ Fold global_fold(int b, int m, const double *rw, const double *w,
+                                            const double *cs, const double *pu, const double *pu2,
+                                            const double *pw, const double *pw2)
+{
+    const size_t fb = (size_t)b * m, pb = (size_t)b * (m + 1);
+    return {rw + fb, w + fb, cs + pb, pu + pb, pu2 + pb, pw + pb, pw2 + pb};
+}
+
+// One block per period b: key, idx, count (n each, at b * n) are scratch;
+// f_out, w_out (m each, at b * m): the flux and weight of the patched fold in
+// (phase, index) order, as the cpu backend's stable sort gives it.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+pruned_fold(const double *t, const double *y, const double *w, int n, int m,
+            const double *periods, double *keys, int *order, int *counts, double *f_out,
+            double *w_out)
+{
+    const int b = blockIdx.x;
+    double *key = keys + (size_t)b * n;
+    int *idx = order + (size_t)b * n;
+    const double period = periods[b];
+    for (int i = threadIdx.x; i < n; i += BLOCK) {
+        key[i] = fold_phase(t[i], period);
+        idx[i] = i;
+    }
+    __syncthreads();
+    bucket_sort_n(key, idx, n, counts + (size_t)b * n);
+    double *f_b = f_out + (size_t)b * m, *w_b = w_out + (size_t)b * m;
+    for (int k = threadIdx.x; k < m; k += BLOCK) {
+        const int src = idx[k % n];
+        f_b[k] = y[src];
+        w_b[k] = w[src];
+    }
+}
+
+// One block per period: from the folded flux and weights (m each, at b * m),
+// rw = u = (1 - f) w (m) and the prefix sums cs, pu, pu2, pw, pw2 (m + 1
+// each, at b * (m + 1)); scales[4 b ..] = (U1, U2, W1, W2).
+extern "C" __global__ void __launch_bounds__(BLOCK, 512 / BLOCK)
+pruned_prefix(const double *f, const double *w, int m, double *rw, double *cs, double *pu,
+              double *pu2, double *pw, double *pw2, double *scales)
+{
+    const int b = blockIdx.x;
+    const size_t fb = (size_t)b * m, pb = (size_t)b * (m + 1);
+    prefix_sums(f + fb, w + fb, 0.0, m, rw + fb, cs + pb, pu + pb, pu2 + pb, pw + pb, pw2 + pb,
+                scales + 4 * b);
+}
+
+// The width slot a block serves: period b, width index wi; false for a slot
+// past the period's allowed widths [lo[b], hi[b]).
+__device__ __forceinline__ bool slot(int pair, int slots, const int *lo, const int *hi, int &b, int &wi)
+{
+    b = pair / slots;
+    wi = lo[b] + pair % slots;
+    return wi < hi[b];
+}
+
+// Deepest box of one (period, width) pair, then its exact gain: the period's
+// threshold is the largest such gain (0 if none is positive).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+pruned_seed(const double *rw, const double *w, const double *cs, const double *pu,
+            const double *pu2, const double *pw, const double *pw2, int m, int n,
+            const int *lo, const int *hi, int slots, TABLE_PARAMS, double w_uniform,
+            double depth_min, unsigned long long *threshold, unsigned long long *counters)
+{
+    typedef cub::BlockReduce<double, BLOCK> Sum;
+    typedef cub::BlockReduce<Deepest, BLOCK> Max;
+    __shared__ union { typename Sum::TempStorage sum; typename Max::TempStorage max; } temp;
+    __shared__ Deepest deepest;
+    int b, wi;
+    if (!slot(blockIdx.x, slots, lo, hi, b, wi)) return;
+    const Tables tb = TABLES;
+    const Fold f = global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2);
+    const Job j = job_of(wi, m, n, tb, w_uniform);
+    const Deepest top = Max(temp.max).Reduce(deepest_box(f, j, threadIdx.x, BLOCK, depth_min),
+                                             [](const Deepest &p, const Deepest &q) { return deeper(p, q); });
+    if (threadIdx.x == 0) deepest = top;
+    __syncthreads();
+    if (deepest.i < 0) return;
+    const int i = deepest.i;
+    const double k = deepest.box * j.kscale;
+    double ar = 0.0, a2 = 0.0;
+    for (int q = threadIdx.x; q < j.length; q += BLOCK) {
+        const double aq = __ldg(j.a + q);
+        ar = fma(aq, f.rw[i + q], ar);
+        if (j.a2u == 0.0) a2 = fma(aq * aq, f.w[i + q], a2);
+    }
+    ar = Sum(temp.sum).Sum(ar);
+    __syncthreads();
+    a2 = Sum(temp.sum).Sum(a2);
+    if (threadIdx.x == 0) {
+        const double gain = 2.0 * k * ar - k * k * (j.a2u > 0.0 ? j.a2u : a2);
+        if (gain > 0.0) atomicMax(threshold + b, (unsigned long long)__double_as_longlong(gain));
+        atomicAdd(counters + SEED_DOTS, 1ull);
+        atomicAdd(counters + EXACT_MACS, (unsigned long long)j.length);
+    }
+}
+
+// One block per job (one width slot of one period): the cascade over its
+// shifts; job_* get the job's best fit (gain 0, index -1 for none).
+extern "C" __global__ void __launch_bounds__(BLOCK, SCAN_BLOCKS_PER_SM)
+pruned_scan(const double *rw, const double *w, const double *cs, const double *pu,
+            const double *pu2, const double *pw, const double *pw2, const double *scales,
+            int m, int n, const int *lo, const int *hi, int slots, TABLE_PARAMS,
+            double w_uniform, double depth_min, double g, double pad, int prune_min,
+            int fine_min, const unsigned long long *threshold, int debug, double *job_gain,
+            int *job_index, double *job_depth, unsigned long long *counters)
+{
+    __shared__ Job job;
+    __shared__ ScanQueues sq;
+    const int id = blockIdx.x;
+    int b, wi;
+    if (!slot(id, slots, lo, hi, b, wi)) {  // empty job
+        if (threadIdx.x == 0) { job_gain[id] = 0.0; job_index[id] = -1; job_depth[id] = 0.0; }
+        return;
+    }
+    const Tables tb = TABLES;
+    if (threadIdx.x == 0) {
+        job = cascade_job(wi, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g, pad);
+        job.start = 0;
+        sq.queued = 0; sq.survived = 0;
+    }
+    __syncthreads();
+    const Cascade cc = {depth_min, pad, prune_min, fine_min, debug, w_uniform > 0.0};
+    Best best = {0.0, 0.0, -1, 0x7fffffff};
+    Tally tally = {0, 0, 0, 0};
+    scan_group<true>(global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2), &job, 1, tb, cc, sq, best, tally);
+    add_counts(tally, sq, 0, counters);
+    reduce_best(best, job_gain + id, job_index + id, job_depth + id);
+}
+
+// One block per period b, everything in shared memory (dynamic, in doubles:
+// rw, cs, pu, pu2 and, with weights that differ, w, pw, pw2; pruned.py's
+// shared_doubles): fold and bucket sort (keys in pu, counts and order in
+// pu2), flux and weights gathered into cs + 1 and w, prefix sums in place,
+// the seeds (a warp per width), then the cascade over the period's widths
+// W_GROUP at a time; gain, index, depth of period b.
+extern "C" __global__ void __launch_bounds__(BLOCK, BLOCK < 512 ? 512 / BLOCK : 1)  // 128 registers
+pruned_period(const double *t, const double *y, const double *w, int n, int m,
+              const double *periods, const int *lo, const int *hi, TABLE_PARAMS,
+              double w_uniform, double depth_min, double g, double pad, int prune_min,
+              int fine_min, int debug, double *gain_out, int *index_out, double *depth_out,
+              unsigned long long *counters)
+{
+    extern __shared__ double smem[];
+    __shared__ Job jobs[W_GROUP];
+    __shared__ ScanQueues sq;
+    __shared__ double scale[4];
+    __shared__ unsigned long long threshold;
+    const int b = blockIdx.x, lane = threadIdx.x % 32;
+    const bool uniform = w_uniform > 0.0;
+    double *rw = smem, *cs = rw + m, *pu = cs + (m + 1), *pu2 = pu + (m + 1);
+    double *wv = uniform ? nullptr : pu2 + (m + 1);
+    double *pw = uniform ? nullptr : wv + m, *pw2 = uniform ? nullptr : pw + (m + 1);
+    {
+        double *key = pu;
+        int *count = (int *)pu2, *idx = count + n;
+        const double period = periods[b];
+        for (int i = threadIdx.x; i < n; i += BLOCK) {
+            key[i] = fold_phase(t[i], period);
+            idx[i] = i;
+        }
+        __syncthreads();
+        bucket_sort_n(key, idx, n, count);
+        for (int k = threadIdx.x; k < m; k += BLOCK) {
+            const int src = idx[k % n];
+            cs[k + 1] = y[src];
+            if (!uniform) wv[k] = w[src];
+        }
+        if (threadIdx.x == 0) { threshold = 0; sq.queued = 0; sq.survived = 0; }
+        __syncthreads();
+    }
+    prefix_sums(cs + 1, wv, w_uniform, m, rw, cs, pu, pu2, pw, pw2, scale);
+    __syncthreads();
+
+    const Tables tb = TABLES;
+    const Fold f = {rw, wv, cs, pu, pu2, pw, pw2};
+    const int first_width = lo[b], n_widths = hi[b] - first_width;
+    Tally tally = {0, 0, 0, 0};
+    unsigned long long seeds = 0;
+    for (int q = threadIdx.x / 32; q < n_widths; q += BLOCK / 32) {
+        const Job j = job_of(first_width + q, m, n, tb, w_uniform);
+        Deepest top = deepest_box(f, j, lane, 32, depth_min);
+        for (int o = 16; o > 0; o >>= 1)
+            top = deeper(top, {__shfl_xor_sync(0xffffffffu, top.box, o),
+                               __shfl_xor_sync(0xffffffffu, top.i, o)});
+        if (top.i < 0) continue;
+        const double gain = warp_gain(f, j, top.i, top.box * j.kscale);
+        if (lane == 0) {
+            if (gain > 0.0) atomicMax(&threshold, (unsigned long long)__double_as_longlong(gain));
+            ++seeds;
+            tally.macs += j.length;
+        }
+    }
+    __syncthreads();
+
+    const Cascade cc = {depth_min, pad, prune_min, fine_min, debug, uniform};
+    Best best = {0.0, 0.0, -1, 0x7fffffff};
+    for (int g0 = 0; g0 < n_widths; g0 += W_GROUP) {
+        const int count = min(W_GROUP, n_widths - g0);
+        if (threadIdx.x < count)
+            jobs[threadIdx.x] = cascade_job(first_width + g0 + threadIdx.x, m, n, tb, w_uniform,
+                                            scale, threshold, g, pad);
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (int q = 0, s = 0; q < count; s += jobs[q].n_shifts, ++q) jobs[q].start = s;
+        __syncthreads();
+        scan_group<false>(f, jobs, count, tb, cc, sq, best, tally);
+    }
+    add_counts(tally, sq, seeds, counters);
+    reduce_best(best, gain_out + b, index_out + b, depth_out + b);
 }

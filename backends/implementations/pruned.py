@@ -5,14 +5,19 @@ depth filter and a one-piece bound, a K-piece bound on the survivors and the
 exact float64 dot products on what is left, typically 2-5 % of brute force's
 multiply-adds (``results.meta["work"]``).
 
+Two layouts (``pruned.cu``): a light curve whose fold and prefix sums fit in
+shared memory (K2-size) is searched by one kernel, one block per period, with
+every per-period array in shared memory; a longer one (TESS sectors,
+100,000-point curves) by four kernels over arrays in global memory, allocated
+from a memory pool, device memory bounded by batching periods. Both run the
+same stages and count the same work. Everything is float64, so no float32
+re-check is needed.
+
 PyCUDA rather than CuPy: the kernels are one CUDA source with CUB block
 primitives and ``simple``'s bucket sort, which PyCUDA loads as an nvcc cubin
 from the shared kernel cache (on-disk, compile-checked in CI) in the device's
 primary context like the other PyCUDA backends; CuPy's array operations would
-add a sort and temporaries per stage. Every per-period array lives in global
-memory (any n: TESS sectors and 100,000-point curves, whose prefix sums do not
-fit in shared memory), allocated from a memory pool. Everything is float64, so
-no float32 re-check is needed; device memory is bounded by batching periods.
+add a sort and temporaries per stage.
 """
 
 from __future__ import annotations
@@ -23,20 +28,24 @@ import numpy as np
 
 from backends import pruning
 from backends.implementations.pycuda_backends import BLOCK_SIZES, PyCUDABackend
-from backends.protocol import PeriodStats
+from backends.protocol import InputTooLarge, PeriodStats
 
 CHUNK_PER_THREAD = 8  # shifts per thread of a scan job (pruned.cu's CHUNK)
 MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
 FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,024 threads
 BATCH_BYTES = 4 << 30  # device memory a batch may take (and at most half the free memory)
+SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1,024 spill)
+LAYOUTS = ("auto", "shared", "global")
 
 
 @dataclass
 class PrunedState:
-    """The plan on the device (``DeviceState``) plus the pruning tables."""
+    """The plan on the device (``DeviceState``) plus the pruning tables and
+    the layout: ``shared`` (pruned_period) or global memory."""
 
     base: object
     tables: dict
+    shared: bool
 
 
 class PrunedBackend(PyCUDABackend):
@@ -47,9 +56,14 @@ class PrunedBackend(PyCUDABackend):
     variant = "pruned"
     defines: dict = {}
 
-    def __init__(self, block_size: int | None = None, debug: bool = False):
+    def __init__(self, block_size: int | None = None, debug: bool = False, layout: str = "auto"):
+        """``layout``: "shared" (one kernel, fold in shared memory), "global"
+        (any n) or "auto" (shared where the fold fits)."""
         super().__init__(block_size)
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
         self.debug = bool(debug)
+        self.layout = layout
         self._pool = None
 
     def _empty(self, size, dtype):
@@ -82,7 +96,34 @@ class PrunedBackend(PyCUDABackend):
                 rho2=put(pc.rho2, np.float64), mean=put(pc.mean, np.float64),
                 amax=put(pc.amax, np.float64), sum_c=put(pc.sum_c, np.float64),
             )
-        return PrunedState(base, tables)
+            shared = self._shared_layout(plan)
+        self.fuses_fold_sort = shared  # pruned_period folds inside chi2_scan
+        return PrunedState(base, tables, shared)
+
+    @staticmethod
+    def shared_doubles(plan) -> int:
+        """pruned_period's dynamic shared memory in doubles: rw, cs, pu, pu2 and,
+        with weights that differ, w, pw, pw2 (M samples, prefix sums M + 1)."""
+        m = plan.lc.size + plan.templates.maxwidth
+        return 4 * m + 3 if plan.lc.uniform_weight else 7 * m + 5
+
+    def _shared_layout(self, plan) -> bool:
+        """Whether this search runs pruned_period (``layout``; "auto": if it fits)."""
+        import pycuda.driver as cuda
+
+        if self.layout == "global":
+            return False
+        fn = self.module(SHARED_BLOCK, self.kernel_defines(SHARED_BLOCK)).get_function("pruned_period")
+        limit = self._device().get_attribute(
+            cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) - fn.shared_size_bytes
+        need = 8 * self.shared_doubles(plan)
+        if need <= limit:
+            return True
+        if self.layout == "shared":
+            raise InputTooLarge(f"backend 'pruned' (layout 'shared') holds a fold of "
+                                f"{plan.lc.size} points in {need} bytes of shared memory; "
+                                f"this GPU allows {limit} (use layout 'global' or 'auto')")
+        return False
 
     def fold_sort(self, state, periods):
         """Per period (rows of b x M): the patched flux and weights in phase order."""
@@ -107,6 +148,8 @@ class PrunedBackend(PyCUDABackend):
     def max_batch_periods(self, plan):
         import pycuda.driver as cuda
 
+        if self.fuses_fold_sort:
+            return MAX_PERIODS
         with self.context():
             free, _ = cuda.mem_get_info()
         budget = min(BATCH_BYTES, free // 2)
@@ -121,54 +164,77 @@ class PrunedBackend(PyCUDABackend):
     def kernel_defines(self, block):
         return {"CHUNK": self.chunk(block)}
 
+    @staticmethod
+    def _table_args(state) -> tuple:
+        """pruned.cu's TABLE_PARAMS: template and piece tables of every width."""
+        widths, strides, offsets, a, overshoot = state.base.templates
+        tab = state.tables
+        return (widths, strides, offsets, a, tab["kscale"], tab["sum_a2"], overshoot,
+                tab["n_pieces"], tab["bounds"], tab["inv_n"], tab["c"], tab["c2"], tab["rho"],
+                tab["rho2"], tab["mean"], tab["amax"], tab["sum_c"],
+                np.int32(state.base.plan.templates.pieces.k_max))
+
     def chi2_scan(self, state, folded, periods, lo, hi):
-        base, tab = state.base, state.tables
-        plan, block = base.plan, base.block
-        tp, pc = plan.templates, plan.templates.pieces
-        n, m, b = base.n, base.m, len(periods)
-        widths, strides, offsets, a, overshoot = base.templates
-        g, pad, prune_min, fine_min = pruning.tuning(m)
-        w_uniform = np.float64(plan.lc.uniform_weight)
+        base, plan = state.base, state.base.plan
+        g, pad, prune_min, fine_min = pruning.tuning(base.m)
+        cascade = (np.float64(plan.templates.depth_min), np.float64(g), np.float64(pad),
+                   np.int32(prune_min), np.int32(fine_min))
         with self.context():
-            mod = self.module(block, self.kernel_defines(block))
-            f, w = folded
-            rw = self._empty(b * m, np.float64)
-            prefix = [self._empty(b * (m + 1), np.float64) for _ in range(5)]  # cs, pu, pu2, pw, pw2
-            scales = self._empty(4 * b, np.float64)
-            self._launch("chi2_scan.prefix", mod, "pruned_prefix", f, w, np.int32(m), rw, *prefix,
-                         scales, block=(block, 1, 1), grid=(b, 1))
-            data = (rw, w, *prefix)
             counters = self._put(np.zeros(len(pruning.COUNTERS)), np.uint64)
-            threshold = self._put(np.zeros(b), np.uint64)
-            # jobs by index (pruned.cu): `slots` widths per period
-            slots = max(1, int(np.max(hi - lo, initial=0)))
-            windows = (self._put(lo, np.int32), self._put(hi, np.int32), np.int32(slots))
-            self._launch(
-                "chi2_scan.seed", mod, "pruned_seed", *data, np.int32(m), np.int32(n), *windows,
-                widths, strides, offsets, a, tab["kscale"], tab["sum_a2"], w_uniform,
-                np.float64(tp.depth_min), threshold, counters,
-                block=(block, 1, 1), grid=(b * slots, 1))
-            jobs = b * slots
-            job_gain, job_index, job_depth = (self._empty(jobs, np.float64),
-                                              self._empty(jobs, np.int32),
-                                              self._empty(jobs, np.float64))
-            self._launch(
-                "chi2_scan.cascade", mod, "pruned_scan", *data, scales, np.int32(m), np.int32(n),
-                *windows, widths, strides, offsets, a,
-                tab["kscale"], tab["sum_a2"], overshoot, tab["n_pieces"], tab["bounds"],
-                tab["inv_n"], tab["c"], tab["c2"], tab["rho"], tab["rho2"], tab["mean"],
-                tab["amax"], tab["sum_c"], np.int32(pc.k_max), w_uniform, np.float64(tp.depth_min),
-                np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min),
-                threshold, np.int32(self.debug), job_gain, job_index, job_depth, counters,
-                block=(block, 1, 1), grid=(jobs, 1))
+            b = len(periods)
             gain, index, depth = (self._empty(b, np.float64), self._empty(b, np.int32),
                                   self._empty(b, np.float64))
-            self._launch(
-                "chi2_scan.reduce", mod, "reduce_jobs", job_gain, job_index, job_depth,
-                self._put(np.arange(b + 1) * slots, np.int32), np.int32(b),
-                gain, index, depth, block=(128, 1, 1), grid=(-(-b // 128), 1))
+            scan = self._scan_shared if state.shared else self._scan_global
+            scan(state, folded, periods, lo, hi, cascade, counters, (gain, index, depth))
             pruning.add_work(self.work, counters.get(), plan, lo, hi, self.debug)
             return PeriodStats.from_gains(plan, gain.get(), index.get(), depth.get())
+
+    def _scan_shared(self, state, folded, periods, lo, hi, cascade, counters, outs):
+        """pruned_period: one block per period, everything in shared memory."""
+        import pycuda.driver as cuda
+
+        base = state.base
+        fn = self.module(SHARED_BLOCK, self.kernel_defines(SHARED_BLOCK)).get_function("pruned_period")
+        shared = 8 * self.shared_doubles(base.plan)
+        fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        fn(base.t, base.y, base.w, np.int32(base.n), np.int32(base.m),
+           self._put(periods, np.float64), self._put(lo, np.int32), self._put(hi, np.int32),
+           *self._table_args(state), np.float64(base.plan.lc.uniform_weight), *cascade,
+           np.int32(self.debug), *outs, counters,
+           block=(SHARED_BLOCK, 1, 1), grid=(len(periods), 1), shared=shared)
+
+    def _scan_global(self, state, folded, periods, lo, hi, cascade, counters, outs):
+        """Prefix sums, seeds, one block per (period, width) job, reduction."""
+        base, block = state.base, state.base.block
+        n, m, b = base.n, base.m, len(periods)
+        depth_min, g, pad, prune_min, fine_min = cascade
+        w_uniform = np.float64(base.plan.lc.uniform_weight)
+        tables = self._table_args(state)
+        mod = self.module(block, self.kernel_defines(block))
+        f, w = folded
+        rw = self._empty(b * m, np.float64)
+        prefix = [self._empty(b * (m + 1), np.float64) for _ in range(5)]  # cs, pu, pu2, pw, pw2
+        scales = self._empty(4 * b, np.float64)
+        self._launch("chi2_scan.prefix", mod, "pruned_prefix", f, w, np.int32(m), rw, *prefix,
+                     scales, block=(block, 1, 1), grid=(b, 1))
+        data = (rw, w, *prefix)
+        threshold = self._put(np.zeros(b), np.uint64)
+        # jobs by index (pruned.cu): `slots` widths per period
+        slots = max(1, int(np.max(hi - lo, initial=0)))
+        windows = (self._put(lo, np.int32), self._put(hi, np.int32), np.int32(slots))
+        self._launch("chi2_scan.seed", mod, "pruned_seed", *data, np.int32(m), np.int32(n),
+                     *windows, *tables, w_uniform, depth_min, threshold, counters,
+                     block=(block, 1, 1), grid=(b * slots, 1))
+        jobs = b * slots
+        job_outs = (self._empty(jobs, np.float64), self._empty(jobs, np.int32),
+                    self._empty(jobs, np.float64))
+        self._launch("chi2_scan.cascade", mod, "pruned_scan", *data, scales, np.int32(m),
+                     np.int32(n), *windows, *tables, w_uniform, depth_min, g, pad, prune_min,
+                     fine_min, threshold, np.int32(self.debug), *job_outs, counters,
+                     block=(block, 1, 1), grid=(jobs, 1))
+        self._launch("chi2_scan.reduce", mod, "reduce_jobs", *job_outs,
+                     self._put(np.arange(b + 1) * slots, np.int32), np.int32(b), *outs,
+                     block=(128, 1, 1), grid=(-(-b // 128), 1))
 
     def _launch(self, stage, module, kernel, *args, **launch):
         """Launch ``kernel`` and wait for it, its time under ``timings[stage]``
