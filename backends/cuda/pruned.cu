@@ -319,6 +319,7 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
                            const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
 {
     const int total = jobs[count - 1].start + jobs[count - 1].n_shifts;
+    const Job one = jobs[0];  // ONE_JOB: in registers (78-day curve: 0.20 -> 0.175 s)
     int g = 0;  // this thread's job: its entries only grow
     for (int first = 0; first < total; first += CHUNK) {
         if (threadIdx.x == 0) { sq.n_queue = 0; sq.n_survivors = 0; }
@@ -326,15 +327,16 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
         const int end = min(first + CHUNK, total);
         for (int e = first + threadIdx.x; e < end; e += BLOCK) {
             while (!ONE_JOB && e >= jobs[g].start + jobs[g].n_shifts) ++g;
-            const int i = (e - jobs[g].start) * jobs[g].stride;
-            const bool keep = coarse_stage(f, jobs[g], i, cc, best, tally);
+            const Job &j = ONE_JOB ? one : jobs[g];
+            const int i = (e - j.start) * j.stride;
+            const bool keep = coarse_stage(f, j, i, cc, best, tally);
             push(sq.queue, &sq.n_queue, keep, g << SLOT_BITS | i);
         }
         __syncthreads();
         const int queued = sq.n_queue;
         for (int q = threadIdx.x; q < queued; q += BLOCK) {
             const int entry = sq.queue[q];
-            const Job &j = jobs[entry >> SLOT_BITS];
+            const Job &j = ONE_JOB ? one : jobs[entry >> SLOT_BITS];
             const bool keep = fine_stage(f, j, entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
             push(sq.survivor, &sq.n_survivors, keep, entry);
         }
@@ -343,7 +345,7 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
         if (threadIdx.x == 0) { sq.queued += queued; sq.survived += survivors; }
         for (int q = threadIdx.x / 32; q < survivors; q += BLOCK / 32) {
             const int entry = sq.survivor[q];
-            const Job &j = jobs[entry >> SLOT_BITS];
+            const Job &j = ONE_JOB ? one : jobs[entry >> SLOT_BITS];
             const int i = entry & ((1 << SLOT_BITS) - 1);
             const double box = box_depth(f, j, i);
             offer(best, j, i, box, warp_gain(f, j, i, box * j.kscale));
