@@ -25,9 +25,9 @@ class BackendUnavailable(RuntimeError):
 _BUILTIN = {
     "cpu": "backends.implementations.cpu:CPUBackend",
     "reference": "backends.implementations.reference:ReferenceBackend",
-    "basic": "backends.implementations.pycuda_backends:BasicBackend",
-    "simple": "backends.implementations.pycuda_backends:SimpleBackend",
-    "thrust": "backends.implementations.pycuda_backends:ThrustBackend",
+    "basic": "backends.implementations.basic:BasicBackend",
+    "simple": "backends.implementations.simple:SimpleBackend",
+    "thrust": "backends.implementations.thrust:ThrustBackend",
     "pruned": "backends.implementations.pruned:PrunedBackend",
     "cupy": "backends.implementations.cupy_backend:CuPyBackend",
     "numba": "backends.implementations.numba_cuda:NumbaCUDABackend",

@@ -49,10 +49,10 @@ def launch_plans(plan, periods, lo, hi) -> dict:
     backends in ``HOST_BATCHED``, for one search, from their host code."""
     from backends import packing
     from backends.registry import backend_class
-    from backends.implementations import pycuda_backends as pb
+    from backends.implementations import simple
 
-    job = packing.Job(pb.packed_curve(plan), periods, lo, hi)
-    out = {"simple launches": sum(1 for _ in packing.packs([job], pb.LAUNCH_MACS, pb.MEMORY_BUDGET))}
+    job = packing.Job(simple.packed_curve(plan), periods, lo, hi)
+    out = {"simple launches": sum(1 for _ in packing.packs([job], simple.LAUNCH_MACS, simple.MEMORY_BUDGET))}
     for name in HOST_BATCHED:
         out[f"{name} batches"] = math.ceil(periods.size / backend_class(name)().max_batch_periods(plan))
     return out

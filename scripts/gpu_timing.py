@@ -33,10 +33,10 @@ def light_curve(case):
 
 def time_backend(name, plan, periods, repeats, block_size=None, clear=True):
     """(cold s, warm median s, warm min s, stage seconds of one warm search)."""
-    from backends.implementations import pycuda_backends as pb
+    from backends.implementations.pycuda_base import KERNELS
 
     if clear:
-        pb.KERNELS.clear()
+        KERNELS.clear()
     kwargs = {} if block_size is None else {"block_size": block_size}
     backend = backends.registry.backend_class(name)(**kwargs)
     start = time.perf_counter()
@@ -79,7 +79,7 @@ def main():
     for case in args.cases.split(","):
         t, y, dy = light_curve(case)
         plan, periods = backends.make_plan(t, y, dy, **OPTIONS.get(case, {}))
-        from backends.implementations.pycuda_backends import scan_macs
+        from backends.implementations.pycuda_base import scan_macs
         lo, hi = plan.width_windows(periods)
         macs = sum(scan_macs(plan, a, b) for a, b in zip(lo, hi))
         label = f"{case} n={t.size} periods={periods.size} GMAC={macs / 1e9:.1f}"
@@ -95,7 +95,7 @@ def main():
                              warm_min_s=best, stages=stages))
             print(rows[-1], flush=True)
             if args.block_sweep:
-                from backends.implementations.pycuda_backends import BLOCK_SIZES
+                from backends.implementations.pycuda_base import BLOCK_SIZES
                 for bs in BLOCK_SIZES:
                     cold, warm, best, stages = time_backend(name, plan, periods, 3, bs, False)
                     rows.append(dict(case=label, backend=f"{name} block={bs}", cold_s=cold,

@@ -49,9 +49,9 @@ def light_curves(n):
 def fresh(name):
     """A new backend instance with empty kernel caches, in memory and on disk
     (a cold start: nvcc runs)."""
-    from backends.implementations import pycuda_backends as pb
+    from backends.implementations.pycuda_base import KERNELS
 
-    pb.KERNELS.clear()
+    KERNELS.clear()
     os.environ["TLS_KERNEL_CACHE_DIR"] = tempfile.mkdtemp()
     return backends.get_backend(name)
 

@@ -239,7 +239,7 @@ def test_gate_end_to_end_fails_a_slowdown_and_an_unrecorded_count_change(tmp_pat
     grids.write_text(grids.read_text().replace(
         '    """TLS\'s Ofir (2014) period grid [d], descending."""\n',
         '    """TLS\'s Ofir (2014) period grid [d], descending."""\n    sum(i * i for i in range(20000))\n'))
-    gpu = clone / "backends" / "implementations" / "pycuda_backends.py"
+    gpu = clone / "backends" / "implementations" / "pycuda_base.py"
     gpu.write_text(gpu.read_text().replace("LAUNCH_MACS = 1.2e11", "LAUNCH_MACS = 0.6e11"))
     git(clone, "commit", "-qam", "slower grids, more launches")
     code, failures, out = run_gate()

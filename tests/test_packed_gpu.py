@@ -9,7 +9,7 @@ import backends
 from backends import BatchError, search_batch
 from backends.contract import assert_matches
 from backends.gpu import cuda_device_count
-from backends.implementations import pycuda_backends as pb
+from backends.implementations import simple
 from backends.protocol import InputTooLarge
 from tests.conftest import box_light_curve
 
@@ -26,11 +26,11 @@ CURVES = {  # different lengths (block sizes 32, 128, 256) and grids
 TOO_BIG = (dict(days=30.0, cadence_min=2.0, seed=8), dict(period_min=5.0, period_max=5.1))
 
 
-def simple():
+def simple_backend():
     why = backends.available_backends()["simple"]
     if why is not None:
         pytest.skip(f"simple: {why}")
-    return pb.SimpleBackend()
+    return simple.SimpleBackend()
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +38,11 @@ def plans():
     return [backends.make_plan(*box_light_curve(**lc), **grid) for lc, grid in CURVES.values()]
 
 
-@pytest.mark.parametrize("launch_macs", [pb.LAUNCH_MACS, 2e8])
+@pytest.mark.parametrize("launch_macs", [simple.LAUNCH_MACS, 2e8])
 def test_packed_equals_one_at_a_time(plans, launch_macs, monkeypatch):
-    alone = [simple().search(plan, periods) for plan, periods in plans]
-    monkeypatch.setattr(pb, "LAUNCH_MACS", launch_macs)  # 2e8: many launches, streams reused
-    backend = simple()
+    alone = [simple_backend().search(plan, periods) for plan, periods in plans]
+    monkeypatch.setattr(simple, "LAUNCH_MACS", launch_macs)  # 2e8: many launches, streams reused
+    backend = simple_backend()
     jobs = plans + plans[:1]  # the same light curve twice in one pack
     packed = backend.search_many(jobs)
     for got, ref in zip(packed, alone + alone[:1]):
@@ -55,7 +55,7 @@ def test_packed_equals_one_at_a_time(plans, launch_macs, monkeypatch):
 
 
 def test_packed_matches_the_cpu_backend(plans):
-    backend = simple()
+    backend = simple_backend()
     packed = backend.search_many(plans)
     for (plan, periods), got in zip(plans, packed):
         ref = backends.get_backend("cpu").search(plan, periods)
@@ -65,7 +65,7 @@ def test_packed_matches_the_cpu_backend(plans):
 
 def test_a_curve_simple_refuses_stops_the_pack_before_any_launch(plans):
     big = backends.make_plan(*box_light_curve(**TOO_BIG[0]), **TOO_BIG[1])
-    backend = simple()
+    backend = simple_backend()
     with pytest.raises(InputTooLarge, match="light curve 2: .*shared memory"):
         backend.search_many(plans[:2] + [big] + plans[2:])
     assert backend.timings["chi2_scan"] == 0.0

@@ -7,7 +7,7 @@ from conftest import box_light_curve
 
 import backends
 from backends import packing
-from backends.implementations import pycuda_backends as pb
+from backends.implementations.simple import packed_curve
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +18,7 @@ def jobs():
         plan, periods = backends.make_plan(*box_light_curve(days=days, cadence_min=cadence, seed=seed),
                                            period_min=2.0, period_max=4.0)
         lo, hi = plan.width_windows(periods)
-        out.append(packing.Job(pb.packed_curve(plan), periods, lo, hi))
+        out.append(packing.Job(packed_curve(plan), periods, lo, hi))
     return out + [out[0]]
 
 

@@ -10,7 +10,9 @@ import pytest
 import backends
 from backends.contract import assert_matches
 from backends.gpu import cuda_device_count
-from backends.implementations import pycuda_backends as pb
+from backends.implementations.pycuda_base import BLOCK_SIZES, KERNELS
+from backends.implementations.simple import simple_shared_bytes
+from backends.implementations.thrust import ThrustBackend
 from tests.conftest import box_light_curve
 
 pytestmark = [
@@ -93,7 +95,7 @@ def test_end_to_end_matches_cpu(name):
 def test_every_block_size_gives_the_same_result(name, small_plan):
     plan, periods = small_plan
     periods = periods[::3]
-    results = [_backend(name, block_size=b).search(plan, periods) for b in pb.BLOCK_SIZES]
+    results = [_backend(name, block_size=b).search(plan, periods) for b in BLOCK_SIZES]
     for other in results[1:]:
         np.testing.assert_allclose(other.chi2, results[0].chi2, rtol=1e-12)
         np.testing.assert_array_equal(other.rows, results[0].rows)
@@ -125,7 +127,7 @@ def test_simple_takes_the_largest_light_curve_it_admits():
     t, y, dy = box_light_curve(days=n * 30 / 1440, seed=9)
     plan, periods = backends.make_plan(t, y, dy, period_min=10.0, period_max=10.3)
     tp = plan.templates
-    assert pb.simple_shared_bytes(plan.lc.size, tp.maxwidth, tp.strides) > 48 * 1024
+    assert simple_shared_bytes(plan.lc.size, tp.maxwidth, tp.strides) > 48 * 1024
     ref = backends.get_backend("cpu").search(plan, periods)
     assert_same_spectrum(backend.search(plan, periods), ref, "simple")
 
@@ -135,22 +137,22 @@ def test_repeated_searches_never_recompile(name, small_plan):
     plan, periods = small_plan
     backend = _backend(name)
     backend.search(plan, periods[:20])
-    builds = pb.KERNELS.builds
+    builds = KERNELS.builds
     for _ in range(3):
         _backend(name).search(plan, periods[:20])
-    assert pb.KERNELS.builds == builds
+    assert KERNELS.builds == builds
 
 
 def test_50_threads_share_one_compilation_and_agree(small_plan):
     plan, periods = small_plan
     periods = periods[:40]
-    pb.KERNELS.clear()
-    builds = pb.KERNELS.builds
+    KERNELS.clear()
+    builds = KERNELS.builds
     barrier, results, errors = threading.Barrier(50), [], []
 
     def worker():
         try:
-            backend = pb.ThrustBackend(block_size=64)
+            backend = ThrustBackend(block_size=64)
             barrier.wait()
             results.append(backend.search(plan, periods).chi2)
         except Exception as exc:  # reported below
@@ -162,7 +164,7 @@ def test_50_threads_share_one_compilation_and_agree(small_plan):
     for th in threads:
         th.join()
     assert not errors, errors[0]
-    assert pb.KERNELS.builds == builds + 1
+    assert KERNELS.builds == builds + 1
     for chi2 in results[1:]:
         np.testing.assert_array_equal(chi2, results[0])
 

@@ -11,27 +11,28 @@ import pytest
 
 import backends
 from backends import kernel_cache
-from backends.implementations import pycuda_backends as pb
+from backends.implementations import basic, simple, thrust
+from backends.implementations import pycuda_base as base
 from backends.kernel_cache import KernelCache
 
 
 def test_block_size_rule():
-    assert [pb.block_size_for(n) for n in (100, 499, 500, 4320, 19000, 100000)] == [
+    assert [base.block_size_for(n) for n in (100, 499, 500, 4320, 19000, 100000)] == [
         32, 32, 128, 256, 256, 256]
-    assert all(pb.block_size_for(n) in pb.BLOCK_SIZES for n in range(1, 50000, 997))
+    assert all(base.block_size_for(n) in base.BLOCK_SIZES for n in range(1, 50000, 997))
 
 
 def test_next_pow2():
-    assert [pb.next_pow2(n) for n in (1, 2, 3, 4320, 8192, 8193)] == [1, 2, 4, 8192, 8192, 16384]
+    assert [basic.next_pow2(n) for n in (1, 2, 3, 4320, 8192, 8193)] == [1, 2, 4, 8192, 8192, 16384]
 
 
 def test_simple_shared_bytes_counts_csum_copies_and_order():
     # 4320 points, strides 1..5: skewed csum, two copies sized for stride 5, int order
     m = 4320 + 518
-    assert pb.phase_capacity(m, [1, 2, 5]) == pb.skewed(5 * pb.phase_length(m, 5)) == 5580
-    assert pb.simple_shared_bytes(4320, 518, [1, 2, 5]) == 8 * (pb.skewed(m) + 1) + 8 * 5580 + 4 * 4320
+    assert base.phase_capacity(m, [1, 2, 5]) == base.skewed(5 * base.phase_length(m, 5)) == 5580
+    assert simple.simple_shared_bytes(4320, 518, [1, 2, 5]) == 8 * (base.skewed(m) + 1) + 8 * 5580 + 4 * 4320
     # the copies also hold the n float64 sort keys
-    assert all(8 * pb.phase_capacity(n + 2, [1]) >= 8 * n for n in (1, 7, 1000, 4320))
+    assert all(8 * base.phase_capacity(n + 2, [1]) >= 8 * n for n in (1, 7, 1000, 4320))
 
 
 @pytest.mark.parametrize("stride", [1, 2, 3, 5])
@@ -40,16 +41,16 @@ def test_phase_templates_reproduce_the_direct_dot_products(stride):
     sum_j a_j x[S s + j] for every shift, including the last, and the ring's
     reads past the last shift stay inside one phase."""
     rng = np.random.default_rng(stride)
-    d, m, t = 37, 300, pb.SHIFTS_PER_THREAD
+    d, m, t = 37, 300, base.SHIFTS_PER_THREAD
     a = rng.random(d)
     tp = SimpleNamespace(a=np.concatenate([rng.random(5), a]), offsets=np.array([0, 5, 5 + d]),
                          strides=np.array([1, stride], np.int32))
-    ta, first, taps = pb.phase_templates(tp)
+    ta, first, taps = base.phase_templates(tp)
     assert first.tolist() == [0, t] and taps[1] % t == 0 and first[1] % 2 == 0
     pairs = ta.reshape(-1, 2)[first[1]:first[1] + stride * taps[1]]
     np.testing.assert_allclose(pairs[:, 1], pairs[:, 0] ** 2, rtol=1e-6)
     x = rng.normal(size=m)
-    pl = pb.phase_length(m, stride)
+    pl = base.phase_length(m, stride)
     e = np.arange(stride * pl)
     p = (e % pl) * stride + e // pl
     phases = np.where(p < m, x[np.minimum(p, m - 1)], 0.0).reshape(stride, pl)
@@ -63,17 +64,17 @@ def test_phase_templates_reproduce_the_direct_dot_products(stride):
 
 def test_invalid_block_size_is_refused():
     with pytest.raises(ValueError, match="block_size"):
-        pb.BasicBackend(block_size=96)
+        basic.BasicBackend(block_size=96)
 
 
-@pytest.mark.parametrize("cls", [pb.BasicBackend, pb.ThrustBackend, pb.SimpleBackend])
+@pytest.mark.parametrize("cls", [basic.BasicBackend, thrust.ThrustBackend, simple.SimpleBackend])
 def test_batches_bound_memory_and_launch_length(cls, small_plan):
     plan, periods = small_plan
     backend = cls()
     batch = backend.max_batch_periods(plan)
     assert batch >= 1
-    assert batch * backend.scratch_bytes(plan) <= pb.MEMORY_BUDGET
-    assert batch == 1 or batch * pb.scan_macs(plan) <= pb.LAUNCH_MACS
+    assert batch * backend.scratch_bytes(plan) <= base.MEMORY_BUDGET
+    assert batch == 1 or batch * base.scan_macs(plan) <= base.LAUNCH_MACS
 
 
 def test_scan_macs_counts_shifts_times_lengths(small_plan):
@@ -82,12 +83,12 @@ def test_scan_macs_counts_shifts_times_lengths(small_plan):
     m = plan.lc.size + tp.maxwidth
     wi = len(tp.widths) - 1
     expect = ((m - tp.widths[wi]) // tp.strides[wi] + 1) * tp.lengths[wi]
-    assert pb.scan_macs(plan, wi, wi + 1) == expect
-    assert pb.scan_macs(plan) > pb.scan_macs(plan, 0, 1)
+    assert base.scan_macs(plan, wi, wi + 1) == expect
+    assert base.scan_macs(plan) > base.scan_macs(plan, 0, 1)
 
 
 def test_missing_names_a_reason_without_a_context():
-    why = pb.BasicBackend.missing()
+    why = basic.BasicBackend.missing()
     assert why is None or isinstance(why, str) and why
     if why is not None:
         with pytest.raises(backends.BackendUnavailable, match="basic"):

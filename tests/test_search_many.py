@@ -12,7 +12,7 @@ from conftest import box_light_curve
 import backends
 from backends import BatchError, packing, search_batch
 from backends.batch import Precomputed
-from backends.implementations import pycuda_backends as pb
+from backends.implementations import simple
 from backends.protocol import InputTooLarge
 
 OPTIONS = {"period_min": 3.0, "period_max": 6.0}
@@ -155,8 +155,8 @@ def fake_simple(monkeypatch):
     driver = FakeDriver()
     monkeypatch.setitem(sys.modules, "pycuda", types.ModuleType("pycuda"))
     monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
-    monkeypatch.setattr(pb, "LAUNCH_MACS", 3e8)  # more launches than the two streams
-    backend = pb.SimpleBackend()
+    monkeypatch.setattr(simple, "LAUNCH_MACS", 3e8)  # more launches than the two streams
+    backend = simple.SimpleBackend()
     launches = []
 
     def kernel(block, pack, dev_in, dev_out, stream):
@@ -207,7 +207,7 @@ def test_packed_path_waits_for_the_device_after_an_error(fake_simple, plans, mon
 
 
 def test_simple_gatekeeper_names_the_curve(plans, monkeypatch):
-    backend = pb.SimpleBackend()
+    backend = simple.SimpleBackend()
     monkeypatch.setattr(backend, "refuses", lambda plan: "too big" if plan is plans[1][0] else None)
     with pytest.raises(InputTooLarge, match="light curve 1: too big"):
         backend.search_many(plans)

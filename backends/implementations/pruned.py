@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends import pruning
-from backends.implementations.pycuda_backends import BLOCK_SIZES, PyCUDABackend
+from backends.implementations.pycuda_base import BLOCK_SIZES, PyCUDABackend
 from backends.protocol import InputTooLarge, PeriodStats
 
 CHUNK_PER_THREAD = 8  # shifts per thread of a scan job (pruned.cu's CHUNK)

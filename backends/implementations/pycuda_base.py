@@ -1,0 +1,267 @@
+"""What the PyCUDA backends (``basic``, ``simple``, ``thrust``, ``pruned``)
+share: the device's primary context, the compiled-kernel cache, the plan's
+upload (``DeviceState``), the per-launch work and memory budgets, and the
+host side of the float32 polyphase scan that ``simple`` and ``thrust`` run.
+
+The fold is float64 (absolute BKJD/BTJD times fold exactly as on the CPU).
+``simple`` and ``thrust`` are approximate by TLS's own contract (per-period
+chi2 within ~1e-5 relative, not 1e-10): they form the two template dot
+products in float32 on polyphase copies of the fold (``phase_scan.cuh``); box
+depth, depth and gain stay float64, and chi2 = chi2_flat - gain is formed on
+the host in float64. PyCUDA is imported lazily and works in the device's
+primary context, so it shares one process (and context) with CuPy and
+numba.cuda.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from backends.gpu import checked_block_size, missing_requirements
+from backends.kernel_cache import KernelCache, nvcc_cubin
+from backends.protocol import InputTooLarge, PeriodStats, TLSBackend
+
+KERNELS = KernelCache(maxsize=32)
+BLOCK_SIZES = (32, 64, 128, 256)
+MEMORY_BUDGET = 1 << 30  # device bytes of batch scratch
+# Multiply-adds per scan launch: a whole K2-like grid (1.1e11) in one launch,
+# ~25 ms on an H200 (2e10, six launches, cost 6 ms more: host syncs and tail waves).
+LAUNCH_MACS = 1.2e11
+SHIFTS_PER_THREAD = 8  # phase_scan.cuh's SHIFTS_PER_THREAD
+
+
+def block_size_for(n: int) -> int:
+    """Threads per block from the number of samples. The 32/64/128/256 rule
+    of thumb was replaced by a measurement for n >= 2000 (H200, n = 4,320 and
+    18,000: 256 fastest or within noise for every variant, see reports/gpu)."""
+    if n < 500:
+        return 32
+    if n < 2000:
+        return 128
+    return 256
+
+
+def width_macs(plan) -> np.ndarray:
+    """Multiply-adds of one period's scan of each template width."""
+    tp = plan.templates
+    m = plan.lc.size + tp.maxwidth
+    shifts = (m - tp.widths.astype(np.int64)) // tp.strides + 1
+    return shifts * tp.lengths
+
+
+def scan_macs(plan, lo=None, hi=None) -> int:
+    """Multiply-adds of one period's scan over widths [lo, hi) (all by default)."""
+    return int(np.sum(width_macs(plan)[lo:hi]))
+
+
+def skewed(k: int) -> int:
+    """phase_scan.cuh's skewed index: one pad slot every SHIFTS_PER_THREAD."""
+    return k + k // SHIFTS_PER_THREAD
+
+
+def phase_length(m: int, stride: int) -> int:
+    """Entries per phase of a polyphase copy (phase_scan.cuh's phase_length)."""
+    t = SHIFTS_PER_THREAD
+    return (-(-m // stride) + 3 * t) // t * t
+
+
+def phase_capacity(m: int, strides) -> int:
+    """Floats per polyphase copy (rw or w) for every stride of the plan."""
+    return max(skewed(int(s) * phase_length(m, int(s))) for s in np.unique(strides))
+
+
+def phase_templates(tp):
+    """(float32 (a, a*a) tap pairs, int32 first tap, int32 taps per phase) of
+    every width, in phase_scan.cuh's polyphase order: phase u of width wi holds
+    a[u::stride], zero-padded to a multiple of SHIFTS_PER_THREAD taps."""
+    t = SHIFTS_PER_THREAD
+    parts, first, taps = [], [0], []
+    for wi, stride in enumerate(tp.strides.tolist()):
+        a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
+        q = -(-(-(-a.size // stride)) // t) * t
+        block = np.zeros((stride, q, 2), np.float32)
+        for u in range(stride):
+            block[u, :a[u::stride].size, 0] = a[u::stride]
+            block[u, :a[u::stride].size, 1] = a[u::stride] ** 2
+        parts.append(block.ravel())
+        taps.append(q)
+        first.append(first[-1] + stride * q)
+    return np.concatenate(parts), np.array(first[:-1], np.int32), np.array(taps, np.int32)
+
+
+@dataclass
+class DeviceState:
+    """A plan's arrays on the device plus the launch shape used for them."""
+
+    plan: object
+    n: int
+    m: int
+    block: int
+    t: object
+    y: object
+    w: object
+    templates: tuple  # widths, strides, offsets, a, overshoot (device arrays)
+
+    @functools.cached_property
+    def phase(self) -> tuple:
+        """phase_templates() on the device, built on first use (only the float32
+        scans read them; call inside the backend's context)."""
+        import pycuda.gpuarray as ga
+
+        return tuple(ga.to_gpu(x) for x in phase_templates(self.plan.templates))
+
+    @property
+    def cap(self) -> int:
+        return phase_capacity(self.m, self.plan.templates.strides)
+
+
+class PyCUDABackend(TLSBackend):
+    """Shared PyCUDA plumbing: primary context, kernel cache, upload, batch budgets."""
+
+    device = "gpu"
+    variant = ""  # backends/cuda/<variant>.cu
+    defines: dict = {}
+
+    def __init__(self, block_size: int | None = None):
+        super().__init__()
+        self.block_size = checked_block_size(block_size, BLOCK_SIZES)
+        self._ctx = None
+
+    @classmethod
+    def missing(cls):
+        return missing_requirements(packages=("pycuda",), nvcc=True)
+
+    # ---- context and kernels -------------------------------------------------------
+    @contextlib.contextmanager
+    def context(self):
+        """The device's primary context, current for the duration."""
+        import pycuda.driver as cuda
+
+        if self._ctx is None:
+            cuda.init()
+            self._ctx = cuda.Device(0).retain_primary_context()
+        self._ctx.push()
+        try:
+            yield
+        finally:
+            self._ctx.pop()
+
+    def _device(self):
+        import pycuda.driver as cuda
+
+        return cuda.Context.get_device()
+
+    def device_name(self) -> str:
+        with self.context():
+            return self._device().name()
+
+    def module(self, block: int, defines: dict | None = None):
+        """This variant's module for ``block`` threads and ``defines`` (the
+        class's by default), compiled once per (variant, block, device,
+        options), then cached."""
+        import pycuda.driver as cuda
+
+        dev = self._device()
+        major, minor = dev.compute_capability()
+        arch = f"sm_{major}{minor}"
+        defines = {"BLOCK": block, **(self.defines if defines is None else defines)}
+        options = tuple(os.environ.get("TLS_NVCC_FLAGS", "").split())  # e.g. -lineinfo to profile
+        key = (self.variant, block, dev.pci_bus_id(), arch, tuple(sorted(defines.items())), options)
+        return KERNELS.get(key, lambda: cuda.module_from_buffer(
+            nvcc_cubin(f"{self.variant}.cu", arch, defines, options)))
+
+    def synchronize(self):
+        if self._ctx is not None:
+            import pycuda.driver as cuda
+
+            with self.context():
+                cuda.Context.synchronize()
+
+    # ---- stages --------------------------------------------------------------------
+    def _block(self, n):
+        """Threads per block: the backend's ``block_size``, else block_size_for(n)."""
+        return self.block_size or block_size_for(n)
+
+    def upload(self, plan):
+        import pycuda.gpuarray as ga
+
+        n = plan.lc.size
+        block = self._block(n)
+        with self.context():
+            why = self.refuses(plan)
+            if why is not None:
+                raise InputTooLarge(why)
+            tp = plan.templates
+            put = lambda x, dt: ga.to_gpu(np.ascontiguousarray(x, dtype=dt))  # noqa: E731
+            return DeviceState(
+                plan=plan, n=n, m=n + tp.maxwidth, block=block,
+                t=put(plan.lc.t, np.float64), y=put(plan.lc.y, np.float64),
+                w=put(plan.lc.w, np.float64),
+                templates=(put(tp.widths, np.int32), put(tp.strides, np.int32),
+                           put(tp.offsets, np.int64), put(tp.a, np.float64),
+                           put(tp.overshoot, np.float64)),
+            )
+
+    def shared_limit(self, kernel, block) -> int:
+        """Dynamic shared memory one block of ``kernel`` may opt into on this device."""
+        import pycuda.driver as cuda
+
+        optin = self._device().get_attribute(
+            cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        return optin - self.module(block).get_function(kernel).shared_size_bytes
+
+    def max_batch_periods(self, plan):
+        per_launch = max(1, int(LAUNCH_MACS // max(1, scan_macs(plan))))
+        per_memory = max(1, MEMORY_BUDGET // max(1, self.scratch_bytes(plan)))
+        return max(1, min(per_launch, per_memory))
+
+    def scratch_bytes(self, plan) -> int:
+        """Device bytes of batch scratch per period."""
+        return 0
+
+
+class FoldedScanBackend(PyCUDABackend):
+    """Backends (``basic``, ``thrust``) whose fold_sort leaves (rw, w, csum)
+    per period in global memory for the shared ``scan_folded`` kernel."""
+
+    def _folded_buffers(self, b, m):
+        import pycuda.gpuarray as ga
+
+        return (ga.empty(b * m, np.float64), ga.empty(b * m, np.float64),
+                ga.empty(b * (m + 1), np.float64))
+
+    def _stats(self, state, outs):
+        gain, index, depth = (o.get() for o in outs)
+        return PeriodStats.from_gains(state.plan, gain, index, depth)
+
+    def _scan_io(self, state, lo, hi, templates):
+        """A scan launch's arguments (device lo and hi, the ``templates``
+        arrays, the depth constants) and its outputs (gain, index, depth)."""
+        import pycuda.gpuarray as ga
+
+        tp = state.plan.templates
+        b = len(lo)
+        outs = (ga.empty(b, np.float64), ga.empty(b, np.int32), ga.empty(b, np.float64))
+        args = (ga.to_gpu(np.ascontiguousarray(lo, np.int32)),
+                ga.to_gpu(np.ascontiguousarray(hi, np.int32)),
+                *templates, np.float64(tp.depth_min), np.float64(tp.signal_depth))
+        return args, outs
+
+    def chi2_scan(self, state, folded, periods, lo, hi):
+        with self.context():
+            args, outs = self._scan_io(state, lo, hi, state.templates)
+            fn = self.module(state.block).get_function("scan_folded")
+            fn(*folded, np.int32(state.m), *args, *outs,
+               block=(state.block, 1, 1), grid=(len(lo), 1))
+            return self._stats(state, outs)
+
+    def scratch_bytes(self, plan):
+        return 8 * (3 * (plan.lc.size + plan.templates.maxwidth) + 1) + self.sort_bytes(plan)
+
+    def sort_bytes(self, plan) -> int:
+        raise NotImplementedError
