@@ -11,9 +11,9 @@ import numpy as np
 from backends.plan import Plan, Templates
 
 
-def tls_problem(t, y, dy=None, **options):
-    """TLS's own ``SearchProblem`` and period grid for a light curve and
-    ``power()`` options (cleaning, grids and templates exactly as power())."""
+def tls_model(t, y, dy=None, **options):
+    """TLS's own model of a light curve with ``power()`` options validated and
+    defaults filled in, as power() sets it up (its cleaning included)."""
     from transitleastsquares import transitleastsquares
     from transitleastsquares.validate import validate_args
 
@@ -22,6 +22,13 @@ def tls_problem(t, y, dy=None, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model, _ = validate_args(model, options)
+    return model
+
+
+def tls_problem(t, y, dy=None, **options):
+    """TLS's own ``SearchProblem`` and period grid for a light curve and
+    ``power()`` options (cleaning, grids and templates exactly as power())."""
+    model = tls_model(t, y, dy, **options)
     periods, durations = model._grids()
     overview, lc_arr = model._templates(durations)
     return model._problem(model.t, model.y, model.dy, overview, lc_arr), np.asarray(periods)

@@ -66,9 +66,15 @@ def backend_names():
 
 
 def _check_known(name: str) -> None:
+    from backends import peers
+
+    if name in peers.peer_names():
+        raise ValueError(f"{name!r} is a peer (another package's search, run in a process of its own), "
+                         "not a TLS backend: run it with backends.peers.search()")
     if name not in _REGISTRY:
         known = ", ".join(["auto", *_REGISTRY])
-        raise ValueError(f"unknown backend {name!r}; known backends: {known}")
+        raise ValueError(f"unknown backend {name!r}; known backends: {known}; "
+                         f"peers: {', '.join(peers.peer_names())}")
 
 
 def backend_class(name: str) -> type:
@@ -90,13 +96,16 @@ def _why_not(name: str) -> Optional[str]:
 
 
 def available_backends() -> Dict[str, Optional[str]]:
-    """Every registered backend -> None if it can run here, else why not."""
-    return {name: _why_not(name) for name in _REGISTRY}
+    """Every registered backend, then every peer (``backends.peers``) -> None
+    if it can run here, else why not."""
+    from backends import peers
+
+    return {name: _why_not(name) for name in _REGISTRY} | peers.available()
 
 
 def available_methods():
-    """Names of the backends that can run here."""
-    return [name for name, why in available_backends().items() if why is None]
+    """Names of the TLS backends (not the peers) that can run here."""
+    return [name for name in _REGISTRY if _why_not(name) is None]
 
 
 def resolve(name: str = "auto", plan=None, ndata: Optional[int] = None) -> str:

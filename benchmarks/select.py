@@ -33,10 +33,11 @@ ASV_BENCHMARK = "bench_search.EndToEnd.time_search_warm"
 def candidates(here=True):
     """Exact backends (the slow ``reference`` oracle aside): those that can run
     here, or all (the ones timed elsewhere, read from asv results)."""
-    from backends.registry import available_backends, backend_class
+    from backends.registry import available_backends, backend_class, backend_names
 
-    return [name for name, why in available_backends().items()
-            if (why is None or not here) and name != "reference" and backend_class(name).exact]
+    why = available_backends()
+    return [name for name in backend_names()
+            if (why[name] is None or not here) and name != "reference" and backend_class(name).exact]
 
 
 def best_time(name, ndata, nperiods, repeat):

@@ -18,3 +18,8 @@ def default_out() -> Path:
         return Path(os.environ[OUT_VARIABLE])
     data = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(data) / "tls-workbench" / "runs"
+
+
+def label(name: str) -> str:
+    """A backend's or peer's name as it goes into file names ("peer:gtls" -> "peer-gtls")."""
+    return name.replace(":", "-")

@@ -7,26 +7,22 @@
   pools) ignore Ctrl-C: their parent ends them, whereas a pool worker killed
   by Ctrl-C in the middle of a task leaves its pool waiting for it forever.
 * Child processes (``--jobs`` workers, and the pools they fork) die with their
-  parent, even when it is killed with SIGKILL (``follow_parent``): Linux's
-  PR_SET_PDEATHSIG, and a watchdog thread that notices the parent is gone.
+  parent, even when it is killed with SIGKILL (``follow_parent``,
+  ``backends.child_processes``).
 * A worker that dies is named with its signal (``WorkerDied``, ``deaths``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import multiprocessing
 import os
 import signal
-import sys
-import threading
-import time
 from unittest import mock
 
+from backends.child_processes import die_with_parent, ending
+
 THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
-WATCH_SECONDS = 0.5
 REAP_SECONDS = 2.0  # for a dead worker's exit status
 INTERRUPTED = 130  # the shell's status of a process ended by Ctrl-C
 
@@ -45,30 +41,8 @@ def thread_limits(threads):
 
 def deaths(processes):
     """How worker processes ended, e.g. "pid 12 killed by SIGSEGV", for those that did."""
-    ended = []
-    for process in processes:
-        code = process.exitcode
-        if code is not None and code < 0:
-            ended.append(f"pid {process.pid} killed by {signal.Signals(-code).name}")
-        elif code is not None:
-            ended.append(f"pid {process.pid} exited with status {code}")
+    ended = [f"pid {p.pid} {ending(p)}" for p in processes if p.exitcode is not None]
     return ", ".join(ended) or "none has ended yet"
-
-
-def die_with_parent(parent_pid: int) -> None:
-    """End this process when process ``parent_pid``, its parent, ends."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
-    # elsewhere, and if the parent ended before prctl: the parent pid changes to a reaper's
-    threading.Thread(target=_watch, args=(parent_pid,), name="parent-watchdog", daemon=True).start()
-
-
-def _watch(parent_pid):
-    while os.getppid() == parent_pid:
-        time.sleep(WATCH_SECONDS)
-    os._exit(1)
 
 
 def follow_parent(parent_pid: int) -> None:

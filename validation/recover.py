@@ -106,8 +106,7 @@ def searches(backend, cache_dir, threads, tls_default=False):
     """The searches of a case, warmed up; ``backend`` None: CPU TLS on both sides
     (only fills the cache, ``python -m validation.tlscache fill``)."""
     cpu = runs.TLSCache(cache_dir, use_threads=threads)
-    sides = {"backend": cpu if backend is None
-             else functools.partial(runs.guarded(runs.backend_search), backend), "cpu": cpu}
+    sides = {"backend": cpu if backend is None else runs.side_under_test(backend), "cpu": cpu}
     if tls_default:
         sides["tlsdefault"] = runs.TLSCache(cache_dir, use_threads=threads,
                                             runner=runs.tls_default_runner())
@@ -215,7 +214,8 @@ def collect(case_list, journal):
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m validation.recover", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--backend", default="auto", help="registered backend name or 'auto' (default)")
+    p.add_argument("--backend", default="auto",
+                   help="registered backend name, 'auto' (default) or a peer ('peer:gtls', 'peer:cetra')")
     p.add_argument("--suite", default="quick", choices=suites.SUITES)
     p.add_argument("--jobs", type=int, default=1, help="cases run in parallel processes")
     p.add_argument("--limit", type=int, default=None, help="run only the first N cases")
@@ -236,16 +236,17 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    from backends.registry import BackendUnavailable, get_backend
+    from backends.registry import BackendUnavailable
 
     try:
-        backend = get_backend(args.backend).name
+        backend = runs.resolve(args.backend)
     except (ValueError, BackendUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     case_list = suites.suite(args.suite, args.seed)[: args.limit]
     extra = "-tlsdefault" if args.tls_default else ""
-    journal = Journal(Path(args.out) / "cache" / "runs" / f"{args.suite}-{backend}-seed{args.seed}{extra}")
+    journal = Journal(Path(args.out) / "cache" / "runs"
+                      / f"{args.suite}-{outputs.label(backend)}-seed{args.seed}{extra}")
     with processes.interruptible():
         try:
             return run(args, backend, case_list, journal)
@@ -279,7 +280,7 @@ def run(args, backend, case_list, journal):
 
     table, example = collect(case_list, journal)
     print(report.console_table(table))
-    stem = f"recover_{args.suite}_{backend}"
+    stem = f"recover_{args.suite}_{outputs.label(backend)}"
     header = dict(backend=backend, suite=args.suite, seed=args.seed, cases=len(case_list),
                   searches=len(table), reference=f"transitleastsquares power(backend='{runs.TLS_RUNNER}')",
                   device=table["device"].dropna().iloc[0] if table["device"].notna().any() else "",

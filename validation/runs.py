@@ -1,6 +1,7 @@
-"""The two searches of a case: the backend under test (``backends.search``) and
-CPU transitleastsquares (``power(backend="fused")``, TLS's exact statistic),
-on the same cleaned arrays with the same options, so the grids match.
+"""The two searches of a case: the backend under test (``backends.search``, or
+a peer's ``backends.peers.search`` in its own process) and CPU
+transitleastsquares (``power(backend="fused")``, TLS's exact statistic), on
+the same cleaned arrays with the same options, so the grids match.
 
 A search's outcome is a flat dict of what the metrics compare (period, T0,
 duration, depth, SDE, SNR, FAP, runtime, error) plus small arrays for the
@@ -23,13 +24,14 @@ import warnings
 
 import numpy as np
 
+from backends import peers
 from backends.interrupts import reraise_interrupt
+from backends.peers.outcome import FIELDS  # a peer's outcome has a search side's fields
 from datasets import bin_lightcurve
 from validation import store
 
 TLS_RUNNER = "fused"  # TLS 2.0.4's exact statistic, the contract every backend reproduces
 FOLD_BINS = 800
-FIELDS = ("period", "t0", "duration", "depth_ppm", "sde", "snr", "fap", "runtime_s", "error")
 
 
 def tls_default_runner():
@@ -95,6 +97,26 @@ def backend_search(backend, t, y, dy, options):
     scalars, arrays = outcome(results, results["meta"]["timings"]["total"])
     scalars.update(name=results["meta"]["backend"], device=results["meta"]["device"])
     return scalars, arrays
+
+
+def peer_search(name, t, y, dy, options):
+    """A peer's outcome (what it gives; its failure or nonsense in ``error``), no arrays."""
+    found = peers.search(name, t, y, dy, **options)
+    return {key: found[key] for key in (*FIELDS, "name", "device")}, {}
+
+
+def side_under_test(backend):
+    """The search of the side under test: a backend, or a peer (``peer:...``)."""
+    search = peer_search if peers.is_peer(backend) else backend_search
+    return functools.partial(guarded(search), backend)
+
+
+def resolve(backend):
+    """The backend or peer ``backend`` stands for (``auto`` resolved); ValueError
+    for an unknown name, ``BackendUnavailable`` for one that cannot run here."""
+    from backends.registry import get_backend
+
+    return peers.require(backend) if peers.is_peer(backend) else get_backend(backend).name
 
 
 def tls_search(t, y, dy, options, use_threads=1, runner=TLS_RUNNER):
