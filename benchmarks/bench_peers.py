@@ -4,8 +4,6 @@ it, the relative error of the period each finds (the injected one is 3.7 d)."""
 from __future__ import annotations
 
 import itertools
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 
 from benchmarks import peers
 from benchmarks.bench_stages import Timing
@@ -47,8 +45,8 @@ def peer_error(name, ndata, nperiods):
 
 class PeerAccuracy:
     """The period each peer finds on the K2-like case (4,320 points, 10,000
-    periods), every run in ``setup_cache``: CPU peers in its process, each GPU
-    peer in a process of its own (CETRA's PyCUDA context and GTLS's CuPy one in
+    periods), every run in ``setup_cache`` (the GPU peers each in its own
+    process, ``backends.peers``: CETRA's PyCUDA context and GTLS's CuPy one in
     one process gave "invalid resource handle")."""
 
     params = (Peers.params[0], [4320], [10000])
@@ -61,13 +59,7 @@ class PeerAccuracy:
         grid = list(itertools.product(*self.params[1:]))
         errors = {}
         for name in self.params[0]:
-            args = ([name] * len(grid), *zip(*grid))
-            if peers.PEERS[name][0] == "gpu" and peers.missing(name) is None:
-                with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-                    found = list(pool.map(peer_error, *args))
-            else:
-                found = list(map(peer_error, *args))
-            errors.update({(name, *cell): e for cell, e in zip(grid, found)})
+            errors.update({(name, *cell): peer_error(name, *cell) for cell in grid})
         return errors
 
     def setup(self, errors, name, ndata, nperiods):

@@ -1,9 +1,12 @@
 """The peers a TLS user would otherwise pick, each run on a benchmark case and
 reduced to the period it finds (its correctness is that period's error).
 
-CPU transitleastsquares (its default backend and its exact ``fused`` one),
-GTLS (``gputls``, CuPy), CETRA (PyCUDA; its own statistic) and astropy's
-BoxLeastSquares. Each peer says why it cannot run here instead of failing.
+CPU transitleastsquares (its default backend and its exact ``fused`` one) and
+astropy's BoxLeastSquares run in this process; GTLS (``gputls``, CuPy) and
+CETRA (PyCUDA; its own statistic) are the workbench's peers
+(``backends.peers``): each in a process of its own, on TLS's trial periods for
+the case's options, so that their CUDA contexts never meet. Each peer says why
+it cannot run here instead of failing.
 """
 
 from __future__ import annotations
@@ -13,26 +16,25 @@ import warnings
 
 import numpy as np
 
-# name -> (device, Python package it needs)
+from backends import peers as workbench_peers
+
+# name -> (device, what runs it: a Python package used in this process, or a
+# workbench peer's name)
 PEERS = {
     "tls-default": ("cpu", "transitleastsquares"),
     "tls-fused": ("cpu", "transitleastsquares"),
-    "gtls": ("gpu", "gputls"),
-    "cetra": ("gpu", "cetra"),
+    "gtls": ("gpu", "peer:gtls"),
+    "cetra": ("gpu", "peer:cetra"),
     "bls": ("cpu", "astropy"),
 }
 
 
 def missing(name: str):
     """Why peer ``name`` cannot run here, or None."""
-    from backends.gpu import cuda_device_count
-
-    device, package = PEERS[name]
-    if importlib.util.find_spec(package) is None:
-        return f"Python package '{package}' is not installed"
-    if device == "gpu" and cuda_device_count() == 0:
-        return "no CUDA GPU"
-    return None
+    runner = PEERS[name][1]
+    if workbench_peers.is_peer(runner):
+        return workbench_peers.missing(runner)
+    return None if importlib.util.find_spec(runner) else f"Python package '{runner}' is not installed"
 
 
 def _tls(case, backend):
@@ -42,22 +44,12 @@ def _tls(case, backend):
     return power(case.t, case.y, case.dy, backend=backend, persistent_pool=True, **case.options).period
 
 
-def _gtls(case):
-    import gputls
-
-    options = {k: v for k, v in case.options.items() if k != "use_threads"}
-    return gputls.gtls(case.t, case.y, case.dy, verbose=False).power(
-        show_progress_bar=False, **options).period
-
-
-def _cetra(case):
-    import cetra
-
-    lc = cetra.LightCurve(case.t, case.y, case.dy, verbose=False)
-    detector = cetra.TransitDetector(lc, verbose=False)
-    detector.linear_search(verbose=False)
-    found = detector.period_search(periods=np.sort(case.periods), verbose=False)
-    return found.get_max_snr_parameters().period
+def _workbench_peer(name, case):
+    """The period a workbench peer finds (its nonsense too); its failure raised."""
+    found = workbench_peers.search(name, case.t, case.y, case.dy, **case.options)
+    if found["status"] not in ("ok", "nonsense"):
+        raise RuntimeError(f"{name}: {found['error']}")
+    return found["period"]
 
 
 def _bls(case):
@@ -71,13 +63,10 @@ def _bls(case):
 
 def run(name: str, case) -> float:
     """Best period [d] that peer ``name`` finds on ``case``."""
-    runners = {
-        "tls-default": lambda c: _tls(c, None),
-        "tls-fused": lambda c: _tls(c, "fused"),
-        "gtls": _gtls,
-        "cetra": _cetra,
-        "bls": _bls,
-    }
+    runner = PEERS[name][1]
+    if workbench_peers.is_peer(runner):
+        return float(_workbench_peer(runner, case))
+    runners = {"tls-default": lambda c: _tls(c, None), "tls-fused": lambda c: _tls(c, "fused"), "bls": _bls}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return float(runners[name](case))

@@ -159,13 +159,29 @@ def test_cpu_peers_run_and_find_the_injected_period(peer, monkeypatch):
     assert run(bench_peers.PeerAccuracy(), peer, N, P)["track_peer_period_error"] < 0.01
 
 
-@needs_astropy
-def test_gpu_peer_accuracy_runs_in_a_process_of_its_own(monkeypatch):
-    monkeypatch.setitem(peers.PEERS, "bls", ("gpu", "astropy"))  # BLS stands in for a GPU peer
-    monkeypatch.setattr(peers, "missing", lambda name: None)
-    only(monkeypatch, bench_peers.PeerAccuracy, "bls")
-    monkeypatch.setattr(peers, "run", lambda name, c: {}["not in this process"])
-    assert run(bench_peers.PeerAccuracy(), "bls", N, P)["track_peer_period_error"] < 0.01
+@pytest.mark.parametrize("fake, error", [("fixed", None), ("nonsense", None), ("raises", "cuFuncSetBlockShape")])
+def test_gpu_peers_run_as_workbench_peers_in_a_process_of_their_own(fake, error, monkeypatch):
+    """GTLS and CETRA go through backends.peers (here a stand-in peer that finds
+    4.3 d, the shortest trial period, or raises): timed and tracked, or failed."""
+    from backends import peers as workbench_peers
+
+    workbench_peers.register_peer("peer:bench-fake", f"tests.peer_fakes:{fake}")
+    try:
+        monkeypatch.setitem(peers.PEERS, "gtls", ("gpu", "peer:bench-fake"))
+        only(monkeypatch, bench_peers.PeerAccuracy, "gtls")
+        if error:
+            with pytest.raises(RuntimeError, match=error):
+                run(bench_peers.PeerAccuracy(), "gtls", N, P)
+            return
+        timed = run(bench_peers.Peers(), "gtls", N, P)
+        tracked = run(bench_peers.PeerAccuracy(), "gtls", N, P)["track_peer_period_error"]
+        assert "time_peer" in timed
+        if fake == "fixed":
+            assert tracked == pytest.approx(4.3 / 3.7 - 1)
+        else:  # the shortest trial period: the nonsense is measured, not hidden
+            assert tracked > 0.5
+    finally:
+        workbench_peers.unregister_peer("peer:bench-fake")
 
 
 @needs_astropy
