@@ -197,6 +197,7 @@ def test_recover_records_each_failure_per_case_and_goes_on(tmp_path, monkeypatch
     report = (tmp_path / "recover_quick_peer-fake-mixed.md").read_text()
     assert "# Injection-recovery: peer:fake-mixed vs CPU transitleastsquares" in report
     assert "| backend_errors | 5 |" in report
+    assert "| segfault | 0 | crashed: peer process killed by SIGSEGV |" in report
     assert (tmp_path / "cache" / "runs" / "quick-peer-fake-mixed-seed0").is_dir()
 
 

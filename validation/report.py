@@ -148,6 +148,9 @@ def write(table, example, out, stem, header):
                for k, v in summary.items()),
              "", "## Recovery by SNR", "", markdown_table(by_snr), ""]
     lines += [f"![{name}](figures/{p.name})" for name, p in figs.items()]
+    failed = table[table["backend_error"].notna()]
+    if len(failed):  # per search: why the backend (or peer) gave no result, or a nonsense one
+        lines += ["", "## Backend errors", "", markdown_table(failed[["case_id", "step", "backend_error"]])]
     lines += ["", "## Cases", "", f"Full table: `{stem}.csv` / `{stem}.parquet`.", "",
               "```", console_table(table), "```", ""]
     path = out / f"{stem}.md"
