@@ -206,6 +206,11 @@ def test_recover_refuses_a_peer_that_cannot_run(tmp_path, capsys):
     assert "error: peer 'peer:fake-unavailable' cannot run here: no FakeGPU here" in capsys.readouterr().err
     assert recover.main(["--backend", "peer:nope", "--out", str(tmp_path)]) == 2
     assert "unknown peer 'peer:nope'" in capsys.readouterr().err
+    for peer in ("peer:gtls", "peer:cetra"):  # here: no package or no GPU
+        why = peers.missing(peer)
+        if why:
+            assert recover.main(["--backend", peer, "--out", str(tmp_path)]) == 2
+            assert f"error: peer '{peer}' cannot run here: {why}" in capsys.readouterr().err
 
 
 # ---- how TLS's options reach GTLS and CETRA -----------------------------------------
