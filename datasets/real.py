@@ -3,8 +3,9 @@
 ``load(name)`` returns the light curve ready for a TLS search: the raw ones
 (``meta.detrended`` not "yes") flattened with a running median, optionally
 binned, optionally with the known planets' transits removed (to inject
-synthetic transits into real noise). Times stay in the mission system (BKJD /
-BTJD); planet epochs are given in that system too.
+synthetic transits into real noise). ``noise_window`` cuts many different
+stretches of planet-free noise from one such curve. Times stay in the mission
+system (BKJD / BTJD); planet epochs are given in that system too.
 """
 
 from __future__ import annotations
@@ -124,3 +125,24 @@ def without_planets(lc):
         keep &= ~in_transit(lc.t, p)
     return replace(lc, t=lc.t[keep], y=lc.y[keep], dy=lc.dy[keep],
                    steps=lc.steps + ("known transits removed",))
+
+
+@functools.lru_cache(maxsize=None)
+def _noise(name, bin_minutes):
+    return load(name, mask_planets=True, bin_minutes=bin_minutes)
+
+
+def noise_window(name, baseline, rng, bin_minutes=None):
+    """(t, y, dy): ``baseline`` days of curve ``name``'s noise (flattened, known
+    transits removed, optionally binned) from a random point, its flux and
+    errors cyclically shifted by a random number of points and reversed half
+    the time, the time stamps kept: one curve gives many different nulls."""
+    lc = _noise(name, bin_minutes)
+    starts = lc.t[: max(1, np.searchsorted(lc.t, lc.t[-1] - baseline, side="right"))]
+    start = starts[rng.integers(starts.size)]
+    inside = (lc.t >= start) & (lc.t < start + baseline)
+    shift, reverse = int(rng.integers(inside.sum())), bool(rng.integers(2))
+    y, dy = (np.roll(a[inside], shift) for a in (lc.y, lc.dy))
+    if reverse:
+        y, dy = y[::-1], dy[::-1]
+    return lc.t[inside], y, dy

@@ -79,7 +79,7 @@ def test_unreachable_depth_and_missing_transit():
     with pytest.raises(synthetic.DepthOutOfReach, match="out of reach"):
         synthetic.rp_for_depth(0.2, b=1.2)
     t = np.linspace(0.0, 1.0, 100)
-    with pytest.raises(ValueError, match="falls in no data point"):
+    with pytest.raises(synthetic.NoTransitInData, match="falls in no data point"):
         synthetic.injection_for(t, 1e-3, period=10.0, t0=5.0, snr=10.0)
     with pytest.raises(ValueError, match="exactly one"):
         synthetic.injection_for(t, 1e-3, period=10.0, t0=5.0)
