@@ -77,10 +77,10 @@ class Counts:
 
     def check(self):
         pairs = ((self.injections, self.reference_recovered, self.backend_recovered, self.lost,
-                  self.gained), (self.nulls, self.reference_fp, self.backend_fp, self.extra,
-                                 self.fewer))
+                  self.gained), (self.nulls, self.reference_fp, self.backend_fp, self.fewer,
+                                 self.extra))
         for n, ref, back, only_ref, only_back in pairs:
-            if min(n, ref, back, only_ref, only_back) < 0 or max(ref, back) > n:
+            if min(n, ref, back, only_ref, only_back) < 0 or ref + only_back > n:
                 raise ValueError(f"inconsistent counts: {self}")
             if ref - only_ref != back - only_back or only_ref > ref or only_back > back:
                 raise ValueError(f"discordant pairs do not match the rates: {self}")

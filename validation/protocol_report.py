@@ -203,7 +203,8 @@ def figures(by_snr, fpr, directory, stem):
             ax.fill_between(part["snr_design"], part["low"], part["high"], color=color, alpha=0.15)
         ax.set(title=name, xlabel="expected SNR of the injection", ylim=(-0.02, 1.02))
     axes[0][0].set_ylabel("recovered (bands: simultaneous 95 %)")
-    axes[0][0].legend(loc="lower right")
+    if cadences:
+        axes[0][0].legend(loc="lower right")
     paths["recovery_vs_snr"] = save_figure(fig, directory / f"{stem}_recovery_vs_snr.png")
 
     cadences = list(dict.fromkeys(fpr["cadence"])) if len(fpr) else []
@@ -220,7 +221,8 @@ def figures(by_snr, fpr, directory, stem):
         ax.axhline(100 * decision.FALSE_POSITIVE_RATE, color="0.6", ls="--", lw=0.8)
         ax.set(title=name, xlabel="test nulls' noise")
     axes[0][0].set_ylabel("false positives [%] (simultaneous 95 %)")
-    axes[0][0].legend()
+    if cadences:
+        axes[0][0].legend()
     paths["false_positives"] = save_figure(fig, directory / f"{stem}_false_positives.png")
     return paths
 
