@@ -78,7 +78,7 @@ def test_cadences():
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    """``--quick`` on the cpu backend over the three cadences (CPU TLS on 2 items a set)."""
+    """``--quick`` on the cpu backend over the three cadences (CPU TLS on 1 item a set)."""
     out = tmp_path_factory.mktemp("protocol")
     status = protocol.main(["--backend", "cpu", "--quick", "--out", str(out)])
     return out, status
@@ -96,12 +96,12 @@ def test_quick_runs_end_to_end_and_reports(quick_run):
     assert manifest["reference"]["beyond"] == "cpu" and "transitleastsquares" in manifest["versions"]
     for name in ("k2-quick", "tess2min-quick", "ffi10min-quick"):
         c = manifest["cadences"][name]
-        assert (c["calibration_run"], c["injections_run"], c["test_run"]) == (4, 6, 4)
+        assert (c["calibration_run"], c["injections_run"], c["test_run"]) == (3, 6, 3)
         assert c["tls_searches"] == 3 * protocol.QUICK_SUBSET and not c["passed"] and c["reasons"]
     table = pd.read_csv(out / "protocol_cpu_quick.csv")
-    assert len(table) == 42 and table["complete"].all() and table["backend_error"].isna().all()
+    assert len(table) == 36 and table["complete"].all() and table["backend_error"].isna().all()
     np.testing.assert_allclose(table["backend_sde"], table["reference_sde"], rtol=1e-7)  # exact
-    assert (table["reference_from"] == "tls-fused").sum() == 18
+    assert (table["reference_from"] == "tls-fused").sum() == 9
     assert "INCOMPLETE" not in (out / "protocol_cpu_quick.md").read_text()
     assert sum(f.stat().st_size for f in (out / "cache").rglob("*")) < 200_000  # small journal
 
@@ -109,7 +109,7 @@ def test_quick_runs_end_to_end_and_reports(quick_run):
 def test_a_second_run_resumes_and_only_reports(quick_run, capsys):
     out, _ = quick_run
     assert protocol.main(["--backend", "cpu", "--quick", "--out", str(out)]) == 1
-    assert "60/60 searches already journaled" in capsys.readouterr().err
+    assert "45/45 searches already journaled" in capsys.readouterr().err
     assert protocol.main(["--backend", "cpu", "--quick", "--out", str(out), "--report-only"]) == 1
 
 
@@ -117,10 +117,10 @@ def test_larger_sizes_extend_a_run(quick_run, tmp_path, capsys):
     out = tmp_path / "out"
     shutil.copytree(quick_run[0], out)
     assert protocol.main(["--backend", "cpu", "--quick", "--cadence", "k2", "--out", str(out),
-                          "--test-nulls", "5"]) == 1
-    assert "20/21 searches already journaled" in capsys.readouterr().err
+                          "--test-nulls", "4"]) == 1
+    assert "15/16 searches already journaled" in capsys.readouterr().err
     table = pd.read_csv(out / "protocol_cpu_k2_quick.csv")
-    assert (table["set"] == "test").sum() == 5 and table["complete"].all()
+    assert (table["set"] == "test").sum() == 4 and table["complete"].all()
 
 
 def test_out_of_time_keeps_what_finished_and_resumes(tmp_path, capsys):
@@ -130,6 +130,9 @@ def test_out_of_time_keeps_what_finished_and_resumes(tmp_path, capsys):
     assert "out of time" in err and "run the same command again" in err
     assert "INCOMPLETE" in (tmp_path / "protocol_cpu_k2_quick.md").read_text()
     assert protocol.main(args) == 1
+    capsys.readouterr()
+    assert protocol.main([*args, "--fresh", "--max-seconds", "1e-6"]) == protocol.INCOMPLETE
+    assert "0/15 searches already journaled" in capsys.readouterr().err  # CPU TLS cache kept
 
 
 def test_run_tasks_deadline_ends_the_workers(tmp_path):
@@ -161,13 +164,13 @@ def test_reference_only_fills_a_cache_to_carry(tmp_path, capsys):
     here, there = tmp_path / "here", tmp_path / "there"
     args = ["--quick", "--cadence", "k2", "--reference-only"]
     assert protocol.main([*args, "--out", str(here)]) == 0
-    assert not list(here.glob("protocol_*")) and len(list((here / "cache" / "tls").glob("*.npz"))) == 6
+    assert not list(here.glob("protocol_*")) and len(list((here / "cache" / "tls").glob("*.npz"))) == 3
     tlscache.pack(here / "cache" / "tls", tmp_path / "pack.npz")
-    assert tlscache.unpack(tmp_path / "pack.npz", there / "cache" / "tls") == 6
+    assert tlscache.unpack(tmp_path / "pack.npz", there / "cache" / "tls") == 3
     assert protocol.main(["--backend", "cpu", "--quick", "--cadence", "k2", "--out", str(there)]) == 1
     journal = there / "cache" / "protocol" / "k2-quick-tls-fused-seed0"
     rows = [row for f in journal.glob("*.npz") for row in store.load(f)[0]["rows"]]
-    assert len(rows) == 6 and all(row["cached"] for row in rows)  # CPU TLS carried, not rerun
+    assert len(rows) == 3 and all(row["cached"] for row in rows)  # CPU TLS carried, not rerun
 
 
 @pytest.mark.parametrize("argv", [["--jobs", "0"], ["--calibration", "0"], ["--test-nulls", "0"],

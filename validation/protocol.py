@@ -43,8 +43,8 @@ from validation.recover import Journal
 
 VERSION = 1  # of the items and the journal: a change makes old journals refuse to mix in
 SIZES = dict(calibration=1000, injections=1000, test=1000)
-QUICK_SIZES = dict(calibration=4, injections=6, test=4)
-QUICK_SUBSET = 2
+QUICK_SIZES = dict(calibration=3, injections=6, test=3)
+QUICK_SUBSET = 1
 REFERENCE_SUBSET = 100
 TLS = f"tls-{runs.TLS_RUNNER}"  # the CPU TLS column's name
 CHUNK, TLS_CHUNK = 20, 2  # searches per task (and journal record): a backend's, CPU TLS's
@@ -67,7 +67,9 @@ class Run:
     @property
     def columns(self):
         """The searches' columns: backend, reference backend (if another), CPU TLS."""
-        return (TLS,) if self.reference_only else tuple(dict.fromkeys((self.backend, self.reference, TLS)))
+        if self.reference_only:
+            return (TLS,)
+        return tuple(dict.fromkeys((self.backend, self.reference, TLS)))
 
     def wanted(self, column, set_name):
         n = self.sizes[set_name]
@@ -114,7 +116,9 @@ def _scalars_only(search):
 
 
 def load_searches(columns, cache_dir, threads):
-    """Where tasks run: each column's search, warmed up once."""
+    """Where tasks run: each column's search (one backend instance each), warmed up once."""
+    from backends.registry import get_backend
+
     _SEARCHES.clear()
     for column in columns:
         if column == TLS:
@@ -123,7 +127,7 @@ def load_searches(columns, cache_dir, threads):
             runs.warm_up(functools.partial(runs.tls_search, use_threads=threads))
         else:
             _SEARCHES[column] = _scalars_only(runs.guarded(
-                functools.partial(runs.backend_search, column)))
+                functools.partial(runs.backend_search, get_backend(column))))
             runs.warm_up(_SEARCHES[column])
 
 
