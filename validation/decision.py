@@ -93,6 +93,7 @@ class Verdict:
     fpr_change: float
     recovery_drop_upper: float
     fpr_change_bounds: tuple
+    rates: dict = field(default_factory=dict)  # PROPORTIONS -> k / n (NaN when n = 0)
     bounds: dict = field(default_factory=dict)  # PROPORTIONS -> (low, high), simultaneous
     reasons: tuple = ()
 
@@ -119,7 +120,8 @@ def judge(counts: Counts, confidence=CONFIDENCE) -> Verdict:
                        f"pp are not within +-{100 * MAX_FPR_CHANGE:g} pp")
     return Verdict(passed=not reasons, recovery_drop=_fraction(c.lost - c.gained, c.injections),
                    fpr_change=_fraction(c.extra - c.fewer, c.nulls), recovery_drop_upper=drop_upper,
-                   fpr_change_bounds=change, bounds=bounds, reasons=tuple(reasons))
+                   fpr_change_bounds=change, rates={k: _fraction(*kn) for k, kn in ks.items()},
+                   bounds=bounds, reasons=tuple(reasons))
 
 
 def _fraction(k, n):

@@ -33,7 +33,8 @@ VERSIONS = ("numpy", "scipy", "numba", "transitleastsquares", "batman-package", 
 def labels(run):
     """Outcome columns of the table: backend, reference, CPU TLS, and the reference backend
     when it is another."""
-    return ("backend", "reference", "tls") + (("refbackend",) if run.reference != run.backend else ())
+    other = ("refbackend",) if run.reference != run.backend else ()
+    return ("backend", "reference", "tls") + other
 
 
 def table(run):
@@ -79,22 +80,19 @@ def score(df, run, limits):
     """``df`` with, per outcome column, detected (SDE above the cadence's threshold),
     recovered (injections), false_positive (test nulls; a failed search counts) and alias."""
     threshold = df["cadence"].map(limits).astype(float)
-    injection, test = df["set"] == "injections", df["set"] == "test"
+    injection, test = (df["set"] == "injections").to_numpy(), (df["set"] == "test").to_numpy()
+    truths = df[["truth_period", "truth_t0", "truth_duration", "truth_depth_ppm"]].to_numpy()
     for label in labels(run):
-        sde = df[f"{label}_sde"].astype(float)
-        detected = (sde > threshold).to_numpy()
+        found = df[[f"{label}_{k}" for k in ("period", "t0", "duration", "depth_ppm", "sde")]]
+        flags = [metrics.compare(dict(zip(("period", "t0", "duration", "depth_ppm", "sde"), f)),
+                                 dict(zip(("period", "t0", "duration", "depth_ppm"), truth)))
+                 if inj else {} for inj, f, truth in zip(injection, found.to_numpy(), truths)]
+        detected = (df[f"{label}_sde"].astype(float) > threshold).to_numpy()
         failed = df[f"{label}_error"].notna().to_numpy()
-        flags = [metrics.compare(dict(period=r[f"{label}_period"], t0=r[f"{label}_t0"],
-                                      duration=r[f"{label}_duration"], depth_ppm=r[f"{label}_depth_ppm"],
-                                      sde=r[f"{label}_sde"]),
-                                 dict(period=r["truth_period"], t0=r["truth_t0"],
-                                      duration=r["truth_duration"], depth_ppm=r["truth_depth_ppm"]))
-                 if inj else {} for inj, (_, r) in zip(injection, df.iterrows())]
-        right = np.array([f.get("recovered", False) for f in flags])
         df[f"{label}_detected"] = detected
-        df[f"{label}_recovered"] = injection.to_numpy() & detected & right
+        df[f"{label}_recovered"] = detected & [f.get("recovered", False) for f in flags]
         df[f"{label}_alias"] = [f.get("alias", "") for f in flags]
-        df[f"{label}_false_positive"] = test.to_numpy() & (detected | failed)
+        df[f"{label}_false_positive"] = test & (detected | failed)
     return df
 
 
@@ -105,10 +103,11 @@ def counts(part):
     ref_r, back_r = inj["reference_recovered"], inj["backend_recovered"]
     ref_f, back_f = nulls["reference_false_positive"], nulls["backend_false_positive"]
     return decision.Counts(
-        injections=len(inj), reference_recovered=int(ref_r.sum()), backend_recovered=int(back_r.sum()),
-        lost=int((ref_r & ~back_r).sum()), gained=int((back_r & ~ref_r).sum()),
-        nulls=len(nulls), reference_fp=int(ref_f.sum()), backend_fp=int(back_f.sum()),
-        extra=int((back_f & ~ref_f).sum()), fewer=int((ref_f & ~back_f).sum()))
+        injections=len(inj), reference_recovered=int(ref_r.sum()),
+        backend_recovered=int(back_r.sum()), lost=int((ref_r & ~back_r).sum()),
+        gained=int((back_r & ~ref_r).sum()), nulls=len(nulls), reference_fp=int(ref_f.sum()),
+        backend_fp=int(back_f.sum()), extra=int((back_f & ~ref_f).sum()),
+        fewer=int((ref_f & ~back_f).sum()))
 
 
 def rates(df, by, flag, set_name, confidence=decision.CONFIDENCE):
@@ -131,20 +130,22 @@ def rates(df, by, flag, set_name, confidence=decision.CONFIDENCE):
 
 
 def agreement(df, run):
-    """Per cadence, on the CPU TLS subset: how often each searched column decides as CPU TLS does."""
+    """Per cadence, on the CPU TLS subset: how often each column searched there decides
+    as CPU TLS does, finds its period, and its largest relative SDE difference."""
     import pandas as pd
 
     rows = []
-    subset = df[df["tls_sde"].notna()]
-    for name, part in subset.groupby("cadence", sort=False):
-        for label in ("backend", "refbackend")[: 2 if "refbackend" in labels(run) else 1]:
+    for name, part in df[df["tls_sde"].notna()].groupby("cadence", sort=False):
+        for label in ("backend", "refbackend"):
+            if label not in labels(run):
+                continue
             both = part[part[f"{label}_sde"].notna()]
             rel = (both[f"{label}_sde"] - both["tls_sde"]).abs() / both["tls_sde"].abs()
-            same_period = (both[f"{label}_period"] / both["tls_period"] - 1).abs() < metrics.PERIOD_TOL
-            rows.append(dict(cadence=name, column=run.backend if label == "backend" else run.reference,
-                             searches=len(both),
-                             same_decision=int((both[f"{label}_detected"] == both["tls_detected"]).sum()),
-                             same_period=int(same_period.sum()),
+            period = (both[f"{label}_period"] / both["tls_period"] - 1).abs() < metrics.PERIOD_TOL
+            same = both[f"{label}_detected"] == both["tls_detected"]
+            rows.append(dict(cadence=name, column=run.reference if label == "refbackend"
+                             else run.backend, searches=len(both), same_decision=int(same.sum()),
+                             same_period=int(period.sum()),
                              max_sde_rel_diff=float(rel.max()) if len(both) else math.nan))
     return pd.DataFrame(rows)
 
@@ -157,26 +158,22 @@ def summarise(df, run, limits):
     for layout in run.cadences:
         part = df[df["cadence"] == layout.name]
         done = part[part["complete"]]
-        verdict = decision.judge(counts(done))
-        verdicts[layout.name] = verdict
-        c, b = counts(done), verdict.bounds
-        calibration = done[done["set"] == "calibration"]
-        own = decision.threshold(calibration["backend_sde"]) if calibration["backend_sde"].notna().any() else math.nan
+        c = counts(done)
+        verdict = verdicts[layout.name] = decision.judge(c)
+        own = done.loc[done["set"] == "calibration", "backend_sde"]
         rows.append(dict(
-            cadence=layout.name, threshold=limits.get(layout.name, math.nan), backend_own_threshold=own,
+            cadence=layout.name, threshold=limits.get(layout.name, math.nan),
+            backend_own_threshold=decision.threshold(own) if own.notna().any() else math.nan,
             complete=bool(part["complete"].all()),
             **{f"{s}_run": int((done["set"] == s).sum()) for s in protocol_cases.SETS},
             tls_searches=int(part["tls_sde"].notna().sum()),
-            reference_recovery=c.reference_recovered / c.injections if c.injections else math.nan,
-            backend_recovery=c.backend_recovered / c.injections if c.injections else math.nan,
             recovery_drop=verdict.recovery_drop, recovery_drop_upper=verdict.recovery_drop_upper,
-            reference_fpr=c.reference_fp / c.nulls if c.nulls else math.nan,
-            backend_fpr=c.backend_fp / c.nulls if c.nulls else math.nan,
             fpr_change=verdict.fpr_change, fpr_change_low=verdict.fpr_change_bounds[0],
             fpr_change_high=verdict.fpr_change_bounds[1], lost=c.lost, gained=c.gained,
             extra_fp=c.extra, fewer_fp=c.fewer,
-            **{f"{name}_{end}": value for name, pair in b.items()
-               for end, value in zip(("low", "high"), pair) if name.endswith(("recovery", "fpr"))},
+            **{f"{name}{end}": value for name in decision.PROPORTIONS[:4]
+               for end, value in zip(("", "_low", "_high"),
+                                     (verdict.rates[name], *verdict.bounds[name]))},
             backend_median_s=float(part["backend_runtime_s"].median()),
             tls_median_s=float(part["tls_runtime_s"].median()),
             passed=verdict.passed and bool(part["complete"].all())))
@@ -254,9 +251,10 @@ def write(run, complete, argv):
     summary, verdicts = summarise(df, run, limits)
     by_snr = rates(df, "snr_design", "recovered", "injections")
     fpr = rates(df, "noise", "false_positive", "test")
-    breakdowns = {by: rates(df, by, "recovered", "injections")
-                  for by in ("noise", "truth_b", "duration_factor", "grazing")}
-    agree = agreement(df, run)
+    sections = {"Recovery by SNR": by_snr, "False positives by noise (test nulls)": fpr,
+                **{f"Recovery by {by}": rates(df, by, "recovered", "injections")
+                   for by in ("noise", "truth_b", "duration_factor", "grazing")},
+                "Agreement with CPU TLS on the subset": agreement(df, run)}
     stem, out = stem_of(run), run.out
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / f"{stem}.csv", index=False)
@@ -266,7 +264,7 @@ def write(run, complete, argv):
     devices = sorted(df["device"].dropna().astype(str).unique())
     manifest = dict(
         backend=run.backend, reference=dict(cpu_tls=f"transitleastsquares power(backend='fused') "
-                                                    f"on items 0..{run.subset - 1} of each set",
+                                                    f"on the first {run.subset} items of each set",
                                             beyond=run.reference),
         seed=run.seed, sizes_planned=run.sizes, reference_subset=run.subset, complete=complete,
         passed=passed, command=" ".join(["python -m validation.protocol", *argv]),
@@ -281,12 +279,13 @@ def write(run, complete, argv):
                   for layout in run.cadences})
     (out / f"{stem}.json").write_text(json.dumps(manifest, indent=1, default=_plain))
     path = out / f"{stem}.md"
-    path.write_text(markdown(run, manifest, summary, verdicts, by_snr, fpr, breakdowns, agree, figs,
-                             stem))
+    path.write_text(markdown(run, manifest, summary, verdicts, sections, figs, stem))
     return path, passed
 
 
-def markdown(run, manifest, summary, verdicts, by_snr, fpr, breakdowns, agree, figs, stem):
+def markdown(run, manifest, summary, verdicts, sections, figs, stem):
+    """The report's text: header, rule, verdicts, the summary (one column per cadence),
+    figures and ``sections`` (title -> table)."""
     status = ("PASS" if manifest["passed"] else "FAIL") if manifest["complete"] else "INCOMPLETE"
     lines = [f"# Detection protocol: `{run.backend}` against CPU TLS: {status}", "",
              f"- reference: {manifest['reference']['cpu_tls']}; `{run.reference}` beyond (exact)",
@@ -305,19 +304,15 @@ def markdown(run, manifest, summary, verdicts, by_snr, fpr, breakdowns, agree, f
                      + (f" ({'; '.join(verdict.reasons)})" if verdict.reasons else ""))
     per_cadence = summary.set_index("cadence").T.rename_axis("").reset_index()
     lines += ["", "## Per cadence (rates as fractions; bounds simultaneous 95 %)", "",
-              markdown_table(per_cadence), "", *(f"![{k}](figures/{p.name})" for k, p in figs.items()),
-              "", "## Recovery by SNR", "", markdown_table(by_snr), "",
-              "## False positives by noise (test nulls)", "", markdown_table(fpr), ""]
-    for by, frame in breakdowns.items():
-        lines += [f"## Recovery by {by}", "", markdown_table(frame), ""]
-    lines += ["## Agreement with CPU TLS on the subset", "", markdown_table(agree), "",
-              f"Full table: `{stem}.csv`; sizes, counts and bounds: `{stem}.json`.", ""]
+              markdown_table(per_cadence), "",
+              *(f"![{k}](figures/{p.name})" for k, p in figs.items()), ""]
+    for title, frame in sections.items():
+        lines += [f"## {title}", "", markdown_table(frame), ""]
+    lines += [f"Full table: `{stem}.csv`; sizes, counts and bounds: `{stem}.json`.", ""]
     return "\n".join(lines)
 
 
 def _plain(x):
     if isinstance(x, np.generic):
         return x.item()
-    if isinstance(x, tuple):
-        return list(x)
     raise TypeError(f"cannot write {type(x).__name__}")
