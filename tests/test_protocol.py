@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import tarfile
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ import pytest
 
 from conftest import UnavailableBackend, registered
 from backends.implementations.cpu import CPUBackend
-from validation import processes, protocol, protocol_cases, store, tlscache
+from validation import processes, protocol, protocol_cases, protocol_report, store, tlscache
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,6 +66,12 @@ def test_injections_meet_their_design():
     assert protocol_cases.build(layout, "injections", 54, seed=0).info["grazing"]
 
 
+def test_an_injection_that_never_falls_on_data_is_an_error(monkeypatch):
+    monkeypatch.setattr(protocol_cases, "PLACEMENT_TRIES", 0)
+    with pytest.raises(RuntimeError, match="no transit of k2 injection 3 fell on data"):
+        protocol_cases.build(protocol_cases.cadence("k2"), "injections", 3, seed=0)
+
+
 def test_cadences():
     quick = protocol_cases.cadence("tess2min-quick")
     assert quick.baseline == protocol_cases.QUICK["baseline"] and quick.cadence_min == 2.0
@@ -72,6 +79,30 @@ def test_cadences():
     for name in ("kepler", "k2-slow"):
         with pytest.raises(ValueError, match="unknown cadence"):
             protocol_cases.cadence(name)
+
+
+# ---------------------------------------------------------------- scoring
+
+def test_scoring_counts_a_failed_search_against_its_column():
+    truth = dict(truth_period=3.0, truth_t0=1.0, truth_duration=0.1, truth_depth_ppm=500.0)
+    hit = dict(period=3.0, t0=1.0, duration=0.1, depth_ppm=500.0, sde=20.0, error=None)
+    failed = dict.fromkeys(hit, np.nan) | {"error": "RuntimeError: boom"}
+    quiet = dict(hit, sde=5.0)
+    rows = [("injections", truth, hit, hit), ("injections", truth, failed, hit),
+            ("injections", truth, dict(hit, period=6.0), hit),  # an alias: not recovered
+            ("test", {}, failed, quiet), ("test", {}, hit, quiet), ("test", {}, quiet, quiet),
+            ("calibration", {}, hit, hit)]
+    df = pd.DataFrame([dict(cadence="k2", set=s, **t, **{f"backend_{k}": v for k, v in b.items()},
+                            **{f"reference_{k}": v for k, v in r.items()},
+                            **{f"tls_{k}": np.nan for k in hit}, complete=True)
+                       for s, t, b, r in rows])
+    run = types.SimpleNamespace(backend="x", reference="x")
+    scored = protocol_report.score(df, run, {"k2": 9.0})
+    assert scored["backend_recovered"].tolist() == [True, False, False] + [False] * 4
+    assert scored["backend_alias"][2] == "2x"
+    assert scored["backend_false_positive"].tolist() == [False] * 3 + [True, True, False, False]
+    counts = protocol_report.counts(scored)
+    assert (counts.lost, counts.gained, counts.extra, counts.fewer) == (2, 0, 2, 0)
 
 
 # ---------------------------------------------------------------- the command, end to end
