@@ -124,6 +124,8 @@ def test_noise_windows_of_a_real_curve():
     assert len({float(w[1][0]) for w in windows}) == 4  # other starts, shifts or reversals
     noise = real.load(name, mask_planets=True)
     assert np.isin(windows[0][1], noise.y).all()  # its own flux values, rearranged
+    t, y, _ = real.noise_window("WASP-75_K2_C03_everest", 60.0, np.random.default_rng(0))
+    assert np.abs(y - np.median(y)).max() < real.OUTLIER_SIGMA * 1.1 * detrend.robust_sigma(y)
     t, y, _ = real.noise_window(name, 100.0, np.random.default_rng(0), bin_minutes=10.0)
     assert np.median(np.diff(t)) == pytest.approx(10 / 1440, rel=0.01)  # longer than the curve: all
 

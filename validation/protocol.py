@@ -41,7 +41,7 @@ from pathlib import Path
 from validation import outputs, processes, protocol_cases, runs
 from validation.recover import Journal
 
-VERSION = 1  # of the items and the journal: a change makes old journals refuse to mix in
+VERSION = 2  # of the items and the journal: a change makes old journals refuse to mix in
 SIZES = dict(calibration=1000, injections=1000, test=1000)
 QUICK_SIZES = dict(calibration=3, injections=6, test=3)
 QUICK_SUBSET = 1

@@ -8,8 +8,8 @@ of a set and a larger run extends a smaller one.
 Noise, by ``index % 3``: white (Gaussian at the layout's level); red (the same
 white noise plus AR(1) noise, ``synthetic.red_noise``, correlation time
 log-uniform in ``RED_TAU`` and 0.25-1x the white level); real (a window of a
-shipped light curve of that cadence with its planets masked, cyclically shifted
-and maybe reversed, ``real.noise_window``). Calibration and test nulls are
+shipped light curve of that cadence with its planets and outliers removed,
+cyclically shifted and maybe reversed, ``real.noise_window``). Calibration and test nulls are
 independent draws of that mixture; the real ones share the few shipped curves.
 
 Injections: the same noises with one batman transit, the design cycled so that
@@ -29,7 +29,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from datasets import real, synthetic
-from validation.cases import K2, TESS, robust_sigma
+from datasets.detrend import robust_sigma
+from validation.cases import K2, TESS
 
 SETS = ("calibration", "injections", "test")
 NOISES = ("white", "red", "real")
