@@ -51,6 +51,11 @@ def flatten(t, y, dy=None, window=0.75):
     return y / tr, None if dy is None else np.asarray(dy, dtype=np.float64) / tr
 
 
+def robust_sigma(y):
+    """Standard deviation of ``y`` from its median absolute deviation (outliers barely count)."""
+    return float(1.4826 * np.median(np.abs(y - np.median(y))))
+
+
 def bin_lightcurve(t, y, dy=None, width=10 / 1440):
     """Average into time bins of ``width`` days; empty bins are dropped.
 

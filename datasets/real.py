@@ -3,8 +3,9 @@
 ``load(name)`` returns the light curve ready for a TLS search: the raw ones
 (``meta.detrended`` not "yes") flattened with a running median, optionally
 binned, optionally with the known planets' transits removed (to inject
-synthetic transits into real noise). Times stay in the mission system (BKJD /
-BTJD); planet epochs are given in that system too.
+synthetic transits into real noise). ``noise_window`` cuts many different
+stretches of planet-free noise from one such curve. Times stay in the mission
+system (BKJD / BTJD); planet epochs are given in that system too.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from datasets.detrend import bin_lightcurve, flatten
+from datasets.detrend import bin_lightcurve, flatten, robust_sigma
 
 DATA = Path(__file__).parent / "data"
 REAL_NAMES = (
@@ -25,6 +26,7 @@ REAL_NAMES = (
     "TOI-540_TESS_S04-S05",
 )
 MIN_WINDOW = 0.2  # [d] shortest window: follows fast rotators (TOI-540: 17 h) yet spares transits
+OUTLIER_SIGMA = 6.0  # noise_window drops points this many robust sigma off the median
 
 
 @dataclass(frozen=True)
@@ -124,3 +126,29 @@ def without_planets(lc):
         keep &= ~in_transit(lc.t, p)
     return replace(lc, t=lc.t[keep], y=lc.y[keep], dy=lc.dy[keep],
                    steps=lc.steps + ("known transits removed",))
+
+
+@functools.lru_cache(maxsize=None)
+def _noise(name, bin_minutes):
+    lc = load(name, mask_planets=True, bin_minutes=bin_minutes)
+    keep = np.abs(lc.y - np.median(lc.y)) < OUTLIER_SIGMA * robust_sigma(lc.y)
+    return replace(lc, t=lc.t[keep], y=lc.y[keep], dy=lc.dy[keep],
+                   steps=lc.steps + (f"outliers beyond {OUTLIER_SIGMA:g} sigma removed",))
+
+
+def noise_window(name, baseline, rng, bin_minutes=None):
+    """(t, y, dy): ``baseline`` days of curve ``name``'s noise (flattened, known
+    transits and outliers removed, optionally binned) from a random point, its
+    flux and errors cyclically shifted by a random number of points and reversed
+    half the time, the time stamps kept: one curve gives many different nulls.
+    Outliers go because they are instrumental (WASP-75's K2 curve dips up to
+    145 sigma in single cadences) and TLS would find them in every window."""
+    lc = _noise(name, bin_minutes)
+    starts = lc.t[: max(1, np.searchsorted(lc.t, lc.t[-1] - baseline, side="right"))]
+    start = starts[rng.integers(starts.size)]
+    inside = (lc.t >= start) & (lc.t < start + baseline)
+    shift, reverse = int(rng.integers(inside.sum())), bool(rng.integers(2))
+    y, dy = (np.roll(a[inside], shift) for a in (lc.y, lc.dy))
+    if reverse:
+        y, dy = y[::-1], dy[::-1]
+    return lc.t[inside], y, dy

@@ -1,7 +1,8 @@
 """Seeded synthetic light curves with batman transits.
 
 ``simulate(seed, preset, **overrides)`` builds a time grid (cadence, baseline,
-gaps, optional thinning to ``ndata`` points), white noise, and one injected
+gaps, optional thinning to ``ndata`` points), white noise (``red_noise`` adds
+correlated noise), and one injected
 limb-darkened transit given by its depth, its Rp/R* or the SNR it should have.
 The result carries the truth a recovery test compares against: period, first
 mid-transit T0, T14 duration, depth at mid-transit, expected SNR. Presets:
@@ -106,6 +107,10 @@ class DepthOutOfReach(ValueError):
     """No Rp/R* in ``RP_RS_RANGE`` gives the depth asked for (e.g. grazing, b near 1)."""
 
 
+class NoTransitInData(ValueError):
+    """Every transit of the injection falls between the data points."""
+
+
 def rp_for_depth(depth, b=0.0, period=10.0, a_rs=None, u=DEFAULT_U):
     """Rp/R* whose transit is ``depth`` deep at mid-transit (bisection on batman)."""
     def depth_of(k):
@@ -144,6 +149,21 @@ def time_grid(baseline, cadence_min, gaps=(), ndata=None, start=0.0, rng=None):
         rng = rng if rng is not None else np.random.default_rng(0)
         t = np.sort(rng.choice(t, size=ndata, replace=False))
     return t
+
+
+def red_noise(t, cadence_min, tau, sigma, rng):
+    """Stationary AR(1) noise (an Ornstein-Uhlenbeck process: correlation
+    exp(-dt / tau), ``tau`` in days) of standard deviation ``sigma`` at times
+    ``t`` on a regular grid of ``cadence_min`` (gaps allowed: the process runs on
+    through them)."""
+    from scipy.signal import lfilter
+
+    step = cadence_min / 1440
+    index = np.rint((np.asarray(t) - t[0]) / step).astype(np.int64)
+    phi = math.exp(-step / tau)
+    kicks = rng.normal(0.0, sigma, index[-1] + 1)
+    kicks[1:] *= math.sqrt(1 - phi**2)  # the first sample is drawn from the stationary law
+    return lfilter([1.0], [1.0, -phi], kicks)[index]
 
 
 @dataclass
@@ -199,23 +219,24 @@ def simulate(seed=0, preset="k2", *, baseline=None, cadence_min=None, gaps=None,
 
 
 def injection_for(t, sigma, period, t0, *, b=0.0, u=DEFAULT_U, snr=None, depth_ppm=None,
-                  rp_rs=None, exp_time=0.0):
+                  rp_rs=None, exp_time=0.0, a_rs=None):
     """The ``Injection`` with the given Rp/R*, mid-transit depth, or expected SNR
-    on times ``t`` with white noise ``sigma`` (exactly one of the three)."""
+    on times ``t`` with white noise ``sigma`` (exactly one of the three);
+    ``a_rs`` None: a Sun-like star's."""
     if sum(x is not None for x in (depth_ppm, rp_rs, snr)) != 1:
         raise ValueError("give exactly one of depth_ppm, rp_rs, snr")
 
     def injection(k):
-        return Injection(period=period, t0=t0, rp_rs=k, b=b, u=u)
+        return Injection(period=period, t0=t0, rp_rs=k, b=b, a_rs=a_rs, u=u)
 
     if snr is not None:  # depth scales the SNR nearly linearly: one trial, one rescale
         trial = injection(0.05)
         trial_snr = expected_snr(t, transit_model(t, trial, exp_time), sigma)
         if trial_snr == 0:
-            raise ValueError(f"a transit at P={period:.4g} d, T0={t0:.4g} falls in no data point")
+            raise NoTransitInData(f"a transit at P={period:.4g} d, T0={t0:.4g} falls in no data point")
         depth_ppm = mid_depth(trial) * snr / trial_snr * 1e6
     if rp_rs is None:
-        rp_rs = rp_for_depth(depth_ppm * 1e-6, b=b, period=period, u=u)
+        rp_rs = rp_for_depth(depth_ppm * 1e-6, b=b, period=period, a_rs=a_rs, u=u)
     return injection(rp_rs)
 
 

@@ -79,7 +79,7 @@ def test_unreachable_depth_and_missing_transit():
     with pytest.raises(synthetic.DepthOutOfReach, match="out of reach"):
         synthetic.rp_for_depth(0.2, b=1.2)
     t = np.linspace(0.0, 1.0, 100)
-    with pytest.raises(ValueError, match="falls in no data point"):
+    with pytest.raises(synthetic.NoTransitInData, match="falls in no data point"):
         synthetic.injection_for(t, 1e-3, period=10.0, t0=5.0, snr=10.0)
     with pytest.raises(ValueError, match="exactly one"):
         synthetic.injection_for(t, 1e-3, period=10.0, t0=5.0)
@@ -93,6 +93,41 @@ def test_expected_snr():
     model[:4] = 0.99
     assert synthetic.expected_snr(t, model, 0.01) == pytest.approx(2.0)
     assert synthetic.expected_snr(t, np.ones(100), 0.01) == 0.0
+
+
+def test_red_noise_is_stationary_ar1_through_gaps():
+    t = synthetic.time_grid(200.0, 30.0, gaps=((0.5, 3.0),))
+    x = synthetic.red_noise(t, 30.0, tau=0.1, sigma=2e-3, rng=np.random.default_rng(0))
+    again = synthetic.red_noise(t, 30.0, tau=0.1, sigma=2e-3, rng=np.random.default_rng(0))
+    assert np.array_equal(x, again) and x.size == t.size
+    assert np.std(x) == pytest.approx(2e-3, rel=0.05)
+    neighbours = np.isclose(np.diff(t), 30 / 1440)
+    lag1 = np.corrcoef(x[:-1][neighbours], x[1:][neighbours])[0, 1]
+    assert lag1 == pytest.approx(math.exp(-30 / 1440 / 0.1), abs=0.02)
+
+
+def test_an_injection_with_a_stellar_density_lasts_accordingly():
+    t = np.arange(0.0, 20.0, 2 / 1440)
+    sun = synthetic.Injection(period=5.0, t0=1.0, rp_rs=0.0).a
+    short = synthetic.injection_for(t, 1e-3, 5.0, 1.0, snr=10.0, a_rs=2 * sun)
+    normal = synthetic.injection_for(t, 1e-3, 5.0, 1.0, snr=10.0)
+    assert short.a_rs == 2 * sun and short.duration == pytest.approx(normal.duration / 2, rel=0.02)
+
+
+def test_noise_windows_of_a_real_curve():
+    name = "WASP-126_TESS_S01_alert"
+    windows = [real.noise_window(name, 10.0, np.random.default_rng(k)) for k in range(4)]
+    planet = planets(name)[0]
+    for t, y, dy in windows:
+        assert np.ptp(t) < 10.0 and np.all(np.diff(t) > 0) and y.size == dy.size == t.size > 4000
+        assert not real.in_transit(t, planet).any()  # masked: no known transit left
+    assert len({float(w[1][0]) for w in windows}) == 4  # other starts, shifts or reversals
+    noise = real.load(name, mask_planets=True)
+    assert np.isin(windows[0][1], noise.y).all()  # its own flux values, rearranged
+    t, y, _ = real.noise_window("WASP-75_K2_C03_everest", 60.0, np.random.default_rng(0))
+    assert np.abs(y - np.median(y)).max() < real.OUTLIER_SIGMA * 1.1 * detrend.robust_sigma(y)
+    t, y, _ = real.noise_window(name, 100.0, np.random.default_rng(0), bin_minutes=10.0)
+    assert np.median(np.diff(t)) == pytest.approx(10 / 1440, rel=0.01)  # longer than the curve: all
 
 
 def test_flatten_removes_trend_keeps_transit():

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from datasets import real, synthetic
+from datasets.detrend import robust_sigma
 
 SUITES = ("quick", "synthetic", "k2", "tess", "all")
 INJECTIONS_PER_CURVE = 20
@@ -169,10 +170,6 @@ def searchable(planets, span, options):
     notes = tuple(f"{pl.name} outside the searched periods ({pl.period:.4g} d not in "
                   f"[{p_min:.3g}, {p_max:.4g}] d)" for pl in planets if pl not in inside)
     return inside, notes
-
-
-def robust_sigma(y):
-    return float(1.4826 * np.median(np.abs(y - np.median(y))))
 
 
 def materialize(case):

@@ -10,6 +10,8 @@
   parent, even when it is killed with SIGKILL (``follow_parent``,
   ``backends.child_processes``).
 * A worker that dies is named with its signal (``WorkerDied``, ``deaths``).
+* ``run_tasks`` runs a list of tasks here or in such workers, handing each
+  result back as it finishes (to be journaled), within an optional deadline.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ _children_follow = False  # children forked from here follow this process (``_af
 
 class WorkerDied(RuntimeError):
     """A ``--jobs`` worker process ended abruptly (a crash or a kill, not an exception)."""
+
+
+class OutOfTime(RuntimeError):
+    """A run's time budget ran out; the tasks finished before it are kept."""
 
 
 def thread_limits(threads):
@@ -58,6 +64,64 @@ def follow_parent(parent_pid: int) -> None:
 def _after_fork():
     if _children_follow:
         follow_parent(os.getppid())
+
+
+def _start_worker(parent_pid, setup, setup_args):
+    follow_parent(parent_pid)
+    if setup is not None:
+        setup(*setup_args)
+
+
+def run_tasks(tasks, work, done, jobs=1, threads=1, setup=None, setup_args=(), deadline=None):
+    """``work(task)`` for every task, and here ``done(task, result)`` as each finishes.
+
+    With ``jobs`` > 1 in that many spawned processes (they follow this one:
+    ``follow_parent``; their thread pools at ``threads``), else here; either
+    way ``setup(*setup_args)`` runs first where the tasks run (``work`` and
+    ``setup`` module-level, for pickling). Past ``deadline`` (a
+    ``time.monotonic()`` value) no task starts and, with workers, none is
+    waited for: OutOfTime. A dead worker is WorkerDied. Workers are ended
+    whenever the run stops early; what ``done`` received is all that is kept.
+    """
+    tasks = list(tasks)
+    if not tasks:
+        return
+    if jobs <= 1:
+        if setup is not None:
+            setup(*setup_args)
+        for task in tasks:
+            if deadline is not None and time.monotonic() > deadline:
+                raise OutOfTime("the time budget ran out")
+            done(task, work(task))
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import TimeoutError as FuturesTimeout
+    from concurrent.futures.process import BrokenProcessPool
+
+    # spawn: workers must not inherit a GPU context or numba's threading state
+    ctx = multiprocessing.get_context("spawn")
+    with thread_limits(threads), ProcessPoolExecutor(
+            max_workers=jobs, mp_context=ctx, initializer=_start_worker,
+            initargs=(os.getpid(), setup, setup_args)) as pool:
+        futures = {pool.submit(work, task): task for task in tasks}
+        workers = list(pool._processes.values())
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            for future in as_completed(futures, timeout=timeout):
+                done(futures[future], future.result())
+        except BaseException as exc:
+            pool.shutdown(wait=False, cancel_futures=True)
+            for process in workers:  # their unfinished tasks are redone on resume
+                if process.is_alive():
+                    process.terminate()
+            if isinstance(exc, BrokenProcessPool):
+                for process in workers:  # reaped, so that each says how it ended
+                    process.join(REAP_SECONDS)
+                raise WorkerDied(f"a worker process died ({deaths(workers)}); what finished is "
+                                 "kept: run the same command again to resume") from exc
+            if isinstance(exc, FuturesTimeout):
+                raise OutOfTime("the time budget ran out") from None
+            raise
 
 
 if hasattr(os, "register_at_fork"):

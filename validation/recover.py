@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-import multiprocessing
 import os
 import sys
 import warnings
@@ -119,10 +118,9 @@ def searches(backend, cache_dir, threads, tls_default=False):
 _WORKER_SIDES = {}
 
 
-def _init_worker(parent_pid, backend, cache_dir, threads, tls_default):
-    """A worker process: it dies with its parent, leaves Ctrl-C to it, and
-    warms its searches up once."""
-    processes.follow_parent(parent_pid)
+def _load_sides(backend, cache_dir, threads, tls_default):
+    """Where cases run: their searches, warmed up once."""
+    _WORKER_SIDES.clear()
     _WORKER_SIDES.update(searches(backend, cache_dir, threads, tls_default))
 
 
@@ -153,44 +151,17 @@ class Journal:
 
 def execute(pending, journal, jobs, progress, backend, cache_dir, threads, tls_default):
     """Run the pending cases (in ``jobs`` processes) and journal each as it finishes."""
-    if not pending:
-        return
-    search_args = (backend, cache_dir, threads, tls_default)
-    if jobs <= 1:
-        sides = searches(*search_args)
-        for case in pending:
-            journal.save(case.id, *run_case(case, sides))
-            progress.update()
-        return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
+    if jobs > 1 and pending:
+        # numba's on-disk cache is written here, once: workers compiling the same cached
+        # functions at once corrupted it (a segfault in TLS's interpolation gufunc)
+        searches(None if backend is None else "cpu", cache_dir, threads, tls_default)
 
-    # numba's on-disk cache is written here, once: workers compiling the same cached
-    # functions at once corrupted it (a segfault in TLS's interpolation gufunc)
-    searches(None if backend is None else "cpu", cache_dir, threads, tls_default)
-    # spawn: workers must not inherit a GPU context or numba's threading state
-    ctx = multiprocessing.get_context("spawn")
-    with processes.thread_limits(threads), ProcessPoolExecutor(
-            max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-            initargs=(os.getpid(), *search_args)) as pool:
-        futures = {pool.submit(_work, case): case for case in pending}
-        workers = list(pool._processes.values())
-        try:
-            for future in as_completed(futures):
-                journal.save(futures[future].id, *future.result())
-                progress.update()
-        except BaseException as exc:
-            pool.shutdown(wait=False, cancel_futures=True)
-            for process in workers:  # their unfinished cases are redone on resume
-                if process.is_alive():
-                    process.terminate()
-            if isinstance(exc, BrokenProcessPool):
-                for process in workers:  # reaped, so that each says how it ended
-                    process.join(processes.REAP_SECONDS)
-                raise processes.WorkerDied(f"a worker process died ({processes.deaths(workers)}); the "
-                                           "cases saved so far are kept: run the same command again "
-                                           "to resume") from exc
-            raise
+    def done(case, result):
+        journal.save(case.id, *result)
+        progress.update()
+
+    processes.run_tasks(pending, _work, done, jobs, threads, _load_sides,
+                        (backend, cache_dir, threads, tls_default))
 
 
 def collect(case_list, journal):

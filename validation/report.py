@@ -78,7 +78,7 @@ def figures(table, example, directory, stem):
         ax.set_title(f"noise-only curves: {n['cases']}, false alarms: backend "
                      f"{n['backend_false_alarms']}, CPU TLS {n['cpu_false_alarms']}", fontsize=9)
     ax.legend()
-    paths["recovery_vs_snr"] = _save(fig, directory / f"{stem}_recovery_vs_snr.png")
+    paths["recovery_vs_snr"] = save_figure(fig, directory / f"{stem}_recovery_vs_snr.png")
 
     fig, ax = plt.subplots(figsize=(4.5, 4))
     ax.scatter(table["cpu_sde"], table["backend_sde"], s=10)
@@ -88,7 +88,7 @@ def figures(table, example, directory, stem):
                     color="0.85", label="within 5 %")
     ax.set(xlabel="SDE, CPU TLS", ylabel="SDE, backend")
     ax.legend()
-    paths["sde_agreement"] = _save(fig, directory / f"{stem}_sde_agreement.png")
+    paths["sde_agreement"] = save_figure(fig, directory / f"{stem}_sde_agreement.png")
 
     if example:
         fig, (a1, a2) = plt.subplots(2, 1, figsize=(7, 6))
@@ -103,7 +103,7 @@ def figures(table, example, directory, stem):
             a2.plot(arrays["cpu_fold_phase"], arrays["cpu_fold_y"], ".", ms=2, color="0.4")
             a2.plot(arrays["cpu_model_phase"], arrays["cpu_model_y"], "r-", lw=1)
             a2.set(xlabel="phase", ylabel="flux (binned)", xlim=(0.45, 0.55))
-        paths["example"] = _save(fig, directory / f"{stem}_example.png")
+        paths["example"] = save_figure(fig, directory / f"{stem}_example.png")
     return paths
 
 
@@ -118,7 +118,8 @@ def markdown_table(df):
     return "\n".join([head, rule, *body])
 
 
-def _save(fig, path):
+def save_figure(fig, path):
+    """``fig`` saved to ``path`` (PNG) and closed; the path."""
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     import matplotlib.pyplot as plt
