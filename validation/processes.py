@@ -20,6 +20,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import time
 from unittest import mock
 
 from backends.child_processes import die_with_parent, ending
