@@ -87,6 +87,13 @@ def test_counters_deterministic_and_batching_invariant(case, layout, monkeypatch
     assert runs[0] == runs[1]
 
 
+def test_device_memory_given_back_after_a_search(case, layout):
+    plan, periods, _, _ = case
+    gpu = pruned_in(layout, plan)
+    gpu.search(plan, periods)
+    assert gpu._pool is None or gpu._pool.held_blocks == 0
+
+
 def test_debug_mode_catches_a_broken_bound(layout, monkeypatch):
     """Bounds made too small (rho and piece means zeroed) must be caught."""
     plan, periods = backends.make_plan(*box_light_curve(seed=10))

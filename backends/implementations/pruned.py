@@ -75,6 +75,18 @@ class PrunedBackend(PyCUDABackend):
             self._pool = DeviceMemoryPool()
         return ga.empty(int(size), dtype, allocator=self._pool.allocate)
 
+    def search(self, plan, periods, progress=None):
+        """As every backend; afterwards the pool gives its blocks back to the
+        driver: processes sharing a GPU (validation --jobs) would otherwise each
+        keep the largest batches they ever made (80 GB held by six on the H100,
+        then one-period batches)."""
+        try:
+            return super().search(plan, periods, progress)
+        finally:
+            if self._pool is not None:
+                with self.context():
+                    self._pool.free_held()
+
     def _put(self, array, dtype):
         out = self._empty(np.size(array), dtype)
         out.set(np.ascontiguousarray(array, dtype))
