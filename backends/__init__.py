@@ -23,12 +23,12 @@ from backends.registry import (
     backend_names,
     get_backend,
     register_backend,
+    register_with_tls,
     resolve,
     unregister_backend,
 )
-from backends import tls_bridge as _tls_bridge
 
-_tls_bridge.register_all()
+register_with_tls()
 
 __all__ = [
     "AUTO_ORDER", "BackendUnavailable", "BatchError", "LightCurve", "PeriodStats", "Plan", "TLSBackend",

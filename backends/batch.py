@@ -5,11 +5,14 @@ and templates: the plan) runs on a thread pool a chunk ahead of the device;
 each chunk's statistics come from one ``backend.search_many`` call (``simple``
 packs many light curves into each launch and overlaps its host work with the
 device through CUDA streams and pinned memory; other backends search one light
-curve after another); then, on the pool, each light curve gets TLS's own
-results object through transitleastsquares' ``power()``, exactly as
-``backends.search`` gives it, from the statistics computed for it
-(``Precomputed``). A light curve that fails gives a ``BatchError`` in its
-place; the others are not lost.
+curve after another); then, on the pool, the chunk's light curves get TLS's
+results objects from their plans and statistics (``backends.statistics``:
+``power()``'s values, the chunk's spectra in one call), or with ``lean`` the
+same without model light curves and folded arrays. A light curve that fails
+gives a ``BatchError`` in its place; the others are not lost. Light curves a
+backend cannot take in the batch (refused by the backend ``auto`` chose; pre-
+binned by TLS for an approximate backend) are searched alone, through
+``backends.search``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from backends import inputs
-from backends.frontend import device_name, search
+from backends.frontend import backend_meta, search
 from backends.grids import make_plan
 from backends.interrupts import reraise_interrupt
 from backends.protocol import InputTooLarge, TLSBackend
@@ -67,71 +70,62 @@ def unpack(item, index):
     return (index, *inputs.unpack(item))
 
 
-class Precomputed(TLSBackend):
-    """Hands ``power()`` the statistics a batch computed for this light curve
-    (any order of the same periods, as TLS shuffles them); named after the
-    backend that computed them. Fails loudly if asked for other periods."""
-
-    def __init__(self, source: TLSBackend, periods, stats, device: str):
-        super().__init__()
-        self.name, self.exact, self.device = source.name, source.exact, source.device
-        self.periods, self.stats, self._device = np.asarray(periods), stats, device
-
-    def device_name(self) -> str:
-        return self._device
-
-    def search(self, plan, periods, progress=None):
-        periods = np.asarray(periods)
-        order = np.argsort(self.periods, kind="stable")
-        at = order[np.clip(np.searchsorted(self.periods, periods, sorter=order), 0, order.size - 1)]
-        if periods.size != self.periods.size or not np.array_equal(self.periods[at], periods):
-            raise RuntimeError(f"power() asks for {periods.size} periods that differ from the "
-                               f"{self.periods.size} searched for this light curve")
-        if progress is not None:
-            progress(periods.size)
-        return type(self.stats)(self.stats.chi2[at], self.stats.rows[at], self.stats.depths[at])
-
-
 @dataclass(frozen=True)
 class _Case:
-    """A light curve ready for the device: its raw input and TLS plan."""
+    """A light curve ready for the device: its raw input, cleaning report and
+    plan, and the host seconds they took."""
 
     id: Any
     raw: tuple
+    cleaning: dict
     plan: Any
     periods: np.ndarray
+    seconds: float
 
 
 def _prepare(index, item, tls_options):
     """A ``_Case`` for one batch item, or its ``BatchError``."""
     curve_id = item.get("id", index) if isinstance(item, dict) else index
     try:
+        start = time.perf_counter()
         curve_id, t, y, dy = unpack(item, index)
         lc = inputs.clean(*inputs.unpack(t, y, dy))
         inputs.check_search(lc.t, tls_options)
-        return _Case(curve_id, (t, y, dy), *make_plan(lc.t, lc.y, lc.dy, **tls_options))
+        plan, periods = make_plan(lc.t, lc.y, lc.dy, **tls_options)
+        return _Case(curve_id, (t, y, dy), lc.report, plan, periods, time.perf_counter() - start)
     except Exception as exc:  # one bad light curve must not cost the batch
         return BatchError.of(curve_id, exc)
 
 
-def _done(value) -> Future:
-    future = Future()
-    future.set_result(value)
-    return future
+def _per_curve(many, one, items, ids) -> list:
+    """``many(items)``, one value per item; if it raises, ``one(item)`` for
+    each item, so that an error is its own light curve's ``BatchError``."""
+    try:
+        return many(items)
+    except Exception as exc:
+        reraise_interrupt(exc)
+    out = []
+    for item, curve_id in zip(items, ids):
+        try:
+            out.append(one(item))
+        except Exception as exc:
+            out.append(BatchError.of(curve_id, exc))
+    return out
 
 
 class _Runner:
-    """One backend instance for the whole batch. ``auto`` is resolved once, for
+    """One backend instance for the whole batch, resolved once: ``auto`` for
     the median size of the first chunk's light curves; a light curve that
     choice refuses (``InputTooLarge``) is searched alone with ``auto``, which
     skips it."""
 
-    def __init__(self, backend, requested, tls_options):
+    def __init__(self, backend, tls_options, lean):
         from backends.registry import get_backend
 
+        self.requested, self.options, self.lean = backend, tls_options, lean
         self.auto = backend == "auto"
         self.instance = None if self.auto else get_backend(backend)  # a bad name fails at once
-        self.requested, self.options, self.device = requested, tls_options, None
+        self.meta = None
 
     def _settle(self, cases):
         from backends.registry import get_backend
@@ -139,78 +133,83 @@ class _Runner:
         if self.instance is None:
             sizes = [c.plan.lc.size for c in cases if not isinstance(c, BatchError)]
             self.instance = get_backend("auto", ndata=int(np.median(sizes)) if sizes else None)
-        if self.device is None:
-            self.device = device_name(self.instance)
+        if self.meta is None:
+            self.meta = backend_meta(self.instance, self.requested)
 
-    def chunk(self, cases, pool) -> list:
-        """Futures of the outcomes of one chunk, in order: the chunk's
-        statistics in one ``search_many``, TLS's results on ``pool``."""
+    def chunk(self, cases, pool) -> Future:
+        """The outcomes of one chunk, in order: the chunk's statistics in one
+        ``search_many``, TLS's results from them on ``pool``."""
         self._settle(cases)
-        out = [None] * len(cases)
-        ready = []
+        out, ready = [None] * len(cases), []
         for k, case in enumerate(cases):
             why = None if isinstance(case, BatchError) else self.instance.refuses(case.plan)
             if isinstance(case, BatchError):
-                out[k] = _done(case)
-            elif why is not None and self.auto:
-                out[k] = _done(self._alone(case))
+                out[k] = case
             elif why is not None:
-                out[k] = _done(BatchError.of(case.id, InputTooLarge(why)))
+                out[k] = self._alone(case, "auto") if self.auto else BatchError.of(case.id, InputTooLarge(why))
+            elif self._prebinned(case.plan):
+                out[k] = self._alone(case, self.instance)
             else:
                 ready.append(k)
         self.instance.timings.clear()
         start = time.perf_counter()
-        stats = self._statistics([cases[k] for k in ready])
+        jobs = [cases[k] for k in ready]
+        stats = _per_curve(lambda cs: self.instance.search_many([(c.plan, c.periods) for c in cs]),
+                           lambda c: self.instance.search(c.plan, c.periods), jobs, [c.id for c in jobs])
         batch = {"light_curves": len(ready), "seconds": time.perf_counter() - start,
                  "timings": dict(self.instance.timings)}
-        share = {stage: s / max(1, len(ready)) for stage, s in batch["timings"].items()}
-        for k, found in zip(ready, stats):
-            out[k] = (_done(found) if isinstance(found, BatchError)
-                      else pool.submit(self._results, cases[k], found, share, batch))
+        return pool.submit(self._results, out, [(k, cases[k], s) for k, s in zip(ready, stats)], batch)
+
+    def _prebinned(self, plan) -> bool:
+        """Whether TLS's ``power()`` pre-bins this light curve for some periods
+        (approximate backends only): then it is searched alone, through power()."""
+        if self.instance.exact:
+            return False
+        from transitleastsquares import binning
+
+        model = plan.model  # the bin grows with the shortest duration, which grows with the period
+        longest = [np.max(model.grid.periods)]
+        return bool(binning.bin_factors(longest, binning.cadence(model.t), plan.R_star_min, plan.M_short,
+                                        binning.bin_fraction())[0] > 1)
+
+    def _results(self, out, searched, batch) -> list:
+        """``out`` with TLS's results object of each searched light curve."""
+        from backends.statistics import results_many
+
+        found = [(k, case, s) for k, case, s in searched if not isinstance(s, BatchError)]
+        for k, _, error in searched:
+            if isinstance(error, BatchError):
+                out[k] = error
+        start = time.perf_counter()
+        def many(items):
+            return results_many([c.plan for _, c, _ in items], [s for *_, s in items], self.lean)
+
+        made = _per_curve(many, lambda item: many([item])[0], found, [c.id for _, c, _ in found])
+        seconds = (time.perf_counter() - start) / max(1, len(found))
+        share = {stage: s / max(1, len(searched)) for stage, s in batch["timings"].items()}
+        top = sum(v for stage, v in share.items() if "." not in stage)
+        for (k, case, _), results in zip(found, made):
+            if isinstance(results, BatchError):
+                out[k] = results
+                continue
+            timings = {"plan": case.seconds, **share, "statistics": seconds,
+                       "total": case.seconds + top + seconds}
+            results["meta"] = {**self.meta, "timings": timings, "cleaning": case.cleaning, "batch": batch,
+                               "id": case.id}
+            out[k] = results
         return out
 
-    def _statistics(self, cases):
-        """PeriodStats per case from one ``search_many``; if it fails, each
-        case alone, so that an error is its light curve's own."""
+    def _alone(self, case, backend):
+        """``backends.search`` of one light curve (TLS's own ``power()``)."""
         try:
-            return self.instance.search_many([(c.plan, c.periods) for c in cases])
-        except Exception as exc:
-            reraise_interrupt(exc)
-            out = []
-            for c in cases:
-                try:
-                    out.append(self.instance.search(c.plan, c.periods))
-                except Exception as exc:
-                    out.append(BatchError.of(c.id, exc))
-            return out
-
-    def _results(self, case, stats, share, batch):
-        """TLS's results object from power(), as ``backends.search`` gives it."""
-        try:
-            bridge = Precomputed(self.instance, case.periods, stats, self.device)
-            results = search(*case.raw, backend=bridge, **self.options)
+            results = search(*case.raw, backend=backend, **self.options)
         except Exception as exc:
             return BatchError.of(case.id, exc)
-        timings = results.meta["timings"]
-        timings.update(share)  # this light curve's share of the chunk's search
-        timings["total"] += sum(share.values())
-        results.meta["batch"] = batch
-        return self._label(case.id, results)
-
-    def _alone(self, case):
-        try:
-            return self._label(case.id, search(*case.raw, backend="auto", **self.options))
-        except Exception as exc:
-            return BatchError.of(case.id, exc)
-
-    def _label(self, curve_id, results):
-        results.meta["id"] = curve_id
-        if self.requested is not None:
-            results.meta["requested_backend"] = self.requested
+        results.meta.update(id=case.id, requested_backend=self.meta["requested_backend"])
         return results
 
 
-def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, **tls_options):
+def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, lean=False, **tls_options):
     """Search every light curve of ``light_curves``; return, in input order,
     TLS's results object (``meta["id"]`` set) or a ``BatchError`` for each.
 
@@ -221,15 +220,17 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, **tl
     build plans and results beside it. That host work is Python under the
     GIL: one thread overlaps it with the device, and more only contend (H200:
     8 threads gave 19 curves/s where one at a time gave 32). Many cores
-    need many processes: ``python -m validation.batch``. ``tls_options`` go to
-    every search (see ``backends.search``). ``meta["timings"]`` holds the
-    light curve's own ``power()`` stages plus its share of its chunk's search
-    stages; ``meta["batch"]`` the chunk's.
+    need many processes: ``python -m validation.batch``. ``lean``: results
+    without ``backends.statistics.FOLDED_KEYS`` (model light curves, folded
+    arrays), a survey's mode. ``tls_options`` go to every search (see
+    ``backends.search``). ``meta["timings"]`` holds the light curve's plan and
+    statistics seconds plus its share of its chunk's search stages;
+    ``meta["batch"]`` the chunk's.
     """
     if not isinstance(backend, (str, TLSBackend)):
         raise TypeError(f"backend must be a name or a TLSBackend, got {type(backend).__name__}")
     inputs.check_options(tls_options)  # a misspelt option is the caller's, not one light curve's
-    runner = _Runner(backend, backend if isinstance(backend, str) else None, tls_options)
+    runner = _Runner(backend, tls_options, lean)
     items = enumerate(light_curves)
     with ThreadPoolExecutor(workers) as pool:
 
@@ -243,7 +244,5 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, **tl
             if ahead is not None:
                 yield ahead
 
-        outcomes = []
-        for futures in prepared():
-            outcomes += runner.chunk([f.result() for f in futures], pool)
-        return [f.result() for f in outcomes]
+        chunks = [runner.chunk([f.result() for f in futures], pool) for futures in prepared()]
+        return [outcome for chunk in chunks for outcome in chunk.result()]

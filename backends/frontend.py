@@ -36,46 +36,54 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
     ``transitleastsquares.power()``; an unknown one, or a search over the size
     limits (``backends.search_size``), is a ValueError before anything is built.
 
+    The light curve's plan (TLS's checks, grids and templates) is made once and
+    handed through ``power()``, which searches and computes the statistics.
     Returns TLS's ``transitleastsquaresresults`` with an extra ``meta`` key:
-    backend that ran, device, package versions, per-stage timings [s] and the
+    backend that ran, device, package versions, per-stage timings [s] (``plan``,
+    the backend's stages, ``statistics``: the rest of ``power()``) and the
     cleaning report.
     """
     from backends.grids import make_plan
     from backends.registry import get_backend
     from backends.tls_bridge import search_backend
-    from backends.tls_power import power
-
-    lc = inputs.clean(*inputs.unpack(t, y, dy))
-    inputs.check_search(lc.t, tls_options)  # before any grid: the plan of "auto" builds one
-    chosen = get_backend(backend, plan=lambda: make_plan(lc.t, lc.y, lc.dy, **tls_options)[0],
-                         ndata=lc.t.size)
-    chosen.timings.clear()  # an instance passed in again reports this search's stages only
-    chosen.work.clear()
-    bridge = search_backend(chosen)
+    from backends.tls_power import planned_power
 
     start = time.perf_counter()
-    results = power(lc.t, lc.y, lc.dy, **tls_options, backend=bridge)
-    total = time.perf_counter() - start
+    lc = inputs.clean(*inputs.unpack(t, y, dy))
+    inputs.check_search(lc.t, tls_options)  # before any grid is built
+    plan, _ = make_plan(lc.t, lc.y, lc.dy, **tls_options)
+    planned = time.perf_counter()
+    chosen = get_backend(backend, plan=plan, ndata=lc.t.size)
+    chosen.timings.clear()  # an instance passed in again reports this search's stages only
+    chosen.work.clear()
+
+    searching = time.perf_counter()
+    results = planned_power(plan, search_backend(chosen, plan))
+    end = time.perf_counter()
 
     stages = dict(chosen.timings)
     top = sum(v for k, v in stages.items() if "." not in k)  # "stage.part": inside a stage
-    stages["statistics_and_grids"] = max(0.0, total - top)
-    stages["total"] = total
-    results["meta"] = {
-        "backend": chosen.name,
-        "requested_backend": backend if isinstance(backend, str) else chosen.name,
-        "auto_table": auto_table() if backend == "auto" else None,
-        "exact": chosen.exact,
-        "device": device_name(chosen),
-        "versions": dict(_versions()),  # looked up once per process (~8 ms each time)
-        "timings": stages,
-        "cleaning": lc.report,
-    }
+    stages.update(plan=planned - start, statistics=max(0.0, end - searching - top), total=end - start)
+    results["meta"] = {**backend_meta(chosen, backend), "timings": stages, "cleaning": lc.report}
     if chosen.work:
         from backends.pruning import work_summary
 
         results["meta"]["work"] = work_summary(chosen.work)
     return results
+
+
+def backend_meta(backend, requested) -> dict:
+    """What ``results.meta`` says of the backend that ran, asked for as
+    ``requested`` (a name, or the instance itself): the same for every light
+    curve it searches."""
+    return {
+        "backend": backend.name,
+        "requested_backend": requested if isinstance(requested, str) else backend.name,
+        "auto_table": auto_table() if requested == "auto" else None,
+        "exact": backend.exact,
+        "device": device_name(backend),
+        "versions": dict(_versions()),  # looked up once per process (~8 ms each time)
+    }
 
 
 def auto_table() -> str:

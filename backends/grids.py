@@ -1,6 +1,6 @@
-"""Stages 1-3 (period grid, duration grid, template cache), shared by every
-backend and taken from transitleastsquares itself so that all backends search
-exactly what TLS 2.0.4 searches."""
+"""Stages 1-3 (period grid, duration grid, template cache) and the host plan of
+a light curve, shared by every backend and taken from transitleastsquares
+itself so that all backends search exactly what TLS 2.0.4 searches."""
 
 from __future__ import annotations
 
@@ -25,19 +25,16 @@ def tls_model(t, y, dy=None, **options):
     return model
 
 
-def tls_problem(t, y, dy=None, **options):
-    """TLS's own ``SearchProblem`` and period grid for a light curve and
-    ``power()`` options (cleaning, grids and templates exactly as power())."""
-    model = tls_model(t, y, dy, **options)
-    periods, durations = model._grids()
-    overview, lc_arr = model._templates(durations)
-    return model._problem(model.t, model.y, model.dy, overview, lc_arr), np.asarray(periods)
-
-
 def make_plan(t, y, dy=None, **options):
-    """(Plan, periods) for a light curve: what ``power()`` would hand a backend."""
-    problem, periods = tls_problem(t, y, dy, **options)
-    return Plan.from_tls_problem(problem), periods
+    """(Plan, periods) for a light curve (cleaned) and ``power()`` options:
+    what ``power()`` would hand a backend, made once (TLS's checks; grids and
+    templates from the caches of ``backends.tls_model``). The plan's ``model``
+    gives ``power()`` and the statistics the same grids and templates."""
+    from backends.tls_model import PlannedModel
+
+    model = PlannedModel(t, y, dy, options)
+    plan = Plan.from_tls_problem(model.problem, model.cache.templates, model)
+    return plan, model.grid.periods
 
 
 def period_grid(time_span, R_star=1.0, M_star=1.0, period_min=0, period_max=float("inf"),

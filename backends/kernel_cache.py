@@ -16,52 +16,12 @@ import hashlib
 import os
 import subprocess
 import tempfile
-import threading
-from collections import OrderedDict
 from pathlib import Path
-from typing import Callable, Hashable
 
 from backends.atomic_file import write_atomic
+from backends.bounded_cache import BoundedCache as KernelCache  # noqa: F401  (compiled kernels)
 
 CUDA_DIR = Path(__file__).parent / "cuda"
-
-
-class KernelCache:
-    """Bounded LRU of built kernels. ``get(key, build)`` returns the cached
-    value or calls ``build()`` once, under the lock, so concurrent callers of
-    one key never build twice; ``builds`` counts the calls to ``build``."""
-
-    def __init__(self, maxsize: int = 32):
-        if maxsize < 1:
-            raise ValueError("maxsize must be at least 1")
-        self.maxsize = maxsize
-        self.builds = 0
-        self._entries: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable, build: Callable[[], object]):
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-                return self._entries[key]
-            value = build()
-            self.builds += 1
-            self._entries[key] = value
-            if len(self._entries) > self.maxsize:
-                self._entries.popitem(last=False)
-            return value
-
-    def __len__(self):
-        with self._lock:
-            return len(self._entries)
-
-    def __contains__(self, key):
-        with self._lock:
-            return key in self._entries
-
-    def clear(self):
-        with self._lock:
-            self._entries.clear()
 
 
 def nvcc_command(source: str, arch: str, defines: dict, options=(), output="out.cubin"):

@@ -126,23 +126,26 @@ class Plan:
     M_short: float  # mass paired with R_star_min (shortest duration)
     M_long: float  # mass paired with R_star_max (longest duration)
     problem: object = None  # the TLS SearchProblem this plan was made from
+    # the TLS model it was made for (backends.tls_model.PlannedModel): power() and the
+    # statistics take its options, grids and templates; None for a problem TLS made
+    model: object = None
 
     @classmethod
-    def from_tls_problem(cls, problem) -> "Plan":
-        """From the ``SearchProblem`` transitleastsquares hands its backends."""
+    def from_tls_problem(cls, problem, templates=None, model=None) -> "Plan":
+        """From the ``SearchProblem`` transitleastsquares hands its backends
+        (``templates``: its template cache's, where already made)."""
+        if templates is None:
+            templates = Templates.from_cache(problem.lc_cache_overview, problem.lc_arr,
+                                             problem.T0_search_margin, problem.transit_depth_min)
         return cls(
             lc=LightCurve.from_arrays(problem.t, problem.y, problem.dy),
-            templates=Templates.from_cache(
-                problem.lc_cache_overview,
-                problem.lc_arr,
-                problem.T0_search_margin,
-                problem.transit_depth_min,
-            ),
+            templates=templates,
             R_star_min=problem.R_star_min,
             R_star_max=problem.R_star_max,
             M_short=problem.M_star_min,
             M_long=problem.M_star_max,
             problem=problem,
+            model=model,
         )
 
     def width_windows(self, periods) -> tuple[np.ndarray, np.ndarray]:

@@ -9,10 +9,12 @@ this package never touches a GPU.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 from typing import Dict, Optional, Union
 
+from backends import tls_bridge
 from backends.protocol import TLSBackend
 
 log = logging.getLogger("backends")
@@ -49,16 +51,22 @@ def register_backend(name: str, backend: Union[str, type], *, override: bool = F
     ):
         raise TypeError("backend must be a TLSBackend subclass or a 'module:Class' string")
     _REGISTRY[name] = backend
-    from backends import tls_bridge
-
-    tls_bridge.register(name)
+    _register_with_tls(name)
 
 
 def unregister_backend(name: str) -> None:
     _REGISTRY.pop(name)
-    from backends import tls_bridge
-
     tls_bridge.unregister(name)
+
+
+def register_with_tls() -> None:
+    """Every registered backend also in TLS's registry, as ``bench-<name>``."""
+    for name in _REGISTRY:
+        _register_with_tls(name)
+
+
+def _register_with_tls(name: str) -> None:
+    tls_bridge.register(name, functools.partial(get_backend, name))
 
 
 def backend_names():

@@ -29,12 +29,25 @@ def power(t, y, dy=None, *, persistent_pool=False, **options):
     from transitleastsquares import transitleastsquares
 
     inputs.check_search(t, options)
+    return _quiet(lambda o: transitleastsquares(t, y, dy, verbose=o["verbose"]).power(**o),
+                  options, persistent_pool)
+
+
+def planned_power(plan, backend, *, persistent_pool=False):
+    """``power()`` of a plan's model (``backends.grids.make_plan``) with its
+    options and ``backend``: TLS's search and statistics on the plan's grids
+    and templates, which it does not build again."""
+    return _quiet(lambda o: plan.model.power(**o), {**plan.model.options, "backend": backend},
+                  persistent_pool)
+
+
+def _quiet(run, options, persistent_pool):
     options = {"verbose": False, "show_progress_bar": False, **options}
     pool = {} if persistent_pool else {"TLS_PERSISTENT_POOL": "0"}
     with warnings.catch_warnings(), mock.patch.dict(os.environ, pool):
         warnings.filterwarnings("ignore", message=MEAN_FLUX_WARNING)
         try:
-            return transitleastsquares(t, y, dy, verbose=options["verbose"]).power(**options)
+            return run(options)
         except Exception as exc:  # Ctrl-C inside numba code comes out as a SystemError
             reraise_interrupt(exc)
             raise

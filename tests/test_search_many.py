@@ -1,5 +1,5 @@
 """``TLSBackend.search_many``, the packed ``search_batch`` (plans, one
-search_many per chunk, TLS results through ``Precomputed``) on the cpu
+search_many per chunk, TLS's results from ``backends.statistics``) on the cpu
 backend, and ``simple``'s packed host path on a stand-in for the driver."""
 
 import sys
@@ -11,7 +11,6 @@ from conftest import box_light_curve
 
 import backends
 from backends import BatchError, packing, search_batch
-from backends.batch import Precomputed
 from backends.implementations import simple
 from backends.protocol import InputTooLarge
 
@@ -50,20 +49,6 @@ def test_batch_gives_what_search_gives(curves):
     assert out[2].meta["batch"]["light_curves"] == 1  # chunks of two: the third is alone
 
 
-def test_precomputed_takes_any_order_and_refuses_other_periods(plans):
-    plan, periods = plans[0]
-    stats = backends.get_backend("cpu").search(plan, periods)
-    bridge = Precomputed(backends.get_backend("cpu"), periods, stats, "CPU")
-    shuffled = np.random.default_rng(1).permutation(periods)
-    got = bridge.search(plan, shuffled)
-    order = np.argsort(periods)[np.searchsorted(np.sort(periods), shuffled)]
-    np.testing.assert_array_equal(got.chi2, stats.chi2[order])
-    np.testing.assert_array_equal(got.rows, stats.rows[order])
-    for other in (periods[1:], periods * (1 + 1e-12)):
-        with pytest.raises(RuntimeError, match="differ"):
-            bridge.search(plan, other)
-
-
 class Refusing(backends.get_backend("cpu").__class__):
     """cpu, refusing light curves of over 700 points; search_many can be made to fail."""
 
@@ -89,13 +74,17 @@ def test_refused_and_failed_curves_are_their_own_errors(curves):
 
 
 def test_a_failing_results_step_is_that_curves_error(curves, monkeypatch):
-    from backends import batch
+    from backends import statistics
 
-    real = batch.search
-    monkeypatch.setattr(batch, "search", lambda t, *a, **k: 1 / 0 if t is curves[0][0] else real(t, *a, **k))
+    real = statistics.detection_statistics
+
+    def fails_on_first(model, *args):
+        return 1 / 0 if model.t.size == curves[0][0].size else real(model, *args)
+
+    monkeypatch.setattr(statistics, "detection_statistics", fails_on_first)
     out = search_batch(curves[:2], backend="cpu", **OPTIONS)
     assert isinstance(out[0], BatchError) and out[0].error == "ZeroDivisionError"
-    assert not isinstance(out[1], BatchError)
+    assert not isinstance(out[1], BatchError) and out[1].meta["id"] == 1
 
 
 # ---- simple's packed path on a stand-in driver: layout, streams, scatter, grouping --------------

@@ -106,9 +106,10 @@ def reference(name: str):
 def classify(backend) -> dict:
     """Case name -> ``contract.Comparison`` of ``backend`` (a registered name or
     a ``TLSBackend`` instance) against ``fused``."""
+    from backends.registry import get_backend
     from backends.tls_bridge import search_backend
 
-    wrapped = search_backend(backend)
+    wrapped = search_backend(get_backend(backend))
     return {case.name: contract.compare(power(case, wrapped), reference(case.name)) for case in cases()}
 
 
