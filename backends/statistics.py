@@ -1,30 +1,31 @@
 """TLS's spectra and statistics for a chunk of light curves, from their
-backends' per-period results, without ``power()``'s per-curve cost.
+backends' per-period results, without ``power()``'s per-curve overhead.
 
 The values are those of transitleastsquares 2.0.4's ``power()``: its
 ``_results`` and ``_detection_statistics``, composed again here from TLS's
-own functions, on the grids, templates and options of each light curve's
-plan (``backends.grids.make_plan``), built once. The running median of the
-SDE detrend runs for the whole chunk in one compiled call of TLS's own
-running median. ``lean`` leaves out the model light curves and the folded
-arrays: most of the cost, and nothing a survey's table holds.
-``tests/test_statistics.py`` holds both equal to ``power()``'s results.
+own functions (spectra, T0 fit, per-transit statistics every transit at once:
+``backends.transit_stats``) on the grids, templates and options of each light
+curve's plan (``backends.grids.make_plan``), which are not built again.
+``lean`` leaves out the model light curves and the folded arrays: half the
+cost, and nothing a survey's table holds. ``tests/test_statistics.py`` holds
+both equal to ``power()``'s results.
 """
 
 from __future__ import annotations
 
 import warnings
 
-import numba
 import numpy as np
 from transitleastsquares import stats as tls
 from transitleastsquares import tls_constants
 from transitleastsquares.backends import SearchResult
 from transitleastsquares.core import fold
-from transitleastsquares.helpers import _pad_to_length, _running_median_odd, transit_mask
+from transitleastsquares.helpers import transit_mask
 from transitleastsquares.main import _NO_FIT_RESULTS, DEGREES_OF_FREEDOM
 from transitleastsquares.results import transitleastsquaresresults
 from transitleastsquares.transit import fractional_transit
+
+from backends import transit_stats
 
 FOLDED_KEYS = ("model_lightcurve_time", "model_lightcurve_model", "model_folded_phase",
                "folded_y", "folded_dy", "folded_phase", "model_folded_model")  # not in lean results
@@ -35,10 +36,7 @@ def results_many(plans, stats, lean=False) -> list:
     """TLS's results object of each plan from its backend's ``PeriodStats``
     over the plan's period grid (in the grid's order), as ``power()`` gives
     it; ``lean``: without ``FOLDED_KEYS``."""
-    found = [sorted_by_period(plan.model.grid, s) for plan, s in zip(plans, stats)]
-    fitted = [k for k, f in enumerate(found) if not no_transit_fit(f)]
-    spectra = dict(zip(fitted, spectra_many([found[k] for k in fitted], [plans[k].model for k in fitted])))
-    return [results(plan.model, f, spectra.get(k), lean) for k, (plan, f) in enumerate(zip(plans, found))]
+    return [results(plan.model, sorted_by_period(plan.model.grid, s), lean) for plan, s in zip(plans, stats)]
 
 
 def sorted_by_period(grid, stats) -> SearchResult:
@@ -54,19 +52,18 @@ def no_transit_fit(found) -> bool:
     return bool(np.all(found.depths == 0) or np.max(found.chi2) == np.min(found.chi2))
 
 
-def results(model, found, spectrum, lean=False):
-    """``power()``'s results object (TLS's ``_results``) from the search's
-    ``found`` and its ``spectrum`` (``spectra_many``; None: no transit fit)."""
+def results(model, found, lean=False):
+    """``power()``'s results object (TLS's ``_results``) from the search's ``found``."""
     chi2 = found.chi2
     chi2red = chi2 / (len(model.t) - DEGREES_OF_FREEDOM)
     r = dict(chi2_min=np.min(chi2), chi2red_min=np.min(chi2red), periods=found.periods, chi2=chi2,
              chi2red=chi2red)
-    if spectrum is None:
+    if no_transit_fit(found):
         warnings.warn(NO_FIT_WARNING)
         r.update(_NO_FIT_RESULTS)
         r.update(power=np.zeros(len(chi2)), power_raw=np.zeros(len(chi2)))
     else:
-        r.update(detection_statistics(model, found, spectrum, lean))
+        r.update(detection_statistics(model, found, lean))
     r["period_uncertainty"] = tls.period_uncertainty(found.periods, r["power"])
     r["FAP"] = tls.FAP(r["SDE"])
     if lean:
@@ -75,72 +72,14 @@ def results(model, found, spectrum, lean=False):
     return transitleastsquaresresults(**r)
 
 
-# ---- spectra -----------------------------------------------------------------------------
-
-def spectra_many(found, models) -> list:
-    """TLS's ``stats.spectra`` (SR, power_raw, power, SDE_raw, SDE) of each
-    search result with its model's options; the running medians of every
-    "median" detrend in one call (``running_medians``), any other detrend by TLS."""
-    raw = [_raw_power(f.chi2) for f in found]
-    kernels = [tls._sde_kernel(m.oversampling_factor) for m in models]
-    batched = [k for k, ((_, power_raw, _), m) in enumerate(zip(raw, models))
-               if m.SDE_detrend == "median" and power_raw.size > 2 * kernels[k]
-               and not np.isnan(power_raw).any()]  # TLS's running median takes another path on NaN
-    trends = dict(zip(batched, running_medians([raw[k][1] for k in batched], [kernels[k] for k in batched])))
-    out = []
-    for k, ((SR, power_raw, SDE_raw), f, m) in enumerate(zip(raw, found, models)):
-        trend = trends[k] if k in trends else tls.sde_trend(power_raw, f.periods, m.oversampling_factor,
-                                                              m.SDE_detrend)
-        out.append((SR, power_raw, *_detrended(power_raw, SDE_raw, trend)))
-    return out
-
-
-def _raw_power(chi2):
-    SR = np.min(chi2) / chi2
-    SDE_raw = (1 - np.mean(SR)) / np.std(SR)
-    power_raw = SR - np.mean(SR)  # shift down to the mean being zero
-    scale = SDE_raw / np.max(power_raw)  # scale factor to touch max=SDE_raw
-    return SR, power_raw * scale, SDE_raw
-
-
-def _detrended(power_raw, SDE_raw, trend):
-    """(power, SDE_raw, SDE) as ``stats.spectra`` forms them."""
-    if trend is None:
-        return power_raw, SDE_raw, SDE_raw
-    power = power_raw - trend
-    power = power - np.mean(power)
-    SDE = np.max(power / np.std(power))
-    scale = SDE / np.max(power)
-    return power * scale, SDE_raw, SDE
-
-
-def running_medians(data, kernels) -> list:
-    """TLS's ``helpers.running_median`` of each array (float64, no NaN,
-    longer than its odd ``kernel``), all in one compiled call."""
-    if not data:
-        return []
-    sizes = np.array([d.size for d in data], np.int64)
-    kernels = np.asarray(kernels, np.int64)
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    out_starts = np.concatenate([[0], np.cumsum(sizes - kernels + 1)])
-    out = np.empty(out_starts[-1])
-    _running_medians(np.concatenate(data), starts, kernels, out_starts, out)
-    return [_pad_to_length(out[out_starts[k]:out_starts[k + 1]], sizes[k]) for k in range(sizes.size)]
-
-
-@numba.njit(cache=True)
-def _running_medians(data, starts, kernels, out_starts, out):
-    for k in range(kernels.size):
-        _running_median_odd(data[starts[k]:starts[k + 1]], kernels[k], out[out_starts[k]:out_starts[k + 1]])
-
-
 # ---- the statistics at the best period -----------------------------------------------------
 
-def detection_statistics(model, found, spectrum, lean=False) -> dict:
-    """TLS's ``_detection_statistics`` at the highest power (``lean``: without
-    the model light curves and the folded arrays)."""
+def detection_statistics(model, found, lean=False) -> dict:
+    """TLS's ``_detection_statistics``: spectra, and the statistics at the
+    highest power (``lean``: without the model light curves and the folded arrays)."""
     t, y, dy = model.t, model.y, model.dy
-    SR, power_raw, power, SDE_raw, SDE = spectrum
+    SR, power_raw, power, SDE_raw, SDE = tls.spectra(found.chi2, model.oversampling_factor,
+                                                     detrend=model.SDE_detrend, periods=found.periods)
     index = np.argmax(power)
     period, depth, best_row = found.periods[index], found.depths[index], found.rows[index]
     duration = model.cache.overview["duration"][best_row]
@@ -149,20 +88,16 @@ def detection_statistics(model, found, spectrum, lean=False) -> dict:
     transit_times = tls.all_transit_times(T0, t, period)
     duration_days = tls.calculate_transit_duration_in_days(t, period, transit_times, duration)
     r = {} if lean else _folded(model, period, T0, depth, duration, transit_times)
+    flux_ootr = y[~transit_mask(t, period, 2 * duration_days, T0)]
 
     (depth_mean_odd, depth_mean_even, depth_mean_odd_std, depth_mean_even_std, all_flux_intransit_odd,
-     all_flux_intransit_even, per_transit_count, transit_depths,
-     transit_depths_uncertainties) = tls.intransit_stats(t, y, transit_times, duration_days)
+     all_flux_intransit_even, per_transit_count, transit_depths, transit_depths_uncertainties,
+     snr_per_transit, snr_pink_per_transit, in_transit_count, after_transit_count,
+     before_transit_count) = _per_transit(t, y, period, T0, transit_times, duration_days, flux_ootr)
     all_flux_intransit = np.concatenate([all_flux_intransit_odd, all_flux_intransit_even])
-    snr_per_transit, snr_pink_per_transit = tls.snr_stats(
-        t=t, y=y, period=period, duration=duration_days, T0=T0, transit_times=transit_times,
-        transit_duration_in_days=duration_days, per_transit_count=per_transit_count)
-    flux_ootr = y[~transit_mask(t, period, 2 * duration_days, T0)]
     depth_mean = np.mean(all_flux_intransit)
     depth_mean_std = np.std(all_flux_intransit) / np.sum(per_transit_count) ** 0.5
     snr = ((1 - depth_mean) / np.std(flux_ootr)) * len(all_flux_intransit) ** 0.5
-    in_transit_count, after_transit_count, before_transit_count = tls.count_stats(
-        t, y, transit_times, duration_days)
     odd_even_mismatch = abs(depth_mean_odd - depth_mean_even) / (depth_mean_odd_std + depth_mean_even_std)
     transit_count = len(transit_times)
     empty_transit_count = np.count_nonzero(per_transit_count == 0)
@@ -181,6 +116,21 @@ def detection_statistics(model, found, spectrum, lean=False) -> dict:
         distinct_transit_count=transit_count - empty_transit_count, empty_transit_count=empty_transit_count,
         in_transit_count=in_transit_count, after_transit_count=after_transit_count,
         before_transit_count=before_transit_count, power=power, power_raw=power_raw, SR=SR, **r)
+
+
+def _per_transit(t, y, period, T0, transit_times, duration, flux_ootr) -> tuple:
+    """TLS's ``intransit_stats``, ``snr_stats`` and ``count_stats``, in one
+    tuple: every transit at once (``backends.transit_stats``) where ``t`` is
+    sorted (as ``backends.inputs.clean`` leaves it), else TLS's own loops."""
+    if not tls._is_sorted(t):
+        inside = tls.intransit_stats(t, y, transit_times, duration)
+        return (*inside, *tls.snr_stats(t=t, y=y, period=period, duration=duration, T0=T0,
+                                         transit_times=transit_times, transit_duration_in_days=duration,
+                                         per_transit_count=inside[6]),
+                *tls.count_stats(t, y, transit_times, duration))
+    inside = transit_stats.intransit_stats(t, y, transit_times, duration)
+    return (*inside, *transit_stats.snr_stats(flux_ootr, inside[6], inside[7]),
+            *transit_stats.count_stats(t, transit_times, duration))
 
 
 def _folded(model, period, T0, depth, duration, transit_times) -> dict:
