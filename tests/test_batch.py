@@ -54,6 +54,41 @@ def test_one_backend_instance_with_per_curve_timings(curves, monkeypatch):
     assert all(0 < s < o.meta["timings"]["total"] for s, o in zip(totals, out))  # not accumulated
 
 
+def test_lean_results_are_the_full_ones_without_folded_arrays(curves):
+    from backends.statistics import FOLDED_KEYS
+
+    full, lean = (search_batch(curves[:2], backend="cpu", lean=flag, **OPTIONS) for flag in (False, True))
+    for f, g in zip(full, lean):
+        assert set(f) - set(g) == set(FOLDED_KEYS) and set(g) - set(f) == set()
+        for key in ("period", "T0", "duration", "depth", "SDE", "snr", "FAP", "odd_even_mismatch",
+                    "transit_count", "distinct_transit_count"):
+            assert g[key] == f[key], key
+        np.testing.assert_array_equal(g.per_transit_count, f.per_transit_count)
+
+
+def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves, monkeypatch):
+    """TLS's power() bins dense light curves for approximate backends: such a
+    light curve goes through power() (backends.search), not the batch."""
+    from backends.implementations.cpu import CPUBackend
+
+    class Rough(CPUBackend):
+        name, exact, searched = "rough", False, []
+
+        def search_many(self, jobs, progress=None):
+            self.searched += [plan.lc.size for plan, _ in jobs]
+            return super().search_many(jobs, progress)
+
+    monkeypatch.setenv("TLS_BIN_FRACTION", "10")  # bins of 2 cadences and more at the longest periods
+    out = search_batch(curves[:1], backend=Rough(), **OPTIONS)
+    assert Rough.searched == []
+    alone = backends.search(*curves[0], backend=Rough(), **OPTIONS)
+    np.testing.assert_array_equal(out[0].chi2, alone.chi2)
+    assert out[0].meta["id"] == 0 and out[0].meta["backend"] == "rough"
+    monkeypatch.setenv("TLS_BIN_FRACTION", "0.0")  # none binned: the batch searches it
+    search_batch(curves[:1], backend=Rough(), **OPTIONS)
+    assert Rough.searched == [curves[0][0].size]
+
+
 def test_bad_backend_or_option_raises_at_once(curves):
     with pytest.raises(ValueError, match="unknown backend"):
         search_batch(curves, backend="nope")

@@ -127,6 +127,20 @@ def test_registered_backend_runs_through_tls(imaginary):
         tls_get("bench-imaginary")
 
 
+def test_tls_bridge_does_not_import_the_registry():
+    """The registry imports tls_bridge and hands it factories: no import circle."""
+    import ast
+    import inspect
+
+    from backends import tls_bridge
+
+    tree = ast.parse(inspect.getsource(tls_bridge))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert "backends.registry" not in imported and "backends" not in imported
+    assert tls_bridge.search_backend(CPUBackend()).name == "bench-cpu"
+
+
 def test_gpu_backends_name_what_is_missing_without_a_gpu():
     if backends.gpu.cuda_device_count():
         pytest.skip("a GPU is present")

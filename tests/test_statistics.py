@@ -1,0 +1,113 @@
+"""``backends.statistics``: the results of ``search_batch`` (full and lean)
+equal transitleastsquares' own ``power()`` results on the conformance set
+(``validation.equivalence``'s seven cases and a K2-like light curve), given
+the same per-period statistics."""
+
+import warnings
+
+import numpy as np
+import pytest
+from transitleastsquares.backends import SearchBackend, SearchResult
+from transitleastsquares.results import RESULT_KEYS
+
+import backends
+from backends import inputs, statistics, transit_stats
+from backends.tls_power import power
+from datasets import synthetic
+from validation import equivalence
+
+
+class Replay(SearchBackend):
+    """A TLS backend that hands power() per-period statistics found beforehand
+    (in whatever order TLS asks for the periods)."""
+
+    name = "replay"
+
+    def __init__(self, found):
+        self.found = found
+
+    def search(self, problem, periods, use_threads=1, progress=None):
+        at = np.searchsorted(self.found.periods, periods)
+        return SearchResult.from_unsorted(periods, self.found.chi2[at], self.found.rows[at],
+                                          self.found.depths[at])
+
+
+def conformance_set():
+    cases = [(c.name, c.t, c.y, c.dy, c.options) for c in equivalence.cases()]
+    k2 = synthetic.simulate(seed=3, preset="k2", start=3000.0)
+    return cases + [("k2_like", k2.t, k2.y, k2.dy, {})]
+
+
+CASES = {name: case for name, *case in conformance_set()}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def searched(request):
+    """(plan, the cpu backend's statistics, TLS's power() from them) of a case."""
+    t, y, dy, options = CASES[request.param]
+    lc = inputs.clean(t, y, dy)
+    plan, periods = backends.make_plan(lc.t, lc.y, lc.dy, **options)
+    stats = backends.get_backend("cpu").search(plan, periods)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=equivalence.NO_FIT_WARNING)
+        reference = power(lc.t, lc.y, lc.dy, backend=Replay(statistics.sorted_by_period(plan.model.grid, stats)),
+                          **options)
+    return plan, stats, reference
+
+
+def assert_same(got, want, key):
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want), key
+        for g, w in zip(got, want):
+            assert_same(g, w, key)
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, key
+    if want.dtype.kind == "f":
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True, err_msg=key)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=key)
+
+
+@pytest.mark.parametrize("lean", [False, True], ids=["full", "lean"])
+def test_results_equal_tls_power(searched, lean):
+    plan, stats, reference = searched
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=equivalence.NO_FIT_WARNING)
+        got = statistics.results_many([plan], [stats], lean=lean)[0]
+    expected = [k for k in RESULT_KEYS if not (lean and k in statistics.FOLDED_KEYS)]
+    assert list(got) == expected
+    for key in expected:
+        assert_same(got[key], reference[key], key)
+
+
+def test_unsorted_times_take_tls_own_loops(monkeypatch):
+    """A plan made from times out of order (make_plan does not sort): TLS's
+    per-transit loops, same values as power()."""
+    t, y, dy, options = CASES["k2_window"]
+    order = np.random.default_rng(0).permutation(t.size)
+    plan, periods = backends.make_plan(t[order], y[order], dy, **options)
+    stats = backends.get_backend("cpu").search(plan, periods)
+    reference = power(t[order], y[order], dy, backend=Replay(statistics.sorted_by_period(plan.model.grid, stats)),
+                      **options)
+    monkeypatch.setattr(transit_stats, "intransit_stats", None)  # would fail if called
+    got = statistics.results_many([plan], [stats])[0]
+    for key in RESULT_KEYS:
+        assert_same(got[key], reference[key], key)
+
+
+def test_no_fit_warns_as_tls_does():
+    t, y, dy, options = CASES["no_fit"]
+    plan, periods = backends.make_plan(t, y, dy, **options)
+    stats = backends.get_backend("cpu").search(plan, periods)
+    with pytest.warns(UserWarning, match="No transit were fit"):
+        got = statistics.results_many([plan], [stats], lean=True)[0]
+    assert np.isnan(got.period) and got.SDE == 0 and not set(statistics.FOLDED_KEYS) & set(got)
+
+
+def test_statistics_of_another_grid_are_refused():
+    t, y, dy, options = CASES["short_light_curve"]
+    plan, periods = backends.make_plan(t, y, dy, **options)
+    stats = backends.get_backend("cpu").search(plan, periods[1:])
+    with pytest.raises(ValueError, match=f"{periods.size - 1} per-period results for a grid of {periods.size}"):
+        statistics.results_many([plan], [stats])
