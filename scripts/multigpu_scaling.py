@@ -1,15 +1,18 @@
-"""Issue 7's scaling run: K2-like light curves through ``python -m validation.batch``
-on 1 and 2 GPUs, one Dask worker per GPU; warm rate and cold start per run.
+"""K2-like light curves through ``python -m validation.batch`` on 1 and 2 GPUs
+(issue 7's scaling run) or many on one (issue 13's demonstration); warm rate,
+cold start, GPU use, peak memory and cost per run.
 
     python scripts/multigpu_scaling.py --n 1200 --backends simple --out reports/gpu/latest/multigpu
+    python scripts/multigpu_scaling.py --n 10000 --backends pruned --runs 1:distributed:4 --out ...
 
 Writes N seeded K2-like light curves (``datasets.simulate``, preset "k2") as
-``.npz``, then per backend runs the CLI with ``--warmup --summary`` for each of
-``--runs`` (GPUs:cluster; "auto" is dask-cuda when installed), sampling
-``nvidia-smi`` meanwhile: GPU use and memory per PCI bus id, and which process
-holds a context on which GPU. After each run, ``scaling.json`` (everything:
-rates, Parquet row counts, per-worker pid / CUDA_VISIBLE_DEVICES / PCI bus id /
-cold seconds) and ``scaling.md`` (the table) are written again.
+``.npz``, then per backend runs the CLI with ``--warmup --summary --monitor 1
+--usd-per-gpu-hour PRICE`` for each of ``--runs`` (GPUs:cluster[:workers per
+GPU]; "auto" is dask-cuda when installed): GPU use and memory per PCI bus id,
+which process holds a context on which GPU, the run's peak host memory and
+the cost of a million light curves. After each run, ``scaling.json``
+(everything: rates, Parquet row counts, per-worker pid / CUDA_VISIBLE_DEVICES /
+PCI bus id / cold seconds) and ``scaling.md`` (the table) are written again.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -29,12 +31,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-SMI_GPUS = ["nvidia-smi", "--query-gpu=pci.bus_id,utilization.gpu,memory.used",
-            "--format=csv,noheader,nounits"]
-SMI_APPS = ["nvidia-smi", "--query-compute-apps=pid,gpu_bus_id,used_memory",
-            "--format=csv,noheader,nounits"]
-
-
+USD_PER_GPU_HOUR = 3.0  # a stated price: an H100 on demand in 2026, roughly
 def write_curve(folder, seed):
     import datasets
 
@@ -49,57 +46,10 @@ def write_curves(folder, n):
         list(pool.map(write_curve, [folder] * n, range(n), chunksize=32))
 
 
-def bus_id(text):
-    """A PCI bus id in one spelling: nvidia-smi's 00000000:19:00.0 and CUDA's 0000:19:00.0 alike."""
-    domain, bus, rest = text.strip().lower().split(":")
-    return f"{int(domain, 16):04x}:{bus}:{rest}"
-
-
-def csv_rows(lines):
-    return [[field.strip() for field in line.split(",")] for line in lines.splitlines() if line.strip()]
-
-
-class Sampler:
-    """``nvidia-smi`` every ``interval`` s on a thread while the block runs:
-    per GPU its busy share and peak memory, per process its GPU. Without
-    nvidia-smi it records nothing."""
-
-    def __init__(self, interval=1.0):
-        self.interval, self.gpus, self.apps = interval, {}, {}
-        self._done = threading.Event()
-
-    def sample(self):
-        try:
-            gpus, apps = (subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout
-                          for cmd in (SMI_GPUS, SMI_APPS))
-        except (OSError, subprocess.TimeoutExpired):
-            return
-        for bus, util, used in csv_rows(gpus):
-            self.gpus.setdefault(bus_id(bus), []).append((float(util), float(used)))
-        for pid, bus, used in csv_rows(apps):
-            self.apps[int(pid)] = {"bus_id": bus_id(bus), "used_mib": float(used)}
-
-    def summary(self):
-        return {bus: {"samples": len(s), "mean_util_pct": float(np.mean([u for u, _ in s])),
-                      "busy_samples": sum(u > 0 for u, _ in s),
-                      "max_used_mib": max(m for _, m in s)} for bus, s in sorted(self.gpus.items())}
-
-    def _loop(self):
-        while not self._done.wait(self.interval):
-            self.sample()
-
-    def __enter__(self):
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._done.set()
-        self._thread.join()
-
-
-def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64, per_gpu=1):
-    """One ``python -m validation.batch`` run: its summary, Parquet counts and nvidia-smi record."""
+def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64, per_gpu=1,
+              usd_per_gpu_hour=USD_PER_GPU_HOUR):
+    """One ``python -m validation.batch`` run: its summary (resources and cost
+    included) and Parquet counts."""
     import pandas as pd
 
     shutil.rmtree(work, ignore_errors=True)  # a fresh run, not a resumed one
@@ -107,11 +57,12 @@ def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64,
     cmd = [sys.executable, "-m", "validation.batch", "--gpus", str(gpus), "--gpu-cluster", cluster,
            "--workers-per-gpu", str(per_gpu),
            "--backend", backend, "--batch-size", str(batch_size), "--warmup", "--no-progress",
-           "--summary", str(summary_file), "--out", str(out),
+           "--summary", str(summary_file), "--out", str(out), "--monitor", "1",
+           "--usd-per-gpu-hour", str(usd_per_gpu_hour),
            *[a for kv in tls for a in ("--tls", kv)], str(inputs)]
     start = time.perf_counter()
-    with Sampler() as smi, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                            cwd=ROOT, start_new_session=True) as proc:
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+                          start_new_session=True) as proc:
         try:
             log, rc = proc.communicate(timeout=timeout)[0], proc.returncode
         except subprocess.TimeoutExpired:
@@ -121,13 +72,14 @@ def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64,
               "wall_seconds": time.perf_counter() - start, "log_tail": log[-3000:]}
     if summary_file.exists():
         record.update(json.loads(summary_file.read_text()))
-    for worker in record.get("workers", {}).values():
-        worker["nvidia_smi"] = smi.apps.get(worker["pid"])  # None where nvidia-smi sees other pids
+    resources = record.get("resources", {})
+    for worker in record.get("workers", {}).values():  # None where nvidia-smi sees other pids
+        worker["nvidia_smi"] = resources.get("apps", {}).get(str(worker["pid"]))
     rows = pd.read_parquet(out) if out.exists() and any(out.glob("part-*.parquet")) else pd.DataFrame()
     record["parquet"] = {"rows": len(rows), "ids": int(rows["id"].nunique()) if len(rows) else 0,
                          "errors": int(rows["error"].notna().sum()) if len(rows) else 0,
                          "files": len(list(out.glob("part-*.parquet")))}
-    record["gpu_use"] = smi.summary()
+    record["gpu_use"] = resources.get("gpus", {})
     bus_ids = [w["pci_bus_id"] for w in record.get("workers", {}).values()]
     record["distinct_gpus"] = (len(bus_ids) == gpus * per_gpu and len(set(bus_ids)) == gpus
                                and None not in bus_ids)
@@ -145,10 +97,13 @@ def dask_cuda_version():
 
 def table(report):
     lines = [f"{report['n']} K2-like light curves, {report['gpu']}; rate excludes each worker's "
-             "warm-up search (cold = that warm-up, context and kernel builds included)", "",
+             "warm-up search (cold = that warm-up, context and kernel builds included); GPU use and memory "
+             "sampled every second during the timed part; cost at "
+             f"${report.get('usd_per_gpu_hour', USD_PER_GPU_HOUR):.2f} per GPU-hour", "",
              "| backend | GPUs | workers per GPU | cluster | rate [lc/s] | speed-up | searched | Parquet rows | errors | "
-             "cold per worker [s] | worker GPUs (PCI) | distinct | rc |",
-             "|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|---|"]
+             "cold per worker [s] | worker GPUs (PCI) | distinct | GPU busy [%] | peak GPU memory [MiB] | "
+             "peak host memory [MiB] | $ per million curves | rc |",
+             "|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|---:|---:|---|"]
     for r in report["runs"]:
         one = next((x.get("per_second") for x in report["runs"]
                     if x["backend"] == r["backend"] and x["gpus"] == 1 and x.get("per_gpu", 1) == 1
@@ -158,10 +113,18 @@ def table(report):
         workers = r.get("workers", {}).values()
         cold = ", ".join(f"{w['warmup_seconds']:.1f}" for w in workers if "warmup_seconds" in w)
         pci = ", ".join(str(w["pci_bus_id"]) for w in workers)
+        used = [g for bus, g in r.get("gpu_use", {}).items()
+                if bus in {str(w["pci_bus_id"]) for w in workers}]  # the GPUs the run's workers held
+        busy = ", ".join(f"{g['mean_util_pct']:.0f}" for g in used) or "-"
+        peak = ", ".join(f"{g['max_used_mib']:.0f}" for g in used) or "-"
+        host = r.get("resources", {}).get("host_peak_rss_mib")
+        usd = (r.get("cost") or {}).get("usd_per_million_curves")
         lines.append(f"| {r['backend']} | {r['gpus']} | {r.get('per_gpu', 1)} | "
                      f"{r.get('cluster', r['gpu_cluster'])} | "
                      f"{rate or 0:.1f} | {speedup} | {r.get('searched', '-')} | {r['parquet']['rows']} | "
-                     f"{r['parquet']['errors']} | {cold} | {pci} | {r['distinct_gpus']} | {r['rc']} |")
+                     f"{r['parquet']['errors']} | {cold} | {pci} | {r['distinct_gpus']} | {busy} | {peak} | "
+                     f"{'-' if host is None else f'{host:.0f}'} | {'-' if usd is None else f'{usd:.2f}'} | "
+                     f"{r['rc']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -182,6 +145,8 @@ def main(argv=None):
     ap.add_argument("--tls", action="append", default=[], metavar="KEY=VALUE",
                     help="passed to validation.batch --tls")
     ap.add_argument("--timeout", type=float, default=150, help="seconds per run")
+    ap.add_argument("--usd-per-gpu-hour", type=float, default=USD_PER_GPU_HOUR,
+                    help=f"price for the cost column (default {USD_PER_GPU_HOUR})")
     ap.add_argument("--work", type=Path, default=Path("/tmp/multigpu"), help="light curves and Parquet")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
@@ -194,6 +159,7 @@ def main(argv=None):
     write_curves(inputs, args.n)
     report = {"n": args.n, "gpu": f"{cuda_device_count()} x {gpu_name(0)}", "tls": args.tls,
               "batch_size": args.batch_size, "dask_cuda": dask_cuda_version(),
+              "usd_per_gpu_hour": args.usd_per_gpu_hour,
               "generate_seconds": time.perf_counter() - start, "runs": []}
     print(f"{args.n} light curves in {report['generate_seconds']:.1f} s", flush=True)
     for backend in args.backends:
@@ -201,7 +167,7 @@ def main(argv=None):
             gpus, cluster, per_gpu = run_spec(spec)
             work = args.work / f"{backend}_{gpus}_{cluster}_{per_gpu}"
             record = run_batch(inputs, work, backend, gpus, cluster, args.tls, args.timeout,
-                               args.batch_size, per_gpu)
+                               args.batch_size, per_gpu, args.usd_per_gpu_hour)
             report["runs"].append(record)
             (args.out / "scaling.json").write_text(json.dumps(report, indent=1))
             (args.out / "scaling.md").write_text(table(report))

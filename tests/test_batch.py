@@ -135,6 +135,21 @@ def test_cli_on_two_cpu_workers(inputs, tmp_path, capsys):
 
 
 @requires_distributed
+def test_a_monitored_run_has_its_memory_and_cost(inputs, tmp_path, client):
+    summary = batch.run([inputs], tmp_path / "out", client, "cpu", options=OPTIONS, progress=False,
+                        monitor=0.05)
+    resources = summary["resources"]
+    assert resources["interval_s"] == 0.05 and resources["host_peak_rss_mib"] > 50
+    cost = batch.cost(summary, gpus=2, usd_per_gpu_hour=3.0)
+    assert cost["usd_per_million_curves"] == pytest.approx(2 * 3.0 * summary["seconds"] / 3600 / 4 * 1e6)
+    line = batch.resources_line({**summary, "cost": cost})
+    assert "host peak" in line and f"${cost['usd_per_million_curves']:.2f} per million" in line
+    assert batch.cost({"searched": 0, "seconds": 1.0}, 1, 3.0)["usd_per_million_curves"] is None
+    assert "resources" not in batch.run([inputs], tmp_path / "out", client, "cpu", options=OPTIONS,
+                                        progress=False)  # not asked for
+
+
+@requires_distributed
 def test_rerun_skips_done_ids(inputs, tmp_path, client):
     out = tmp_path / "out"
     first = batch.run([inputs / "lc0.npz"], out, client, "cpu", options=OPTIONS, progress=False)
@@ -277,3 +292,8 @@ def test_inputs_and_options(tmp_path, inputs):
     assert batch.tls_option("transit_template=box") == ("transit_template", "box")
     with pytest.raises(SystemExit):
         batch.parse_args(["--workers", "0", "--out", "o", "x"])
+    for wrong in (["--usd-per-gpu-hour", "3"], ["--gpus", "1", "--usd-per-gpu-hour", "0"], ["--monitor", "-1"]):
+        with pytest.raises(SystemExit):
+            batch.parse_args([*wrong, "--out", "o", "x"])
+    assert batch.parse_args(["--gpus", "1", "--usd-per-gpu-hour", "2.5", "--monitor", "1", "--out", "o",
+                             "x"]).usd_per_gpu_hour == 2.5

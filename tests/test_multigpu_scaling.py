@@ -1,6 +1,6 @@
-"""scripts/multigpu_scaling.py on CPU: nvidia-smi parsing (a stub on PATH), one
-validation.batch run on a "GPU" worker with the cpu backend, a run past its
-time limit, and the table."""
+"""scripts/multigpu_scaling.py on CPU: one validation.batch run on a "GPU"
+worker with the cpu backend (nvidia-smi a stub on PATH), a run past its time
+limit, and the table."""
 
 import json
 import os
@@ -32,29 +32,6 @@ def smi(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{stub.parent}{os.pathsep}{os.environ['PATH']}")
 
 
-def test_bus_id_one_spelling():
-    assert scaling.bus_id("00000000:3B:00.0") == scaling.bus_id("0000:3b:00.0") == "0000:3b:00.0"
-
-
-def test_sampler_reads_gpus_and_processes(smi, monkeypatch):
-    sampler = scaling.Sampler()
-    sampler.sample()
-    monkeypatch.setenv("UTIL", "0")
-    sampler.sample()
-    assert sampler.summary() == {
-        "0000:19:00.0": {"samples": 2, "mean_util_pct": 25.0, "busy_samples": 1, "max_used_mib": 1000.0},
-        "0000:3b:00.0": {"samples": 2, "mean_util_pct": 0.0, "busy_samples": 0, "max_used_mib": 500.0}}
-    assert sampler.apps == {4242: {"bus_id": "0000:3b:00.0", "used_mib": 600.0}}
-
-
-def test_sampler_without_nvidia_smi(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with scaling.Sampler(interval=0.01) as sampler:
-        pass
-    sampler.sample()
-    assert sampler.summary() == {} and sampler.apps == {}
-
-
 @requires_distributed
 def test_a_run_and_its_table(npz_inputs, tmp_path, smi, monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # the cpu backend searches; the worker is handed GPU 1
@@ -68,9 +45,13 @@ def test_a_run_and_its_table(npz_inputs, tmp_path, smi, monkeypatch):
     assert worker["nvidia_smi"] is None  # the stub's process is 4242
     assert run["distinct_gpus"] == (worker["pci_bus_id"] is not None)  # a GPU 1 exists (2-GPU machine)
     assert set(run["gpu_use"]) == {"0000:19:00.0", "0000:3b:00.0"}
+    assert run["resources"]["host_peak_rss_mib"] > 50  # the CLI and its worker
+    assert run["cost"]["usd_per_million_curves"] == pytest.approx(
+        scaling.USD_PER_GPU_HOUR * run["seconds"] / 3600 / 3 * 1e6)
     two = {**run, "gpus": 2, "per_second": run["per_second"] * 2}
     lines = scaling.table({"n": 3, "gpu": "test", "runs": [run, two]}).splitlines()
     assert lines[-1].startswith("| cpu | 2 | 1 | distributed.SpecCluster |") and "| 2.00x |" in lines[-1]
+    assert f"| {run['cost']['usd_per_million_curves']:.2f} |" in lines[-1]
 
 
 @requires_distributed
@@ -89,7 +70,7 @@ def test_dask_cuda_version_says_why_not(monkeypatch):
 def test_main_runs_each_backend_and_cluster(tmp_path, monkeypatch, distinct, rc):
     calls = []
 
-    def fake_run(inputs, work, backend, gpus, cluster, tls, timeout, batch_size, per_gpu):
+    def fake_run(inputs, work, backend, gpus, cluster, tls, timeout, batch_size, per_gpu, usd_per_gpu_hour):
         calls.append((backend, gpus, cluster, per_gpu, tls, batch_size, len(list(inputs.glob("*.npz")))))
         return {"gpus": gpus, "gpu_cluster": cluster, "backend": backend, "rc": 0, "per_second": 10.0 * gpus,
                 "parquet": {"rows": 2, "ids": 2, "errors": 0, "files": 1}, "distinct_gpus": distinct}

@@ -2,7 +2,7 @@
 
     python -m validation.batch [--workers N | --gpus N [--workers-per-gpu K] [--gpu-cluster KIND]] --backend NAME \\
         --out results.parquet [--batch-size B] [--tls KEY=VALUE ...] [--warmup] [--summary FILE] \\
-        <.npz files or directories of them>
+        [--monitor SECONDS] [--usd-per-gpu-hour PRICE] <.npz files or directories of them>
 
 Each ``.npz`` holds one light curve (``time``, ``flux``, optional ``flux_err``);
 its id is the file name without ``.npz``. Batches of light curves are mapped
@@ -12,13 +12,17 @@ worker per GPU: dask-cuda's ``LocalCUDACluster``, or where dask-cuda is not
 installed (or ``--gpu-cluster distributed``) distributed's ``SpecCluster`` of
 one ``Nanny`` per GPU, each with its own ``CUDA_VISIBLE_DEVICES``; the run
 says which. ``--workers-per-gpu K`` puts K Nannies on each GPU (distributed's
-cluster): the host's part of each search then runs K-fold in parallel. Each worker runs ``backends.search_batch``, so a bad light curve
-gives an error row and the rest of its batch goes on.
+cluster): the host's part of each search then runs K-fold in parallel. Each worker runs ``backends.search_batch`` in its lean
+mode (TLS's values, no model light curves or folded arrays), so a bad light
+curve gives an error row and the rest of its batch goes on.
 
 ``--warmup`` first searches one light curve on every worker, untimed, so
 kernel builds and GPU contexts do not count against the rate; ``--summary``
 writes the counts, the rate, the cluster and each worker's process, GPU
-(PCI bus id) and warm-up seconds as JSON.
+(PCI bus id) and warm-up seconds as JSON; with ``--monitor`` also each GPU's
+busy share and peak memory and the peak resident memory of the run's
+processes (``validation.monitor``, sampled during the timed part), with
+``--usd-per-gpu-hour`` the cost of a million light curves at that price.
 
 ``--out`` is a directory, a Parquet dataset with one file per finished batch,
 each written to a hidden temporary file and renamed, so a crash loses at most
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import hashlib
 import json
 import math
@@ -119,7 +124,7 @@ def search_files(files, backend, options):
             items.append(load_npz(curve_id, path))
         except Exception as exc:  # an unreadable file is that light curve's error
             rows.append(summary_row(BatchError(curve_id, type(exc).__name__, str(exc)), backend))
-    rows += [summary_row(o, backend) for o in search_batch(items, backend=backend, **options)]
+    rows += [summary_row(o, backend) for o in search_batch(items, backend=backend, lean=True, **options)]
     return rows
 
 
@@ -255,12 +260,16 @@ def warm_up(client, workers, curve, backend, options):
 
 
 def run(inputs, out, client, backend="auto", batch_size=16, options=None, progress=True,
-        warmup=False):
+        warmup=False, monitor=None):
     """Search every light curve of ``inputs`` not yet in ``out`` on ``client``'s
     workers, writing each batch's rows as it finishes; with ``warmup``, each
-    worker searches one first, untimed. Returns counts, rate and workers."""
+    worker searches one first, untimed; with ``monitor`` (seconds), the GPUs
+    and the memory of this process's tree are sampled meanwhile. Returns
+    counts, rate, workers (and resources)."""
     from distributed import as_completed
     from tqdm import tqdm
+
+    from validation.monitor import Sampler
 
     options = dict(options or {})
     check_request(backend, options)
@@ -280,7 +289,8 @@ def run(inputs, out, client, backend="auto", batch_size=16, options=None, progre
     summary = {"searched": 0, "errors": 0, "skipped": len(found) - len(todo), "failed_batches": 0,
                "workers": workers}
     try:
-        with tqdm(total=len(todo), unit="lc", disable=not progress) as bar:
+        with tqdm(total=len(todo), unit="lc", disable=not progress) as bar, \
+                Sampler(monitor) if monitor else contextlib.nullcontext() as sampler:
             for future in as_completed(futures):
                 try:
                     rows = future.result()
@@ -296,7 +306,33 @@ def run(inputs, out, client, backend="auto", batch_size=16, options=None, progre
         client.cancel(list(futures))
     summary["seconds"] = time.perf_counter() - start
     summary["per_second"] = summary["searched"] / summary["seconds"] if todo else math.nan
+    if sampler is not None:
+        summary["resources"] = {"interval_s": monitor, "gpus": sampler.summary(), "apps": sampler.apps,
+                                "host_peak_rss_mib": sampler.host_peak_mib()}
     return summary
+
+
+def cost(summary, gpus, usd_per_gpu_hour) -> dict:
+    """What a million light curves cost at the run's rate on ``gpus`` GPUs."""
+    per_million = (gpus * usd_per_gpu_hour * summary["seconds"] / 3600 / summary["searched"] * 1e6
+                   if summary["searched"] else None)
+    return {"usd_per_gpu_hour": usd_per_gpu_hour, "gpus": gpus, "usd_per_million_curves": per_million}
+
+
+def resources_line(summary) -> str:
+    """The run's GPU use, peak memory and cost, as far as measured."""
+    parts = []
+    for bus, gpu in summary.get("resources", {}).get("gpus", {}).items():
+        parts.append(f"GPU {bus}: busy {gpu['mean_util_pct']:.0f} % of {gpu['samples']} samples, "
+                     f"peak {gpu['max_used_mib']:.0f} MiB")
+    host = summary.get("resources", {}).get("host_peak_rss_mib")
+    if host is not None:
+        parts.append(f"host peak {host:.0f} MiB")
+    per_million = summary.get("cost", {}).get("usd_per_million_curves")
+    if per_million is not None:
+        parts.append(f"${per_million:.2f} per million light curves at "
+                     f"${summary['cost']['usd_per_gpu_hour']:.2f} per GPU-hour")
+    return "; ".join(parts)
 
 
 def tls_option(text):
@@ -331,14 +367,21 @@ def parse_args(argv):
     p.add_argument("--warmup", action="store_true",
                    help="search one light curve on every worker first, untimed")
     p.add_argument("--summary", help="write counts, rate and workers to this JSON file")
+    p.add_argument("--monitor", type=float, metavar="SECONDS",
+                   help="sample GPU use and memory and the run's host memory every SECONDS (into --summary)")
+    p.add_argument("--usd-per-gpu-hour", type=float, metavar="PRICE",
+                   help="with --gpus: the cost of a million light curves at PRICE per GPU-hour")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("inputs", nargs="+", help=".npz files or directories of them")
     args = p.parse_args(argv)
     for name in ("workers", "gpus", "batch_size", "workers_per_gpu"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
-    if (args.gpu_cluster != "auto" or args.workers_per_gpu > 1) and not args.gpus:
-        p.error("--gpu-cluster and --workers-per-gpu need --gpus")
+    if (args.gpu_cluster != "auto" or args.workers_per_gpu > 1 or args.usd_per_gpu_hour) and not args.gpus:
+        p.error("--gpu-cluster, --workers-per-gpu and --usd-per-gpu-hour need --gpus")
+    for name in ("monitor", "usd_per_gpu_hour"):
+        if getattr(args, name) is not None and getattr(args, name) <= 0:
+            p.error(f"--{name.replace('_', '-')} must be positive")
     return args
 
 
@@ -358,15 +401,20 @@ def main(argv=None):
             print(f"{cluster_name(cluster)} of {len(cluster.worker_spec)} workers, "
                   f"dashboard {client.dashboard_link}", file=sys.stderr)
             summary = run(args.inputs, args.out, client, args.backend, args.batch_size,
-                          dict(args.tls), progress=not args.no_progress, warmup=args.warmup)
+                          dict(args.tls), progress=not args.no_progress, warmup=args.warmup,
+                          monitor=args.monitor)
     except (ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.usd_per_gpu_hour:
+        summary["cost"] = cost(summary, args.gpus, args.usd_per_gpu_hour)
     if args.summary:
         Path(args.summary).write_text(json.dumps({**summary, "cluster": cluster_name(cluster)}, indent=1))
     print(f"{summary['searched']} light curves searched ({summary['errors']} errors), "
           f"{summary['skipped']} already done, {summary['failed_batches']} batches failed; "
           f"{summary['seconds']:.1f} s, {summary['per_second']:.2f} per second -> {args.out}")
+    if resources_line(summary):
+        print(resources_line(summary))
     return 1 if summary["failed_batches"] else 0
 
 

@@ -1,0 +1,92 @@
+"""What a run uses, sampled on a thread while it runs: each GPU's busy share
+and memory and the GPU of each process holding a context (``nvidia-smi``),
+and the resident memory of a process and all its children (a Dask run's
+workers). Without nvidia-smi the GPUs are left out."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+
+import numpy as np
+
+SMI_GPUS = ["nvidia-smi", "--query-gpu=pci.bus_id,utilization.gpu,memory.used",
+            "--format=csv,noheader,nounits"]
+SMI_APPS = ["nvidia-smi", "--query-compute-apps=pid,gpu_bus_id,used_memory",
+            "--format=csv,noheader,nounits"]
+
+
+def bus_id(text):
+    """A PCI bus id in one spelling: nvidia-smi's 00000000:19:00.0 and CUDA's 0000:19:00.0 alike."""
+    domain, bus, rest = text.strip().lower().split(":")
+    return f"{int(domain, 16):04x}:{bus}:{rest}"
+
+
+def csv_rows(lines):
+    return [[field.strip() for field in line.split(",")] for line in lines.splitlines() if line.strip()]
+
+
+def tree_rss(pid) -> int:
+    """Resident bytes of process ``pid`` and all its descendants (0 once it is gone)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    total = 0
+    for proc in procs:
+        try:
+            total += proc.memory_info().rss
+        except psutil.NoSuchProcess:  # ended between the listing and the reading
+            pass
+    return total
+
+
+class Sampler:
+    """Samples every ``interval`` s on a thread while the block runs: per GPU
+    its busy share and peak memory, per process its GPU, and the peak
+    resident memory of process ``pid``'s tree (default: this process's)."""
+
+    def __init__(self, interval=1.0, pid=None):
+        self.interval, self.pid = interval, os.getpid() if pid is None else pid
+        self.gpus, self.apps, self.host = {}, {}, []
+        self._done = threading.Event()
+
+    def sample(self):
+        self.host.append(tree_rss(self.pid))
+        try:
+            gpus, apps = (subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout
+                          for cmd in (SMI_GPUS, SMI_APPS))
+        except (OSError, subprocess.TimeoutExpired):
+            return
+        for bus, util, used in csv_rows(gpus):
+            self.gpus.setdefault(bus_id(bus), []).append((float(util), float(used)))
+        for pid, bus, used in csv_rows(apps):
+            self.apps[int(pid)] = {"bus_id": bus_id(bus), "used_mib": float(used)}
+
+    def summary(self):
+        """Per GPU (PCI bus id): samples, mean busy share [%], busy samples, peak memory [MiB]."""
+        return {bus: {"samples": len(s), "mean_util_pct": float(np.mean([u for u, _ in s])),
+                      "busy_samples": sum(u > 0 for u, _ in s),
+                      "max_used_mib": max(m for _, m in s)} for bus, s in sorted(self.gpus.items())}
+
+    def host_peak_mib(self):
+        """Peak resident memory of the process tree [MiB] (None before any sample)."""
+        return max(self.host) / 2**20 if self.host else None
+
+    def _loop(self):
+        while not self._done.wait(self.interval):
+            self.sample()
+
+    def __enter__(self):
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._done.set()
+        self._thread.join()
+        self.sample()  # at least one sample, the last state
