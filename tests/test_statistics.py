@@ -35,7 +35,8 @@ class Replay(SearchBackend):
 def conformance_set():
     cases = [(c.name, c.t, c.y, c.dy, c.options) for c in equivalence.cases()]
     k2 = synthetic.simulate(seed=3, preset="k2", start=3000.0)
-    return cases + [("k2_like", k2.t, k2.y, k2.dy, {})]
+    return cases + [("k2_like", k2.t, k2.y, k2.dy, {}), ("k2_like_hybrid_sde", k2.t, k2.y, k2.dy,
+                                                            {"SDE_detrend": "hybrid"})]
 
 
 CASES = {name: case for name, *case in conformance_set()}
@@ -91,6 +92,19 @@ def test_unsorted_times_take_tls_own_loops(monkeypatch):
     reference = power(t[order], y[order], dy, backend=Replay(statistics.sorted_by_period(plan.model.grid, stats)),
                       **options)
     monkeypatch.setattr(transit_stats, "intransit_stats", None)  # would fail if called
+    got = statistics.results_many([plan], [stats])[0]
+    for key in RESULT_KEYS:
+        assert_same(got[key], reference[key], key)
+
+
+def test_a_nan_chi2_takes_tls_own_median(monkeypatch):
+    """A power spectrum with NaN: TLS's running median takes its other path; so do we."""
+    t, y, dy, options = CASES["k2_window"]
+    plan, periods = backends.make_plan(t, y, dy, **options)
+    stats = backends.get_backend("cpu").search(plan, periods)
+    stats.chi2[7] = np.nan
+    reference = power(t, y, dy, backend=Replay(statistics.sorted_by_period(plan.model.grid, stats)), **options)
+    monkeypatch.setattr(statistics, "running_medians", lambda arrays, kernels: [] if not arrays else 1 / 0)
     got = statistics.results_many([plan], [stats])[0]
     for key in RESULT_KEYS:
         assert_same(got[key], reference[key], key)

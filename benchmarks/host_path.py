@@ -1,0 +1,67 @@
+"""The host's part of many light curves' searches, measured alone.
+
+K2-like light curves (``k2_like``) get their per-period statistics from a
+backend beforehand; ``Replay`` hands them to ``search_batch`` in no time, so
+what is left of a ``search_batch`` is the host's work per light curve:
+cleaning, the plan (grids and templates from their caches), TLS's statistics
+and results objects. Its CPU time per light curve is the figure the host
+path is held to (``HOST_TARGET_S``); ``scripts/throughput.py`` and the asv
+``track_*`` benchmarks (``bench_host``) report it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import time
+
+import backends
+
+HOST_TARGET_S = 2e-3  # host seconds per K2-like light curve, one process (issue 13)
+
+
+def k2_like(n: int) -> list:
+    """``n`` seeded K2-like light curves (t, y, dy): 90 d at 29.4 min from BKJD
+    3000, baselines 90 d down to 86.4 d, so lengths and grids differ a little."""
+    from datasets import synthetic
+
+    curves = []
+    for k in range(n):
+        lc = synthetic.simulate(seed=k, preset="k2", baseline=90.0 * (1 - 0.01 * (k % 5)), start=3000.0)
+        curves.append((lc.t, lc.y, lc.dy))
+    return curves
+
+
+def _key(plan) -> bytes:
+    return hashlib.blake2b(plan.lc.y.tobytes(), digest_size=16).digest()
+
+
+class Replay(backends.TLSBackend):
+    """Hands ``search_batch`` the per-period statistics ``source`` (a
+    ``TLSBackend``) found for ``curves`` (searched once, on construction), in
+    no time; it takes ``source``'s name, exactness and device."""
+
+    def __init__(self, curves, source, **options):
+        super().__init__()
+        self.name, self.exact, self.device = source.name, source.exact, source.device
+        plans = []
+        for t, y, dy in curves:
+            lc = backends.inputs.clean(t, y, dy)
+            plans.append(backends.make_plan(lc.t, lc.y, lc.dy, **options))
+        self.found = {_key(plan): stats for (plan, _), stats in zip(plans, source.search_many(plans))}
+
+    def search(self, plan, periods, progress=None):
+        return self.found[_key(plan)]
+
+
+def host_seconds(curves, backend, lean=False, repeats=3, **options) -> dict:
+    """CPU and wall seconds per light curve of ``search_batch(curves)`` with
+    ``backend`` (a ``Replay``), median of ``repeats`` after one untimed run."""
+    backends.search_batch(curves, backend=backend, lean=lean, **options)
+    cpu, wall = [], []
+    for _ in range(repeats):
+        start_cpu, start_wall = time.process_time(), time.perf_counter()
+        backends.search_batch(curves, backend=backend, lean=lean, **options)
+        cpu.append((time.process_time() - start_cpu) / len(curves))
+        wall.append((time.perf_counter() - start_wall) / len(curves))
+    return {"cpu_s_per_curve": statistics.median(cpu), "wall_s_per_curve": statistics.median(wall)}

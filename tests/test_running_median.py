@@ -1,0 +1,36 @@
+"""``backends.running_median``: TLS's running median, to the bit, of many
+arrays at once (random, with ties, sorted either way, constant; kernels from
+1 to longer than half the array), and the kernels it refuses."""
+
+import numpy as np
+import pytest
+from transitleastsquares.helpers import running_median
+
+from backends.running_median import running_medians
+
+
+def arrays(seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for kind in range(5):
+        for n in (1, 2, 3, 64, 65, 91, 200, 2500):
+            d = rng.normal(size=n)
+            d = (d, np.round(d, 1), np.sort(d), np.sort(d)[::-1].copy(), np.full(n, 0.5))[kind]
+            out += [(d, k) for k in (1, 3, 5, 31, 91, 151) if k <= n]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tls_running_median_to_the_bit(seed):
+    cases = arrays(seed)
+    got = running_medians([d for d, _ in cases], [k for _, k in cases])
+    for (d, k), g in zip(cases, got):
+        np.testing.assert_array_equal(g, running_median(d, k), err_msg=f"n={d.size} kernel={k}")
+
+
+def test_kernels_it_cannot_take_are_refused():
+    assert running_medians([], []) == []
+    d = np.arange(10.0)
+    for kernel in (0, 4, 11):
+        with pytest.raises(ValueError, match="odd, positive and no longer"):
+            running_medians([d], [kernel])
