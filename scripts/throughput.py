@@ -1,19 +1,22 @@
-"""Throughput: K2-like light curves per second on this machine, exact statistic.
+"""Throughput: K2-like light curves per second on this machine, exact statistic,
+and the host's part of it, against issue 13's targets.
 
-N seeded K2-like light curves (``datasets.simulate(preset="k2")``, baselines
-90 d down to 86.4 d so lengths and grids differ a little) through
+N seeded K2-like light curves (``benchmarks.host_path.k2_like``: baselines
+90 d down to 86.4 d, so lengths and grids differ a little) through
 
-- ``one_by_one``:  ``backends.search`` on each in turn, one backend instance;
-- ``batch_w<k>``:   ``backends.search_batch`` with k host threads (plans and
-                   TLS results objects beside the packed ``search_many`` per chunk);
-- ``search_many``: the packed GPU statistics alone, plans built beforehand;
+- ``search_many``: the backend's packed statistics alone, plans built beforehand;
+- ``batch_w<k>``:  ``backends.search_batch`` with k host threads, TLS's results objects;
+- ``lean_w<k>``:   the same in the lean mode (``validation.batch``'s);
+- ``one_by_one``:  ``backends.search`` on each in turn (TLS's ``power()``);
 
 each cold (kernel cache cleared, new instance) and warm (median of
 ``--repeats``); results are host arrays, and the device is synchronised
-before every clock read. Where the time goes: plan building (serial and on
-the pool), TLS's ``power()`` from precomputed statistics, and the backend's
-stage times; plus CPU transitleastsquares' default ``power()`` on a few of
-the curves for scale.
+before every clock read. The host's part alone: ``search_batch`` with the
+statistics replayed (``benchmarks.host_path.Replay``), CPU seconds per light
+curve, full and lean, and of it the plans and the statistics. Targets
+(``targets``): host <= 2 ms per light curve (lean), end to end (``batch_w<first
+of --workers>``) within 10 % of the packed statistics' rate. CPU
+transitleastsquares' default ``power()`` on a few of the curves for scale.
 
     python scripts/throughput.py [--n 64] [--backend simple] [--repeats 3]
                                  [--workers 1 2 8] [--chunk 32] [--tls-curves 2]
@@ -25,25 +28,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
-import backends
-from backends.batch import Precomputed
-from backends.tls_power import power
-from datasets import synthetic
-from validation.batch import tls_option
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import backends  # noqa: E402
+from backends import inputs, statistics  # noqa: E402
+from backends.tls_power import power  # noqa: E402
+from benchmarks.host_path import HOST_TARGET_S, Replay, host_seconds, k2_like  # noqa: E402
+from validation.batch import tls_option  # noqa: E402
 
-
-def light_curves(n):
-    out = []
-    for k in range(n):
-        lc = synthetic.simulate(seed=k, preset="k2", baseline=90.0 * (1 - 0.01 * (k % 5)), start=3000.0)
-        out.append((lc.t, lc.y, lc.dy))
-    return out
+END_TO_END_TARGET = 0.9  # end to end over the packed statistics' rate
 
 
 def fresh(name):
@@ -71,6 +71,23 @@ def cold_warm(make, run, repeats):
     return cold, float(np.median(warm)), backend
 
 
+def cpu_seconds(fn, n):
+    """CPU seconds of this process per light curve of ``fn()`` (all its threads)."""
+    start = time.process_time()
+    fn()
+    return (time.process_time() - start) / n
+
+
+def plans_of(curves, options):
+    """(plan, periods) of each light curve, as ``search_batch`` makes them."""
+    out = []
+    for t, y, dy in curves:
+        lc = inputs.clean(t, y, dy)
+        inputs.check_search(lc.t, options)
+        out.append(backends.make_plan(lc.t, lc.y, lc.dy, **options))
+    return out
+
+
 def tls_default(curves, options):
     seconds = []
     for t, y, dy in curves:
@@ -80,39 +97,65 @@ def tls_default(curves, options):
     return seconds
 
 
+def host_part(curves, backend, repeats, chunk, options) -> dict:
+    """The host's CPU seconds per light curve: ``search_batch`` with the
+    statistics replayed (full and lean), its plans and its statistics."""
+    replay = Replay(curves, backend, **options)
+    plans = plans_of(curves, options)
+    found = [replay.search(plan, periods) for plan, periods in plans]
+    n = len(curves)
+    out = {"plan_cpu_s_per_curve": cpu_seconds(lambda: plans_of(curves, options), n)}
+    for mode, lean in (("full", False), ("lean", True)):
+        out[mode] = host_seconds(curves, replay, lean=lean, repeats=repeats, chunk_size=chunk, **options)
+        out[mode]["statistics_cpu_s_per_curve"] = cpu_seconds(
+            lambda: statistics.results_many([p for p, _ in plans], found, lean=lean), n)
+    return out
+
+
+def targets(report) -> dict:
+    """Issue 13's targets against this report's measurements."""
+    host = report["host"]["lean"]["cpu_s_per_curve"]
+    packed = report["search_many"]["curves_per_s_warm"]
+    end_to_end = report[f"batch_w{report['workers'][0]}"]["curves_per_s_warm"]
+    return {"host_s_per_curve": host, "host_target_s": HOST_TARGET_S, "host_met": host <= HOST_TARGET_S,
+            "end_to_end_over_packed": end_to_end / packed, "end_to_end_target": END_TO_END_TARGET,
+            "end_to_end_met": end_to_end / packed >= END_TO_END_TARGET}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=64)
     ap.add_argument("--backend", default="simple")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 8],
-                    help="host threads of search_batch, one run each")
+                    help="host threads of search_batch, one run each (the first: the end-to-end target's)")
     ap.add_argument("--chunk", type=int, default=32)
     ap.add_argument("--tls-curves", type=int, default=2, help="curves for CPU TLS (0: none)")
     ap.add_argument("--option", type=tls_option, action="append", default=[], help="TLS power() option")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     options = dict(args.option)
-    curves = light_curves(args.n)
+    curves = k2_like(args.n)
     n = len(curves)
     report = {"n": n, "backend": args.backend, "options": options, "workers": args.workers,
               "chunk": args.chunk, "ndata": sorted({c[0].size for c in curves})}
 
-    backends.make_plan(*curves[0], **options)  # numba's first call, untimed
+    plans_of(curves[:1], options)  # numba's first calls, untimed
     start = time.perf_counter()
-    plans = [backends.make_plan(*c, **options) for c in curves]
+    plans = plans_of(curves, options)
     report["plan_serial_s"] = (time.perf_counter() - start) / n
     with ThreadPoolExecutor(max(args.workers)) as pool:
         start = time.perf_counter()
-        list(pool.map(lambda c: backends.make_plan(*c, **options), curves))
+        list(pool.map(lambda c: plans_of([c], options), curves))
         report["plan_pool_s"] = (time.perf_counter() - start) / n
     report["periods"] = sorted({p.size for _, p in plans})
     make = lambda: fresh(args.backend)  # noqa: E731
 
     modes = {"search_many": lambda b: b.search_many(plans)}
     for k in args.workers:
-        modes[f"batch_w{k}"] = lambda b, k=k: backends.search_batch(
-            curves, backend=b, chunk_size=args.chunk, workers=k, **options)
+        for mode, lean in (("batch", False), ("lean", True)):
+            modes[f"{mode}_w{k}"] = lambda b, k=k, lean=lean: backends.search_batch(
+                curves, backend=b, chunk_size=args.chunk, workers=k, lean=lean, **options)
     modes["one_by_one"] = lambda b: [backends.search(*c, backend=b, **options) for c in curves]
     for mode, run in modes.items():
         cold, warm, backend = cold_warm(make, run, args.repeats)
@@ -120,22 +163,20 @@ def main(argv=None):
                         "curves_per_s_warm": n / warm}
         if mode == "search_many":
             backend.timings.clear()
-            stats = run(backend)
+            run(backend)
             backend.synchronize()
             report[mode]["stages_per_curve_s"] = {k: v / n for k, v in backend.timings.items()}
-            device = backends.frontend.device_name(backend)
+            report["device"] = backends.frontend.device_name(backend)
+            searcher = backend
         print(f"{mode:12s} cold {cold:8.3f} s  warm {warm:8.3f} s  -> {n / warm:7.1f} curves/s warm",
               flush=True)
 
-    start = time.perf_counter()
-    for c, (plan, periods), found in zip(curves, plans, stats):
-        backends.search(*c, backend=Precomputed(backend, periods, found, device), **options)
-    report["power_from_stats_s"] = (time.perf_counter() - start) / n
+    report["host"] = host_part(curves, searcher, args.repeats, args.chunk, options)
+    report["targets"] = targets(report)
     if args.tls_curves:
         seconds = tls_default(curves[:args.tls_curves], options)
         report["tls_default_s"] = seconds
         report["tls_default_curves_per_s_warm"] = 1 / float(np.median(seconds[1:] or seconds))
-    report["device"] = device
     print(json.dumps(report, indent=1, default=float))
     if args.out:
         with open(args.out, "w") as f:

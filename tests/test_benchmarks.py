@@ -9,10 +9,11 @@ import sys
 
 import pytest
 from conftest import UnavailableBackend as Unavailable
-from conftest import registered
+from conftest import box_light_curve, registered
 
 from backends.implementations.cpu import CPUBackend
-from benchmarks import REPO, bench_peers, bench_search, bench_stages, cases, figure, peers
+import backends
+from benchmarks import REPO, bench_host, bench_peers, bench_search, bench_stages, cases, figure, peers
 from conftest import result_set, write_results
 
 sys.path.insert(0, os.path.join(REPO, "scripts"))
@@ -336,3 +337,24 @@ def test_import_files_new_device_results_under_the_commit_it_ran(tmp_path):
     assert data["commit_hash"] == "c" * 40 and data["date"] == 2
     with pytest.raises(SystemExit):
         bench_import.main([str(source), "abc"])
+
+
+def test_host_path_tracks_host_ms_per_curve(monkeypatch):
+    monkeypatch.setattr(bench_host, "k2_like", lambda n: [box_light_curve(seed=k) for k in range(n)])
+    monkeypatch.setattr(bench_host.HostPath, "N", 2)
+    bench = bench_host.HostPath()
+    cached = bench.setup_cache()
+    assert [0 < bench.track_host_ms_per_curve(cached, lean) < 1000 for lean in (False, True)] == [True, True]
+
+
+def test_throughput_tracks_rates_and_skips_without_a_gpu(monkeypatch):
+    if not backends.gpu.cuda_device_count():
+        with pytest.raises(NotImplementedError):
+            bench_host.Throughput().setup("pruned")
+    monkeypatch.setattr(bench_host, "k2_like", lambda n: [box_light_curve(seed=k) for k in range(n)])
+    monkeypatch.setattr(bench_host, "runnable_backend", lambda name, n, p: backends.get_backend("cpu"))
+    monkeypatch.setattr(bench_host.Throughput, "N", 2)
+    result = run(bench_host.Throughput(), "pruned")
+    assert set(result) == {"track_packed_curves_per_second", "track_end_to_end_curves_per_second",
+                           "track_lean_curves_per_second", "track_end_to_end_over_packed"}
+    assert all(v > 0 for v in result.values()) and result["track_end_to_end_over_packed"] < 2

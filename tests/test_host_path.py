@@ -1,0 +1,88 @@
+"""The host path's measurement: ``benchmarks.host_path`` (replayed statistics,
+host seconds per light curve), ``scripts/throughput.py``'s targets and
+``scripts/host_path_report.py``'s summary."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import box_light_curve
+
+import backends
+from benchmarks.host_path import HOST_TARGET_S, Replay, host_seconds, k2_like
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import host_path_report  # noqa: E402
+import throughput  # noqa: E402
+
+OPTIONS = {"period_min": 3.0, "period_max": 5.0}
+
+
+@pytest.fixture(scope="module")
+def curves():
+    return [box_light_curve(days=16.0, seed=k) for k in range(3)]
+
+
+def test_replay_hands_search_batch_what_its_source_found(curves):
+    cpu = backends.get_backend("cpu")
+    replay = Replay(curves, cpu, **OPTIONS)
+    assert (replay.name, replay.exact, replay.device) == ("cpu", True, "cpu")
+    for got, want in zip(backends.search_batch(curves, backend=replay, **OPTIONS),
+                         backends.search_batch(curves, backend=cpu, **OPTIONS)):
+        assert got.period == want.period and got.SDE == want.SDE and got.T0 == want.T0
+        np.testing.assert_array_equal(got.power, want.power)
+    other = box_light_curve(days=16.0, seed=9)
+    with pytest.raises(KeyError):  # a light curve it has not seen
+        replay.search(*backends.make_plan(*other, **OPTIONS))
+
+
+def test_host_seconds_per_curve(curves):
+    replay = Replay(curves, backends.get_backend("cpu"), **OPTIONS)
+    seconds = host_seconds(curves, replay, lean=True, repeats=2, **OPTIONS)
+    assert 0 < seconds["cpu_s_per_curve"] < 1 and 0 < seconds["wall_s_per_curve"] < 1
+
+
+def test_k2_like_curves_differ_a_little():
+    curves = k2_like(6)
+    assert len({t.size for t, _, _ in curves}) == 5 and curves[5][0].size == curves[0][0].size
+    assert all(np.ptp(t) > 85 and t.min() >= 3000.0 for t, _, _ in curves)
+
+
+def report(host_ms=1.5, end_to_end=55.0, packed=57.0, backend="simple"):
+    host = {"cpu_s_per_curve": host_ms / 1e3, "wall_s_per_curve": host_ms / 1e3,
+            "statistics_cpu_s_per_curve": 0.8e-3}
+    out = {"backend": backend, "workers": [1, 4], "search_many": {"curves_per_s_warm": packed},
+           "batch_w1": {"curves_per_s_warm": end_to_end}, "lean_w1": {"curves_per_s_warm": end_to_end + 1},
+           "host": {"plan_cpu_s_per_curve": 0.3e-3, "full": host, "lean": host},
+           "tls_default_curves_per_s_warm": 3.8}
+    return {**out, "targets": throughput.targets(out)}
+
+
+def test_targets_judge_host_time_and_end_to_end_rate():
+    met = report()["targets"]
+    assert met["host_met"] and met["end_to_end_met"] and met["host_target_s"] == HOST_TARGET_S
+    assert met["end_to_end_over_packed"] == pytest.approx(55 / 57)
+    missed = report(host_ms=2.5, end_to_end=30.0)["targets"]
+    assert not missed["host_met"] and not missed["end_to_end_met"]
+
+
+def test_summary_of_a_device_run(tmp_path):
+    (tmp_path / "header.txt").write_text("date: today\nNVIDIA H100 80GB HBM3, 570, 81559 MiB\n")
+    (tmp_path / "throughput_simple.json").write_text(json.dumps(report()))
+    (tmp_path / "throughput_pruned.json").write_text(json.dumps(report(host_ms=2.5, end_to_end=20.0,
+                                                                       packed=33.0, backend="pruned")))
+    (tmp_path / "survey").mkdir()
+    run = {"backend": "pruned", "gpus": 1, "per_gpu": 4, "per_second": 120.0, "rc": 0,
+           "gpu_use": {"0000:19:00.0": {"mean_util_pct": 87.0, "max_used_mib": 3100.0}},
+           "resources": {"host_peak_rss_mib": 2500.0}, "cost": {"usd_per_million_curves": 6.94},
+           "parquet": {"errors": 0}}
+    (tmp_path / "survey" / "scaling.json").write_text(json.dumps(
+        {"n": 10000, "gpu": "1 x NVIDIA H100", "usd_per_gpu_hour": 3.0, "runs": [run]}))
+    text = host_path_report.summary(tmp_path)
+    assert "NVIDIA H100 80GB HBM3" in text and "### Survey" in text and "Scaling" not in text
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert rows[0].startswith("| `pruned` | 33.0 | 20.0 | 21.0 | 0.61 (**not met**) | 2.50 | 2.50 (**not met**)")
+    assert rows[1].startswith("| `simple` | 57.0 | 55.0 | 56.0 | 0.96 (met) | 1.50 | 1.50 (met) | 0.30, 0.80")
+    assert rows[2] == "| `pruned` | 1 | 4 | 120.0 | 87 | 3100 | 2500 | 6.94 | 0 | 0 |"
