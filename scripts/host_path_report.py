@@ -1,8 +1,9 @@
 """The summary of ``scripts/gpu_throughput.sh``'s results (a folder with
-``header.txt``, ``throughput_<backend>.json``, ``survey/scaling.json``,
-``scaling/scaling.json``), in Markdown for ``reports/host_path/``: per backend
+``header.txt``, ``throughput_<backend>.json``, ``survey/scaling.md``,
+``scaling/scaling.md``), in Markdown for ``reports/host_path/``: per backend
 the packed and end-to-end rates and the host's CPU ms per light curve against
-issue 13's targets; the survey's rate, GPU use, peak memory and cost.
+issue 13's targets; the survey's and the scaling runs' tables (rate, GPU use,
+peak memory, cost: ``scripts/multigpu_scaling.py``'s).
 
     python scripts/host_path_report.py DIR > summary.md
 """
@@ -36,24 +37,6 @@ def throughput_table(reports) -> list:
     return lines
 
 
-def survey_lines(scaling, title) -> list:
-    lines = [f"### {title}", "", f"{scaling['n']} K2-like light curves ({scaling['gpu']}), "
-             f"${scaling['usd_per_gpu_hour']:.2f} per GPU-hour:", "",
-             "| backend | GPUs | workers per GPU | rate [lc/s] | GPU busy [%] | peak GPU memory [MiB] | "
-             "peak host memory [MiB] | $ per million light curves | errors | rc |",
-             "|---|---:|---:|---:|---|---|---:|---:|---:|---|"]
-    for r in scaling["runs"]:
-        gpus = r.get("gpu_use", {}).values()
-        busy = ", ".join(f"{g['mean_util_pct']:.0f}" for g in gpus) or "-"
-        peak = ", ".join(f"{g['max_used_mib']:.0f}" for g in gpus) or "-"
-        host = r.get("resources", {}).get("host_peak_rss_mib")
-        usd = (r.get("cost") or {}).get("usd_per_million_curves")
-        lines.append(f"| `{r['backend']}` | {r['gpus']} | {r.get('per_gpu', 1)} | {r.get('per_second') or 0:.1f} | "
-                     f"{busy} | {peak} | {'-' if host is None else f'{host:.0f}'} | "
-                     f"{'-' if usd is None else f'{usd:.2f}'} | {r['parquet']['errors']} | {r['rc']} |")
-    return lines + [""]
-
-
 def summary(folder: Path) -> str:
     header = (folder / "header.txt").read_text().strip() if (folder / "header.txt").exists() else ""
     lines = ["# Host path and throughput (issue 13)", "", "```", header, "```", ""]
@@ -65,9 +48,9 @@ def summary(folder: Path) -> str:
                   "thread; target 0.9 of the packed rate.", ""]
     for name, title in (("survey", "Survey: python -m validation.batch on one GPU"),
                         ("scaling", "Scaling: one and two GPUs")):
-        path = folder / name / "scaling.json"
+        path = folder / name / "scaling.md"  # scripts/multigpu_scaling.py's table
         if path.exists():
-            lines += survey_lines(json.loads(path.read_text()), title)
+            lines += [f"## {title}", "", path.read_text().strip(), ""]
     return "\n".join(lines)
 
 

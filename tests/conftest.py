@@ -4,6 +4,8 @@ stand-in backends."""
 import contextlib
 import importlib.util
 import json
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -109,3 +111,21 @@ def write_results(root, sets, name="bench_stages.Search.time_search", machine="g
         "param_names": ["backend", "ndata", "nperiods"],
         "params": [["'cpu'"], ["500"], ["1000"]]}}))
     return root
+
+
+NVIDIA_SMI_STUB = """#!/bin/sh
+case "$1" in
+  --query-gpu=*) printf '00000000:19:00.0, %s, 1000\\n00000000:3B:00.0, 0, 500\\n' "${UTIL:-50}" ;;
+  --query-compute-apps=*) printf '4242, 00000000:3B:00.0, 600\\n' ;;
+esac
+"""
+
+
+@pytest.fixture()
+def smi(tmp_path, monkeypatch):
+    """A stub nvidia-smi first on PATH: two GPUs (the first ``$UTIL`` % busy), one process on the second."""
+    stub = tmp_path / "bin" / "nvidia-smi"
+    stub.parent.mkdir()
+    stub.write_text(NVIDIA_SMI_STUB)
+    stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{stub.parent}{os.pathsep}{os.environ['PATH']}")

@@ -74,15 +74,10 @@ def test_summary_of_a_device_run(tmp_path):
     (tmp_path / "throughput_pruned.json").write_text(json.dumps(report(host_ms=2.5, end_to_end=20.0,
                                                                        packed=33.0, backend="pruned")))
     (tmp_path / "survey").mkdir()
-    run = {"backend": "pruned", "gpus": 1, "per_gpu": 4, "per_second": 120.0, "rc": 0,
-           "gpu_use": {"0000:19:00.0": {"mean_util_pct": 87.0, "max_used_mib": 3100.0}},
-           "resources": {"host_peak_rss_mib": 2500.0}, "cost": {"usd_per_million_curves": 6.94},
-           "parquet": {"errors": 0}}
-    (tmp_path / "survey" / "scaling.json").write_text(json.dumps(
-        {"n": 10000, "gpu": "1 x NVIDIA H100", "usd_per_gpu_hour": 3.0, "runs": [run]}))
+    (tmp_path / "survey" / "scaling.md").write_text("10000 K2-like light curves\n\n| backend | GPUs |\n")
     text = host_path_report.summary(tmp_path)
-    assert "NVIDIA H100 80GB HBM3" in text and "### Survey" in text and "Scaling" not in text
+    assert "NVIDIA H100 80GB HBM3" in text and "Scaling" not in text
+    assert "## Survey: python -m validation.batch on one GPU\n\n10000 K2-like light curves" in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert rows[0].startswith("| `pruned` | 33.0 | 20.0 | 21.0 | 0.61 (**not met**) | 2.50 | 2.50 (**not met**)")
     assert rows[1].startswith("| `simple` | 57.0 | 55.0 | 56.0 | 0.96 (met) | 1.50 | 1.50 (met) | 0.30, 0.80")
-    assert rows[2] == "| `pruned` | 1 | 4 | 120.0 | 87 | 3100 | 2500 | 6.94 | 0 | 0 |"

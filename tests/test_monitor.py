@@ -2,30 +2,10 @@
 and the resident memory of a process tree."""
 
 import os
-import stat
 import subprocess
 import sys
 
-import pytest
-
 from validation import monitor
-
-STUB = """#!/bin/sh
-case "$1" in
-  --query-gpu=*) printf '00000000:19:00.0, %s, 1000\\n00000000:3B:00.0, 0, 500\\n' "${UTIL:-50}" ;;
-  --query-compute-apps=*) printf '4242, 00000000:3B:00.0, 600\\n' ;;
-esac
-"""
-
-
-@pytest.fixture()
-def smi(tmp_path, monkeypatch):
-    """A stub nvidia-smi first on PATH."""
-    stub = tmp_path / "bin" / "nvidia-smi"
-    stub.parent.mkdir()
-    stub.write_text(STUB)
-    stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{stub.parent}{os.pathsep}{os.environ['PATH']}")
 
 
 def test_bus_id_one_spelling():

@@ -3,8 +3,6 @@ worker with the cpu backend (nvidia-smi a stub on PATH), a run past its time
 limit, and the table."""
 
 import json
-import os
-import stat
 import sys
 from pathlib import Path
 
@@ -13,23 +11,6 @@ from conftest import requires_distributed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import multigpu_scaling as scaling  # noqa: E402
-
-STUB = """#!/bin/sh
-case "$1" in
-  --query-gpu=*) printf '00000000:19:00.0, %s, 1000\\n00000000:3B:00.0, 0, 500\\n' "${UTIL:-50}" ;;
-  --query-compute-apps=*) printf '4242, 00000000:3B:00.0, 600\\n' ;;
-esac
-"""
-
-
-@pytest.fixture()
-def smi(tmp_path, monkeypatch):
-    """A stub nvidia-smi first on PATH."""
-    stub = tmp_path / "bin" / "nvidia-smi"
-    stub.parent.mkdir()
-    stub.write_text(STUB)
-    stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{stub.parent}{os.pathsep}{os.environ['PATH']}")
 
 
 @requires_distributed
