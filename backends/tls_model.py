@@ -25,8 +25,8 @@ from backends.bounded_cache import BoundedCache
 from backends.plan import Templates
 from backends.tls_power import MEAN_FLUX_WARNING
 
-GRIDS = BoundedCache(maxsize=64)
-TEMPLATES = BoundedCache(maxsize=64)
+GRIDS = BoundedCache(maxsize=32)  # a grid: 16 bytes per period
+TEMPLATES = BoundedCache(maxsize=16)  # templates: ~0.1-0.2 x N^2 values (K2: ~0.5 MB; 100,000 points: ~10 MB)
 
 # what TLS's _grids() reads besides the time span (it passes 1/N to duration_grid,
 # which TLS 2.0.4 ignores), and what _templates() and our Templates read besides

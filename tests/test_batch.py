@@ -89,6 +89,20 @@ def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves
     assert Rough.searched == [curves[0][0].size]
 
 
+def test_a_worker_makes_its_backend_once(inputs, monkeypatch):
+    from backends.implementations.cpu import CPUBackend
+
+    batch.worker_backend.cache_clear()
+    made, init = [], CPUBackend.__init__
+    monkeypatch.setattr(CPUBackend, "__init__", lambda self: made.append(self) or init(self))
+    for name in ("lc0", "lc1"):
+        rows = batch.search_files({name: str(inputs / f"{name}.npz")}, "cpu", OPTIONS)
+        assert rows[0]["error"] is None and rows[0]["backend"] == "cpu"
+    assert len(made) == 1
+    assert batch.worker_backend("auto") == "auto"  # chosen by search_batch, per batch
+    batch.worker_backend.cache_clear()
+
+
 def test_bad_backend_or_option_raises_at_once(curves):
     with pytest.raises(ValueError, match="unknown backend"):
         search_batch(curves, backend="nope")

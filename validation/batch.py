@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -114,6 +115,17 @@ def summary_row(outcome, backend):
             "backend": meta["backend"], "seconds": meta["timings"]["total"], "error": None}
 
 
+@functools.lru_cache(maxsize=None)
+def worker_backend(name):
+    """The backend a worker process searches with, made once per process: a
+    GPU backend keeps its device state, buffers and kernels from batch to
+    batch. ``auto`` stays a name: ``search_batch`` chooses for each batch's
+    light curves (and searches those its choice refuses with another)."""
+    from backends import get_backend
+
+    return name if name == "auto" else get_backend(name)
+
+
 def search_files(files, backend, options):
     """Worker task: summary rows of the light curves ``files`` (id -> path)."""
     from backends import BatchError, search_batch
@@ -124,7 +136,8 @@ def search_files(files, backend, options):
             items.append(load_npz(curve_id, path))
         except Exception as exc:  # an unreadable file is that light curve's error
             rows.append(summary_row(BatchError(curve_id, type(exc).__name__, str(exc)), backend))
-    rows += [summary_row(o, backend) for o in search_batch(items, backend=backend, lean=True, **options)]
+    rows += [summary_row(o, backend) for o in search_batch(items, backend=worker_backend(backend), lean=True,
+                                                           **options)]
     return rows
 
 
