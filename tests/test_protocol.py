@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from conftest import UnavailableBackend, registered
+from backends.registry import resolve
 from backends.implementations.cpu import CPUBackend
 from validation import processes, protocol, protocol_cases, protocol_report, store, tlscache
 
@@ -171,8 +172,8 @@ def test_run_tasks_deadline_ends_the_workers(tmp_path):
     start = time.monotonic()
     with pytest.raises(processes.OutOfTime):
         processes.run_tasks([0.0, 0.0, 30.0, 30.0], time.sleep, lambda task, _: finished.append(task),
-                            jobs=2, deadline=time.monotonic() + 3.0)
-    assert finished == [0.0, 0.0] and time.monotonic() - start < 15.0
+                            jobs=2, deadline=time.monotonic() + 10.0)  # workers start slowly on a busy machine
+    assert finished == [0.0, 0.0] and time.monotonic() - start < 25.0
     with pytest.raises(processes.OutOfTime):  # here (jobs 1): no task starts past it
         processes.run_tasks([0.0], time.sleep, None, deadline=time.monotonic() - 1)
 
@@ -227,7 +228,7 @@ def test_unusable_backends(argv, message, tmp_path, capsys):
     with registered(UnavailableBackend, Approximate):
         assert protocol.main([*argv, "--quick", "--out", str(tmp_path)]) == 2
         assert protocol.resolve(protocol.parse_args(["--backend", Approximate.name])) == (
-            Approximate.name, "cpu")  # an approximate backend's reference: auto's exact choice
+            Approximate.name, resolve("auto"))  # an approximate backend's reference: auto's exact choice
     assert message in capsys.readouterr().err
 
 

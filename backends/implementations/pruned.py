@@ -80,12 +80,11 @@ class PrunedBackend(PyCUDABackend):
         driver: processes sharing a GPU (validation --jobs) would otherwise each
         keep the largest batches they ever made (80 GB held by six on the H100,
         then one-period batches)."""
-        try:
-            return super().search(plan, periods, progress)
-        finally:
-            if self._pool is not None:
-                with self.context():
-                    self._pool.free_held()
+        stats = super().search(plan, periods, progress)
+        if self._pool is not None:
+            with self.context():
+                self._pool.free_held()
+        return stats
 
     def _put(self, array, dtype):
         out = self._empty(np.size(array), dtype)
