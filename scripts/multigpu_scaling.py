@@ -96,6 +96,8 @@ def dask_cuda_version():
 
 
 def table(report):
+    from validation.monitor import bus_id
+
     lines = [f"{report['n']} K2-like light curves, {report['gpu']}; rate excludes each worker's "
              "warm-up search (cold = that warm-up, context and kernel builds included); GPU use and memory "
              "sampled every second during the timed part; cost at "
@@ -113,8 +115,8 @@ def table(report):
         workers = r.get("workers", {}).values()
         cold = ", ".join(f"{w['warmup_seconds']:.1f}" for w in workers if "warmup_seconds" in w)
         pci = ", ".join(str(w["pci_bus_id"]) for w in workers)
-        used = [g for bus, g in r.get("gpu_use", {}).items()
-                if bus in {str(w["pci_bus_id"]) for w in workers}]  # the GPUs the run's workers held
+        held = {bus_id(w["pci_bus_id"]) for w in workers if w["pci_bus_id"]}
+        used = [g for bus, g in r.get("gpu_use", {}).items() if bus in held]  # the GPUs the run's workers held
         busy = ", ".join(f"{g['mean_util_pct']:.0f}" for g in used) or "-"
         peak = ", ".join(f"{g['max_used_mib']:.0f}" for g in used) or "-"
         host = r.get("resources", {}).get("host_peak_rss_mib")

@@ -66,3 +66,16 @@ def test_main_runs_each_backend_and_cluster(tmp_path, monkeypatch, distinct, rc)
     report = json.loads((out / "scaling.json").read_text())
     assert report["n"] == 2 and len(report["runs"]) == 4
     assert (out / "scaling.md").read_text().count("| 2.00x |") == 2
+
+
+def test_table_shows_the_gpus_the_workers_held():
+    """CUDA spells a PCI bus id in capitals, nvidia-smi (as the sampler keeps it) not."""
+    run = {"backend": "pruned", "gpus": 1, "per_gpu": 2, "gpu_cluster": "distributed", "per_second": 90.0,
+           "searched": 10, "rc": 0, "distinct_gpus": True, "parquet": {"rows": 10, "errors": 0},
+           "workers": {w: {"pci_bus_id": "0000:3B:00.0", "warmup_seconds": 2.0} for w in ("a", "b")},
+           "gpu_use": {"0000:19:00.0": {"mean_util_pct": 0.0, "max_used_mib": 500.0},
+                       "0000:3b:00.0": {"mean_util_pct": 91.0, "max_used_mib": 4100.0}},
+           "resources": {"host_peak_rss_mib": 1800.0}, "cost": {"usd_per_million_curves": 9.26}}
+    line = scaling.table({"n": 10, "gpu": "2 x test", "usd_per_gpu_hour": 3.0, "runs": [run]}).splitlines()[-1]
+    assert "| True | 91 | 4100 | 1800 | 9.26 | 0 |" in line
+    assert "$3.00 per GPU-hour" in scaling.table({"n": 10, "gpu": "x", "usd_per_gpu_hour": 3.0, "runs": []})
