@@ -87,11 +87,18 @@ def test_counters_deterministic_and_batching_invariant(case, layout, monkeypatch
     assert runs[0] == runs[1]
 
 
-def test_device_memory_given_back_after_a_search(case, layout):
+def test_memory_pool_keeps_one_light_curve_shape(case, layout):
     plan, periods, _, _ = case
+    other = backends.make_plan(*box_light_curve(days=21.3, seed=14))[0]
     gpu = pruned_in(layout, plan)
-    gpu.search(plan, periods)
-    assert gpu._pool is None or gpu._pool.held_blocks == 0
+    gpu.search(plan, periods[:50])
+    held = gpu._pool.held_blocks
+    gpu.search(plan, periods[:50])
+    assert gpu._pool.held_blocks == held > 0  # the same shape reuses its blocks
+    gpu.search(other, periods[:50])  # another shape: the earlier blocks were given back first
+    fresh = pruned_in(layout, other)
+    fresh.search(other, periods[:50])
+    assert gpu._pool.held_blocks == fresh._pool.held_blocks
 
 
 def test_debug_mode_catches_a_broken_bound(layout, monkeypatch):

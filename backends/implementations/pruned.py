@@ -65,6 +65,7 @@ class PrunedBackend(PyCUDABackend):
         self.debug = bool(debug)
         self.layout = layout
         self._pool = None
+        self._pool_shape = None
 
     def _empty(self, size, dtype):
         """A device array from this backend's memory pool (no cuMemAlloc per batch)."""
@@ -76,15 +77,17 @@ class PrunedBackend(PyCUDABackend):
         return ga.empty(int(size), dtype, allocator=self._pool.allocate)
 
     def search(self, plan, periods, progress=None):
-        """As every backend; afterwards the pool gives its blocks back to the
-        driver: processes sharing a GPU (validation --jobs) would otherwise each
-        keep the largest batches they ever made (80 GB held by six on the H100,
-        then one-period batches)."""
-        stats = super().search(plan, periods, progress)
-        if self._pool is not None:
+        """As every backend; the memory pool keeps the blocks of one light-curve
+        shape only: processes sharing a GPU (validation --jobs) that kept every
+        size they ever made held 80 GB on the H100 and fell to one-period
+        batches, while re-allocating for each search of the same shape costs
+        ~10 ms on a TESS sector."""
+        shape = (plan.lc.size, plan.templates.maxwidth)
+        if self._pool is not None and shape != self._pool_shape:
             with self.context():
                 self._pool.free_held()
-        return stats
+        self._pool_shape = shape
+        return super().search(plan, periods, progress)
 
     def _put(self, array, dtype):
         out = self._empty(np.size(array), dtype)
