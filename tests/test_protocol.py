@@ -298,3 +298,22 @@ def test_gpu_protocol_refuses_an_unreadable_archive(tmp_path):
     rc, calls, dest = run_script(tmp_path, RESUME_FROM=str(tmp_path / "missing.tar.gz"))
     assert rc == 2 and calls == []
     assert "cannot unpack" in (dest / "protocol.log").read_text()
+
+
+def test_a_peer_runs_in_the_protocol_and_its_failures_are_recorded(tmp_path, monkeypatch):
+    """A peer is the side under test like a backend (in its own process), checked
+    against an exact reference (auto's); a failing search is recorded per item."""
+    from backends import peers
+
+    peers.register_peer("peer:fake-raises", "tests.peer_fakes:raises")
+    try:
+        status = protocol.main(["--backend", "peer:fake-raises", "--cadence", "ffi10min", "--quick",
+                                "--out", str(tmp_path)])
+    finally:
+        peers.unregister_peer("peer:fake-raises")
+    assert status == 1
+    table = pd.read_csv(tmp_path / "protocol_peer-fake-raises_ffi10min_quick.csv")
+    assert len(table) == 12 and table["backend_error"].str.startswith("failed: RuntimeError").all()
+    assert table["reference_error"].isna().all()
+    manifest = json.loads((tmp_path / "protocol_peer-fake-raises_ffi10min_quick.json").read_text())
+    assert manifest["reference"]["beyond"] == resolve("auto")

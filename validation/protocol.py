@@ -38,6 +38,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from backends import peers
 from validation import outputs, processes, protocol_cases, runs
 from validation.recover import Journal
 
@@ -125,6 +126,8 @@ def load_searches(columns, cache_dir, threads):
             _SEARCHES[column] = runs.TLSCache(cache_dir, use_threads=threads,
                                               search=_scalars_only(runs.tls_search))
             runs.warm_up(functools.partial(runs.tls_search, use_threads=threads))
+        elif peers.is_peer(column):  # in its own worker process, as in validation.recover
+            _SEARCHES[column] = _scalars_only(runs.side_under_test(column))
         else:
             _SEARCHES[column] = _scalars_only(runs.guarded(
                 functools.partial(runs.backend_search, get_backend(column))))
@@ -169,7 +172,8 @@ def execute(run, jobs, threads, deadline=None, progress=None):
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m validation.protocol", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--backend", default="auto", help="registered backend name or 'auto' (default)")
+    p.add_argument("--backend", default="auto",
+                   help="registered backend name, 'auto' (default) or a peer ('peer:gtls', 'peer:cetra')")
     p.add_argument("--cadence", default="all", choices=(*protocol_cases.CADENCES, "all"))
     p.add_argument("--calibration", type=int, help=f"calibration nulls per cadence ({SIZES['calibration']})")
     p.add_argument("--injections", type=int, help=f"injections per cadence ({SIZES['injections']})")
@@ -210,13 +214,14 @@ def parse_args(argv):
 
 
 def resolve(args):
-    """(backend, reference backend) names; ValueError or BackendUnavailable when unusable."""
+    """(backend or peer, reference backend) names; ValueError or BackendUnavailable when unusable."""
     from backends.registry import backend_class, get_backend
 
-    backend = get_backend(args.backend).name
+    backend = runs.resolve(args.backend)
+    exact = not peers.is_peer(backend) and backend_class(backend).exact
     reference = args.reference_backend
     if reference is None:
-        reference = backend if backend_class(backend).exact else "auto"
+        reference = backend if exact else "auto"
     reference = get_backend(reference).name
     if not backend_class(reference).exact:
         raise ValueError(f"the reference backend must be exact; {reference!r} is approximate")

@@ -19,7 +19,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from validation import decision, metrics, protocol_cases
+from validation import decision, metrics, outputs, protocol_cases
 from validation.protocol import TLS
 from validation.report import markdown_table, save_figure
 
@@ -240,7 +240,7 @@ def stem_of(run):
     every = len(run.cadences) == len(protocol_cases.CADENCES)
     quick = run.cadences[0].name.endswith("-quick")
     cadence = "" if every else "_" + "_".join(c.name.partition("-")[0] for c in run.cadences)
-    return f"protocol_{run.backend}{cadence}{'_quick' if quick else ''}"
+    return f"protocol_{outputs.label(run.backend)}{cadence}{'_quick' if quick else ''}"
 
 
 def write(run, complete, argv):
