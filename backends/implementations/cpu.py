@@ -138,38 +138,54 @@ def piece_sums(out_mean, out_var, queue, queued, bounds, inv_n, c, n_pieces, p1,
             out_var[q] += (p2[i + b1] - p2[i + b0]) - s * s * ip
 
 
-@numba.njit(cache=True)
+GATHER = 256  # shifts per block: strided window sums are gathered, then bounded vectorised
+
+
+@numba.njit(cache=True, error_model="numpy")
+def window_sums(out, first, count, stride, length, p):
+    """``out[q] = p[i + length] - p[i]``, i = (first + q) stride: a strided
+    window sum per shift, gathered into contiguous memory."""
+    ul = np.uint64(length)
+    for q in range(count):
+        i = np.uint64((first + q) * stride)
+        out[q] = p[i + ul] - p[i]
+
+
+@numba.njit(cache=True, error_model="numpy")
 def coarse_bounds(out, n_shifts, stride, d, length, cs, pu, pu2, pw, pw2, kscale, depth_min,
-                  c1, r1, c12, r12, a2_uniform, e_ar, e_v, e_a2, e_vw, direct, pad):
+                  c1, r1, c12, r12, a2_uniform, e_ar, e_v, e_a2, e_vw, direct, pad, sums):
     """The one-piece gain bound (with its pad) of every shift of one width into
     ``out``: -inf where the box fails the depth filter, inf where no bound
     applies (k <= 0, or ``direct``: short templates go straight to the exact
-    gain). Branch-free loops over contiguous views, so that numba vectorises them."""
-    last = (n_shifts - 1) * stride + 1
-    cs_hi, cs_lo = cs[d:d + last:stride], cs[0:last:stride]
-    pu_hi, pu_lo = pu[length:length + last:stride], pu[0:last:stride]
-    q_hi, q_lo = pu2[length:length + last:stride], pu2[0:last:stride]
+    gain). Per block of shifts, the window sums are gathered into ``sums``
+    (5 x GATHER), then bounded branch-free, so that numba vectorises it."""
     inv_len = 1.0 / length
-    if direct:
-        for sh in range(n_shifts):
-            out[sh] = np.inf if 1.0 - (cs_hi[sh] - cs_lo[sh]) / d > depth_min else -np.inf
-        return
     uniform = a2_uniform > 0.0
-    # uniform weights: A2 is a2_uniform exactly, the weight sums are not read
-    w_hi, w_lo = (pu_hi, pu_lo) if uniform else (pw[length:length + last:stride], pw[0:last:stride])
-    w2_hi, w2_lo = (q_hi, q_lo) if uniform else (pw2[length:length + last:stride], pw2[0:last:stride])
-    for sh in range(n_shifts):
-        box = 1.0 - (cs_hi[sh] - cs_lo[sh]) / d
-        k = box * kscale
-        s = pu_hi[sh] - pu_lo[sh]
-        v = (q_hi[sh] - q_lo[sh]) - s * s * inv_len
-        ub_ar = c1 * s + r1 * np.sqrt(max(v + e_v, 0.0)) + e_ar
-        sw = w_hi[sh] - w_lo[sh]
-        vw = (w2_hi[sh] - w2_lo[sh]) - sw * sw * inv_len
-        lb_a2 = a2_uniform if uniform else max(c12 * sw - r12 * np.sqrt(max(vw + e_vw, 0.0)) - e_a2, 0.0)
-        ub = 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * abs(ub_ar) + k * k * lb_a2)
-        ub = ub if k > 0.0 else np.inf
-        out[sh] = ub if box > depth_min else -np.inf
+    w1 = 1 if uniform else 3  # uniform weights: A2 is a2_uniform exactly, no weight sums
+    for first in range(0, n_shifts, GATHER):
+        count = min(GATHER, n_shifts - first)
+        window_sums(sums[0], first, count, stride, d, cs)
+        if direct:
+            for q in range(count):
+                out[first + q] = np.inf if 1.0 - sums[0, q] / d > depth_min else -np.inf
+            continue
+        window_sums(sums[1], first, count, stride, length, pu)
+        window_sums(sums[2], first, count, stride, length, pu2)
+        if not uniform:
+            window_sums(sums[3], first, count, stride, length, pw)
+            window_sums(sums[4], first, count, stride, length, pw2)
+        for q in range(count):
+            box = 1.0 - sums[0, q] / d
+            k = box * kscale
+            s = sums[1, q]
+            v = sums[2, q] - s * s * inv_len
+            ub_ar = c1 * s + r1 * np.sqrt(max(v + e_v, 0.0)) + e_ar
+            sw = sums[w1, q]
+            vw = sums[w1 + 1, q] - sw * sw * inv_len
+            lb_a2 = a2_uniform if uniform else max(c12 * sw - r12 * np.sqrt(max(vw + e_vw, 0.0)) - e_a2, 0.0)
+            ub = 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * abs(ub_ar) + k * k * lb_a2)
+            ub = ub if k > 0.0 else np.inf
+            out[first + q] = ub if box > depth_min else -np.inf
 
 
 @numba.njit(cache=True)
@@ -203,10 +219,11 @@ def shift_end(m, n, d, stride):
 @numba.njit(cache=True)
 def scan_period(f, fw, n, lo, hi, widths, strides, offsets, a, overshoot, depth_min,
                 signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2,
-                amax, tuning, debug, count, work, queue):
+                amax, tuning, debug, count, work, queue, sums):
     """Best (gain, width index or -1, depth) over the allowed widths of one
     period (folded flux ``f``, weights ``fw``), by the pruning cascade; adds its
-    work to ``count``. ``work`` (13 x (M + 1)) and ``queue`` (M + 1) are scratch."""
+    work to ``count``. ``work`` (13 x (M + 1)), ``queue`` (M + 1) and ``sums``
+    (5 x GATHER) are scratch."""
     m = f.size
     uniform = w_uniform > 0.0
     cs, rw, pu, pu2, pw, pw2 = work[0], work[1], work[2], work[3], work[4], work[5]
@@ -260,7 +277,7 @@ def scan_period(f, fw, n, lo, hi, widths, strides, offsets, a, overshoot, depth_
         # bound per shift (-inf: fails the depth filter, inf: k <= 0, no bound)
         n_shifts = (end - 1) // stride + 1
         coarse_bounds(coarse, n_shifts, stride, d, length, cs, pu, pu2, pw, pw2, kscale,
-                      depth_min, c1, r1, c12, r12, a2u, e_ar1, e_v, e_a21, e_vw, direct, pad)
+                      depth_min, c1, r1, c12, r12, a2u, e_ar1, e_v, e_a21, e_vw, direct, pad, sums)
         # survivors queued in TLS's order (branch-free compaction)
         queued = 0
         passed = 0
@@ -334,6 +351,7 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
         folded = np.empty((3, m))
         work = np.empty((13, m + 1))
         queue = np.empty(m + 1, np.int64)
+        sums = np.empty((5, GATHER))
         order = np.empty(t.size, np.int64)
         for p in range(chunk, n_periods, n_chunks):
             fold_sort_into(t, y, w, periods[p], folded[0], folded[1], folded[2, :t.size], order,
@@ -341,7 +359,7 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
             gain[p], index[p], depth[p] = scan_period(
                 folded[0], folded[1], t.size, lo[p], hi[p], widths, strides, offsets, a,
                 overshoot, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2,
-                rho, rho2, mean, sum_a2, amax, tuning, debug, counts[p], work, queue)
+                rho, rho2, mean, sum_a2, amax, tuning, debug, counts[p], work, queue, sums)
     return gain, index, depth, counts.sum(axis=0)
 
 
