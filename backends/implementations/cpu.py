@@ -20,79 +20,61 @@ the exact dot products of the survivors, in TLS's order.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 
-from backends.protocol import PeriodStats, TLSBackend
+from backends.protocol import PeriodStats, Plan, TLSBackend
 from backends import pruning
+from transitleastsquares import core_fused as tls_fused
 
 # indices into a period's counter row (names in backends.pruning.COUNTERS; the
 # host adds shifts and brute force's multiply-adds)
 DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, VIOLATIONS = 1, 2, 3, 4, 5, 7
-BUCKET_MAX = 32  # a fuller bucket (period commensurate with the cadence): mergesort instead
 
 
 @numba.njit(cache=True)
-def phase_order(phase, order, count):
-    """``order`` := indices of ``phase`` in (phase, index) order, i.e. a stable
-    sort: O(n) bucket sort (bucket = floor(phase n); folded regular cadences
-    put ~1 sample in each), insertion sort inside buckets. ``count`` (n + 1
-    ints) is scratch."""
-    n = phase.size
-    count[:] = 0
-    for i in range(n):
-        count[min(int(phase[i] * n), n - 1) + 1] += 1
-    for b in range(n):
-        if count[b + 1] > BUCKET_MAX:
-            order[:] = np.argsort(phase, kind="mergesort")
-            return
-        count[b + 1] += count[b]
-    for i in range(n):  # ascending i: each bucket holds its indices in order
-        b = min(int(phase[i] * n), n - 1)
-        order[count[b]] = i
-        count[b] += 1
-    begin = 0
-    for b in range(n):
-        end = count[b]
-        for a in range(begin + 1, end):
-            v = order[a]
-            c = a
-            while c > begin and phase[order[c - 1]] > phase[v]:
-                order[c] = order[c - 1]
-                c -= 1
-            order[c] = v
-        begin = end
-
-
-@numba.njit(cache=True)
-def fold_sort_into(t, y, w, period, f, fw, phase, order, count):
-    """Fold at epoch 0, stable-sort by phase, write the flux and weights in
-    phase order plus the wrap-around patch into ``f``, ``fw`` (length N +
-    maxwidth); ``phase``, ``order`` (n) and ``count`` (n + 1) are scratch."""
-    # phase at epoch 0 rounded as TLS's fastmath foldfast: x = t * (1 / period),
-    # phase = x - floor(x); samples whose phases tie mathematically (e.g. at
-    # P = span / 2) then sort in TLS's order
+def phase_order(t, period, walk, phase, order, count):
+    """``order`` := the samples in stable phase order at epoch 0 (numpy's
+    mergesort order of the phases): transitleastsquares' three-gap walk for a
+    regular cadence at periods from its crossover ``walk[5]`` on, else its
+    bucket sort (both repair their proposal by insertion into the exact stable
+    order). ``phase`` (n) and ``count`` (n + 1) are scratch."""
+    # phase rounded as TLS's fastmath foldfast: x = t * (1 / period), phase =
+    # x - floor(x); samples whose phases tie mathematically (e.g. at P = span / 2)
+    # then sort in TLS's order
     inverse = 1.0 / period
     for i in range(t.size):
         x = t[i] * inverse
         phase[i] = x - np.floor(x)
-    phase_order(phase, order, count)
-    n = t.size
-    for k in range(f.size):
-        src = order[k % n]
-        f[k] = y[src]
-        fw[k] = w[src]
+    if period >= walk[5]:
+        budget = int(tls_fused.WALK_SEARCH_WORK * t.size)
+        if tls_fused.fold_walk_into(period, phase, walk, count, order, budget) >= 0:
+            return
+    tls_fused.fold_order_into(t, period, phase, count, order, phase[:0], True)
 
 
-@numba.njit(cache=True)
+def cadence_walk(t) -> tuple:
+    """The walk argument of ``phase_order`` for the time stamps ``t``: their
+    regular grid and crossover period, as TLS's fused backend finds them (over
+    its default period range), or one that never walks."""
+    grid = tls_fused.regular_grid(t, np.int64)
+    if grid is None:
+        return tls_fused.walk_disabled(np.int64)
+    span = float(t.max() - t.min())
+    return grid + (tls_fused.regular_grid_crossover(t, grid, span, np.int64),)
+
+
 def fold_sort_period(t, y, w, period, maxwidth):
-    """``fold_sort_into`` new arrays."""
-    f = np.empty(t.size + maxwidth)
-    fw = np.empty(t.size + maxwidth)
+    """Flux and weights in stable phase order plus the wrap-around patch (the
+    first ``maxwidth`` samples again), without the walk: a reference fold."""
     n = t.size
-    fold_sort_into(t, y, w, period, f, fw, np.empty(n), np.empty(n, np.int64),
-                   np.empty(n + 1, np.int64))
-    return f, fw
+    order = np.empty(n, np.int64)
+    phase_order(t, period, tls_fused.walk_disabled(np.int64), np.empty(n), order,
+                np.empty(n + 1, np.int64))
+    patched = order[np.arange(n + maxwidth) % n]
+    return y[patched], w[patched]
 
 
 @numba.njit(fastmath=True, cache=True, inline="always")
@@ -189,22 +171,29 @@ def coarse_bounds(out, n_shifts, stride, d, length, cs, pu, pu2, pw, pw2, kscale
 
 
 @numba.njit(cache=True)
-def prefix_sums(f, fw, uniform, cs, rw, pu, pu2, pw, pw2):
-    """Cumulative flux, u = (1 - f) w (the dot products' data), and prefix sums
-    of u, u^2 (and w, w^2 unless ``uniform``), each of length M + 1; returns sum |u|."""
-    m = f.size
+def prefix_sums(y, w, order, w_uniform, cs, rw, fw, pu, pu2, pw, pw2):
+    """The fold in phase ``order``, patched (M = len(rw) samples, index j is
+    sample order[j mod N]): cumulative flux, u = (1 - f) w (the dot products'
+    data), the weights ``fw`` (unless uniform) and prefix sums of u, u^2 (and
+    w, w^2 unless uniform), each of length M + 1; returns sum |u|."""
+    n, m = order.size, rw.size
+    uniform = w_uniform > 0.0
     cs[0] = pu[0] = pu2[0] = pw[0] = pw2[0] = 0.0
     u1 = 0.0
     for j in range(m):
-        u = (1.0 - f[j]) * fw[j]
+        src = order[j if j < n else j - n]
+        f = y[src]
+        wj = w_uniform if uniform else w[src]
+        u = (1.0 - f) * wj
         u1 += abs(u)
         rw[j] = u
-        cs[j + 1] = cs[j] + f[j]
+        cs[j + 1] = cs[j] + f
         pu[j + 1] = pu[j] + u
         pu2[j + 1] = pu2[j] + u * u
         if not uniform:
-            pw[j + 1] = pw[j] + fw[j]
-            pw2[j + 1] = pw2[j] + fw[j] * fw[j]
+            fw[j] = wj
+            pw[j + 1] = pw[j] + wj
+            pw2[j + 1] = pw2[j] + wj * wj
     return u1
 
 
@@ -217,25 +206,25 @@ def shift_end(m, n, d, stride):
 
 
 @numba.njit(cache=True)
-def scan_period(f, fw, n, lo, hi, widths, strides, offsets, a, overshoot, depth_min,
+def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, depth_min,
                 signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2,
                 amax, tuning, debug, count, work, queue, sums):
     """Best (gain, width index or -1, depth) over the allowed widths of one
-    period (folded flux ``f``, weights ``fw``), by the pruning cascade; adds its
-    work to ``count``. ``work`` (13 x (M + 1)), ``queue`` (M + 1) and ``sums``
-    (5 x GATHER) are scratch."""
-    m = f.size
+    period (flux ``y``, weights ``w`` in phase ``order``), by the pruning
+    cascade; adds its work to ``count``. ``work`` (14 x (M + 1)), ``queue``
+    (M + 1) and ``sums`` (5 x GATHER) are scratch."""
+    n, m = order.size, work.shape[1] - 1
     uniform = w_uniform > 0.0
-    cs, rw, pu, pu2, pw, pw2 = work[0], work[1], work[2], work[3], work[4], work[5]
-    u1 = prefix_sums(f, fw, uniform, cs, rw, pu, pu2, pw, pw2)
+    cs, rw, fw, pu, pu2, pw, pw2 = work[0], work[1, :m], work[2, :m], work[3], work[4], work[5], work[6]
+    u1 = prefix_sums(y, w, order, w_uniform, cs, rw, fw, pu, pu2, pw, pw2)
     u2 = pu2[m]
     w1 = w_uniform * m if uniform else pw[m]
     w2 = w_uniform * w_uniform * m if uniform else pw2[m]
     g, pad, prune_min, fine_min = tuning
     e_v = 2.0 * (4.0 * g * u2 + 7.0 * g * u1 * u1)
     e_vw = 2.0 * (4.0 * g * w2 + 7.0 * g * w1 * w1)
-    coarse, fine_ar, fine_var, fine_a2, fine_varw = work[6], work[7], work[8], work[9], work[10]
-    ks, gains = work[11], work[12]
+    coarse, fine_ar, fine_var, fine_a2, fine_varw = work[7], work[8], work[9], work[10], work[11]
+    ks, gains = work[12], work[13]
 
     # seed: the exact gain at each width's deepest box
     threshold = 0.0
@@ -337,7 +326,7 @@ def scan_period(f, fw, n, lo, hi, widths, strides, offsets, a, overshoot, depth_
 @numba.njit(parallel=True, cache=True)
 def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, overshoot,
                    maxwidth, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c,
-                   c2, rho, rho2, mean, sum_a2, amax, tuning, debug, threads):
+                   c2, rho, rho2, mean, sum_a2, amax, tuning, debug, threads, walk):
     n_periods = periods.size
     gain = np.zeros(n_periods)
     index = np.full(n_periods, -1, np.int64)
@@ -346,21 +335,28 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
     # scratch allocated once per chunk of periods, not per period (large
     # arrays are fresh pages each time); many chunks per thread balance the load
     n_chunks = min(n_periods, 2 * threads)
-    m = t.size + maxwidth
+    n, m = t.size, t.size + maxwidth
     for chunk in numba.prange(n_chunks):
-        folded = np.empty((3, m))
-        work = np.empty((13, m + 1))
+        work = np.empty((14, m + 1))
         queue = np.empty(m + 1, np.int64)
         sums = np.empty((5, GATHER))
-        order = np.empty(t.size, np.int64)
+        order = np.empty(n, np.int64)
         for p in range(chunk, n_periods, n_chunks):
-            fold_sort_into(t, y, w, periods[p], folded[0], folded[1], folded[2, :t.size], order,
-                           queue)
+            phase_order(t, periods[p], walk, work[0, :n], order, queue[:n + 1])
             gain[p], index[p], depth[p] = scan_period(
-                folded[0], folded[1], t.size, lo[p], hi[p], widths, strides, offsets, a,
-                overshoot, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2,
-                rho, rho2, mean, sum_a2, amax, tuning, debug, counts[p], work, queue, sums)
+                y, w, order, lo[p], hi[p], widths, strides, offsets, a, overshoot, depth_min,
+                signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2,
+                amax, tuning, debug, counts[p], work, queue, sums)
     return gain, index, depth, counts.sum(axis=0)
+
+
+@dataclass(frozen=True)
+class CPUState:
+    """What ``upload`` prepares once per search: the plan and the walk argument
+    of ``phase_order`` for its time stamps."""
+
+    plan: Plan
+    walk: tuple
 
 
 class CPUBackend(TLSBackend):
@@ -376,12 +372,16 @@ class CPUBackend(TLSBackend):
         super().__init__()
         self.debug = bool(debug)
 
-    def fold_sort(self, plan, periods):
-        """Folded, sorted, patched (flux, weight) per period (for stage timing)."""
-        m = plan.templates.maxwidth
-        return [fold_sort_period(plan.lc.t, plan.lc.y, plan.lc.w, p, m) for p in periods]
+    def upload(self, plan):
+        return CPUState(plan, cadence_walk(plan.lc.t))
 
-    def chi2_scan(self, plan, folded, periods, lo, hi):
+    def fold_sort(self, state, periods):
+        """Folded, sorted, patched (flux, weight) per period (for stage timing)."""
+        lc, m = state.plan.lc, state.plan.templates.maxwidth
+        return [fold_sort_period(lc.t, lc.y, lc.w, p, m) for p in periods]
+
+    def chi2_scan(self, state, folded, periods, lo, hi):
+        plan = state.plan
         tp, pc = plan.templates, plan.templates.pieces
         gain, index, depth, counts = search_periods(
             plan.lc.t, plan.lc.y, plan.lc.w, periods, lo, hi, tp.widths, tp.strides,
@@ -389,6 +389,7 @@ class CPUBackend(TLSBackend):
             plan.lc.uniform_weight, pc.n_pieces, pc.bounds, pc.inv_n, pc.c, pc.c2, pc.rho, pc.rho2,
             pc.mean, pc.sum_a2, pc.amax, pruning.tuning(tp.maxwidth + plan.lc.size), self.debug,
             numba.get_num_threads(),  # an argument: called inside, it stops numba caching the function
+            state.walk,
         )
         pruning.add_work(self.work, counts, plan, lo, hi, self.debug)
         return PeriodStats.from_gains(plan, gain, index, depth)
