@@ -27,6 +27,7 @@ import numpy as np
 
 from backends.protocol import PeriodStats, Plan, TLSBackend
 from backends import pruning
+from backends.scan_jobs import shift_counts
 from transitleastsquares import core_fused as tls_fused
 
 # indices into a period's counter row (names in backends.pruning.COUNTERS; the
@@ -120,7 +121,7 @@ def piece_sums(out_mean, out_var, queue, queued, bounds, inv_n, c, n_pieces, p1,
             out_var[q] += (p2[i + b1] - p2[i + b0]) - s * s * ip
 
 
-GATHER = 256  # shifts per block: strided window sums are gathered, then bounded vectorised
+GATHER = 256  # shifts per block: window sums are gathered, then bounded vectorised
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -134,40 +135,61 @@ def window_sums(out, first, count, stride, length, p):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def coarse_bounds(out, n_shifts, stride, d, length, cs, pu, pu2, pw, pw2, kscale, depth_min,
-                  c1, r1, c12, r12, a2_uniform, e_ar, e_v, e_a2, e_vw, direct, pad, sums):
-    """The one-piece gain bound (with its pad) of every shift of one width into
-    ``out``: -inf where the box fails the depth filter, inf where no bound
-    applies (k <= 0, or ``direct``: short templates go straight to the exact
-    gain). Per block of shifts, the window sums are gathered into ``sums``
-    (5 x GATHER), then bounded branch-free, so that numba vectorises it."""
-    inv_len = 1.0 / length
-    uniform = a2_uniform > 0.0
-    w1 = 1 if uniform else 3  # uniform weights: A2 is a2_uniform exactly, no weight sums
+def listed_window_sums(out, shifts, count, length, p):
+    """``out[q] = p[shifts[q] + length] - p[shifts[q]]``, gathered."""
+    ul = np.uint64(length)
+    for q in range(count):
+        i = np.uint64(shifts[q])
+        out[q] = p[i + ul] - p[i]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def depth_pass(shifts, boxes, n_shifts, stride, d, cs, depth_min, block):
+    """List the shifts of one width whose box depth exceeds ``depth_min`` in
+    ``shifts`` with their box depths in ``boxes``; returns (how many, the
+    deepest box, its shift or -1), TLS's first maximum. ``block`` (GATHER) is
+    scratch."""
+    listed, deepest, at = 0, depth_min, -1
     for first in range(0, n_shifts, GATHER):
         count = min(GATHER, n_shifts - first)
-        window_sums(sums[0], first, count, stride, d, cs)
-        if direct:
-            for q in range(count):
-                out[first + q] = np.inf if 1.0 - sums[0, q] / d > depth_min else -np.inf
-            continue
-        window_sums(sums[1], first, count, stride, length, pu)
-        window_sums(sums[2], first, count, stride, length, pu2)
-        if not uniform:
-            window_sums(sums[3], first, count, stride, length, pw)
-            window_sums(sums[4], first, count, stride, length, pw2)
+        window_sums(block, first, count, stride, d, cs)
         for q in range(count):
-            box = 1.0 - sums[0, q] / d
-            k = box * kscale
-            s = sums[1, q]
-            v = sums[2, q] - s * s * inv_len
-            ub_ar = c1 * s + r1 * np.sqrt(max(v + e_v, 0.0)) + e_ar
-            sw = sums[w1, q]
-            vw = sums[w1 + 1, q] - sw * sw * inv_len
-            lb_a2 = a2_uniform if uniform else max(c12 * sw - r12 * np.sqrt(max(vw + e_vw, 0.0)) - e_a2, 0.0)
-            ub = 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * abs(ub_ar) + k * k * lb_a2)
-            ub = ub if k > 0.0 else np.inf
-            out[first + q] = ub if box > depth_min else -np.inf
+            block[q] = 1.0 - block[q] / d
+        for q in range(count):  # branch-free compaction
+            box = block[q]
+            shifts[listed] = (first + q) * stride
+            boxes[listed] = box
+            listed += box > depth_min
+            if box > deepest:
+                deepest, at = box, (first + q) * stride
+    return listed, deepest, at
+
+
+@numba.njit(cache=True, error_model="numpy")
+def coarse_bounds(bound, sums, shifts, boxes, count, length, pu, pu2, pw, pw2, kscale, c1, r1,
+                  c12, r12, a2_uniform, e_ar, e_v, e_a2, e_vw, pad):
+    """The one-piece gain bound (with its pad) of ``count`` listed shifts with
+    their box depths into ``bound`` (inf where k <= 0: no bound). The window
+    sums are gathered into ``sums`` (4 x GATHER) first, then bounded
+    branch-free, so that numba vectorises it."""
+    uniform = a2_uniform > 0.0
+    listed_window_sums(sums[0], shifts, count, length, pu)
+    listed_window_sums(sums[1], shifts, count, length, pu2)
+    if not uniform:
+        listed_window_sums(sums[2], shifts, count, length, pw)
+        listed_window_sums(sums[3], shifts, count, length, pw2)
+    w1 = 0 if uniform else 2  # uniform weights: A2 is a2_uniform exactly, no weight sums
+    inv_len = 1.0 / length
+    for q in range(count):
+        k = boxes[q] * kscale
+        s = sums[0, q]
+        v = sums[1, q] - s * s * inv_len
+        ub_ar = c1 * s + r1 * np.sqrt(max(v + e_v, 0.0)) + e_ar
+        sw = sums[w1, q]
+        vw = sums[w1 + 1, q] - sw * sw * inv_len
+        lb_a2 = a2_uniform if uniform else max(c12 * sw - r12 * np.sqrt(max(vw + e_vw, 0.0)) - e_a2, 0.0)
+        ub = 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * abs(ub_ar) + k * k * lb_a2)
+        bound[q] = ub if k > 0.0 else np.inf
 
 
 @numba.njit(cache=True)
@@ -208,11 +230,12 @@ def shift_end(m, n, d, stride):
 @numba.njit(cache=True)
 def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, depth_min,
                 signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2,
-                amax, tuning, debug, count, work, queue, sums):
+                amax, tuning, debug, count, work, queue, listed, listed_box, starts, block):
     """Best (gain, width index or -1, depth) over the allowed widths of one
     period (flux ``y``, weights ``w`` in phase ``order``), by the pruning
-    cascade; adds its work to ``count``. ``work`` (14 x (M + 1)), ``queue``
-    (M + 1) and ``sums`` (5 x GATHER) are scratch."""
+    cascade; adds its work to ``count``. Scratch: ``work`` (14 x (M + 1)),
+    ``queue`` (M + 1), ``listed`` and ``listed_box`` (the period's shifts),
+    ``starts`` (widths + 1), ``block`` (5 x GATHER)."""
     n, m = order.size, work.shape[1] - 1
     uniform = w_uniform > 0.0
     cs, rw, fw, pu, pu2, pw, pw2 = work[0], work[1, :m], work[2, :m], work[3], work[4], work[5], work[6]
@@ -223,29 +246,32 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
     g, pad, prune_min, fine_min = tuning
     e_v = 2.0 * (4.0 * g * u2 + 7.0 * g * u1 * u1)
     e_vw = 2.0 * (4.0 * g * w2 + 7.0 * g * w1 * w1)
-    coarse, fine_ar, fine_var, fine_a2, fine_varw = work[7], work[8], work[9], work[10], work[11]
-    ks, gains = work[12], work[13]
+    fine_ar, fine_var, fine_a2, fine_varw = work[7], work[8], work[9], work[10]
+    qbox, ks, gains = work[11], work[12], work[13]
+    sums, bound = block[:4], block[4]
 
-    # seed: the exact gain at each width's deepest box
+    # depth filter: each width's shifts with a box deeper than depth_min, listed
+    # with their box depths; seed: the exact gain at each width's deepest box
     threshold = 0.0
+    starts[0] = 0
     for wi in range(lo, hi):
-        d = widths[wi]
-        deepest, at = depth_min, -1
-        for i in range(0, shift_end(m, n, d, strides[wi]), strides[wi]):
-            box = 1.0 - (cs[i + d] - cs[i]) / d
-            if box > deepest:
-                deepest, at = box, i
+        d, stride = widths[wi], strides[wi]
+        n_shifts = (shift_end(m, n, d, stride) - 1) // stride + 1
+        first = starts[wi - lo]
+        passed, deepest, at = depth_pass(listed[first:], listed_box[first:], n_shifts, stride, d,
+                                         cs, depth_min, bound)
+        starts[wi - lo + 1] = first + passed
         if at >= 0:
             aa = a[offsets[wi]:offsets[wi + 1]]
             k = deepest * (overshoot[wi] / signal_depth)
             threshold = max(threshold, exact_gain(aa, rw, fw, at, k, w_uniform * sum_a2[wi]))
             count[SEED_DOTS] += 1
             count[EXACT_MACS] += aa.size
+    count[DEPTH_PASS] += starts[hi - lo]
     floor = threshold - pad * threshold
 
     best_gain, best_index, best_depth = 0.0, -1, 0.0
     for wi in range(lo, hi):
-        d, stride = widths[wi], strides[wi]
         aa = a[offsets[wi]:offsets[wi + 1]]
         length = aa.size
         kscale = overshoot[wi] / signal_depth
@@ -261,29 +287,27 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
         e_ark = 2.0 * (np.sum(c[wi]) * 4.0 * g * u1 + dots_ar)
         e_a21 = 2.0 * (c12 * 4.0 * g * w1 + dots_a2)
         e_a2k = 2.0 * (np.sum(c2[wi]) * 4.0 * g * w1 + dots_a2)
-        end = shift_end(m, n, d, stride)
-        # coarse stage (one piece), branch-free so that it vectorises: the
-        # bound per shift (-inf: fails the depth filter, inf: k <= 0, no bound)
-        n_shifts = (end - 1) // stride + 1
-        coarse_bounds(coarse, n_shifts, stride, d, length, cs, pu, pu2, pw, pw2, kscale,
-                      depth_min, c1, r1, c12, r12, a2u, e_ar1, e_v, e_a21, e_vw, direct, pad, sums)
-        # survivors queued in TLS's order (branch-free compaction)
+        # coarse stage (one piece) per block of listed shifts, survivors queued
+        # in TLS's order with their box depths (branch-free compaction)
         queued = 0
-        passed = 0
-        for sh in range(n_shifts):
-            ub = coarse[sh]
-            passed += ub > -np.inf
-            queue[queued] = sh * stride
-            queued += ub >= floor
-        if debug:
-            for sh in range(n_shifts):
-                if -np.inf < coarse[sh] < floor:
-                    i = sh * stride
-                    k = (1.0 - (cs[i + d] - cs[i]) / d) * kscale
-                    gain = exact_gain(aa, rw, fw, i, k, a2u)
-                    if gain > coarse[sh] or gain >= threshold:
-                        count[VIOLATIONS] += 1
-        count[DEPTH_PASS] += passed
+        for first in range(starts[wi - lo], starts[wi - lo + 1], GATHER):
+            size = min(GATHER, starts[wi - lo + 1] - first)
+            shifts, boxes = listed[first:first + size], listed_box[first:first + size]
+            if direct:
+                bound[:size] = np.inf
+            else:
+                coarse_bounds(bound, sums, shifts, boxes, size, length, pu, pu2, pw, pw2, kscale,
+                              c1, r1, c12, r12, a2u, e_ar1, e_v, e_a21, e_vw, pad)
+            for q in range(size):
+                queue[queued] = shifts[q]
+                qbox[queued] = boxes[q]
+                queued += bound[q] >= floor
+            if debug:
+                for q in range(size):
+                    if bound[q] < floor:
+                        gain = exact_gain(aa, rw, fw, shifts[q], boxes[q] * kscale, a2u)
+                        if gain > bound[q] or gain >= threshold:
+                            count[VIOLATIONS] += 1
         count[COARSE_PASS] += queued
         # fine stage (K pieces) on the queue, then the exact gain of the survivors
         kp = n_pieces[wi]
@@ -294,8 +318,8 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
                            pw, pw2)
         survivors = 0
         for q in range(queued):
-            i = queue[q]
-            k = (1.0 - (cs[i + d] - cs[i]) / d) * kscale
+            i, box = queue[q], qbox[q]
+            k = box * kscale
             if k > 0.0 and fine:
                 ub_ar = fine_ar[q] + rho[wi, 1] * np.sqrt(max(fine_var[q] + kp * e_v, 0.0)) + e_ark
                 lb_a2 = a2u
@@ -310,6 +334,7 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
                             count[VIOLATIONS] += 1
                     continue
             queue[survivors] = i
+            qbox[survivors] = box
             ks[survivors] = k
             survivors += 1
         count[FINE_PASS] += survivors
@@ -317,16 +342,14 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
         exact_gains(gains, queue, ks, survivors, aa, rw, fw, a2u)
         for q in range(survivors):
             if gains[q] > best_gain:
-                i = queue[q]
-                box = 1.0 - (cs[i + d] - cs[i]) / d
-                best_gain, best_index, best_depth = gains[q], wi, 1.0 - box * overshoot[wi]
+                best_gain, best_index, best_depth = gains[q], wi, 1.0 - qbox[q] * overshoot[wi]
     return best_gain, best_index, best_depth
 
 
 @numba.njit(parallel=True, cache=True)
 def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, overshoot,
                    maxwidth, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c,
-                   c2, rho, rho2, mean, sum_a2, amax, tuning, debug, threads, walk):
+                   c2, rho, rho2, mean, sum_a2, amax, tuning, debug, threads, walk, listed_max):
     n_periods = periods.size
     gain = np.zeros(n_periods)
     index = np.full(n_periods, -1, np.int64)
@@ -339,15 +362,26 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
     for chunk in numba.prange(n_chunks):
         work = np.empty((14, m + 1))
         queue = np.empty(m + 1, np.int64)
-        sums = np.empty((5, GATHER))
+        listed = np.empty(listed_max, np.int64)
+        listed_box = np.empty(listed_max)
+        starts = np.empty(widths.size + 1, np.int64)
+        block = np.empty((5, GATHER))
         order = np.empty(n, np.int64)
         for p in range(chunk, n_periods, n_chunks):
             phase_order(t, periods[p], walk, work[0, :n], order, queue[:n + 1])
             gain[p], index[p], depth[p] = scan_period(
                 y, w, order, lo[p], hi[p], widths, strides, offsets, a, overshoot, depth_min,
                 signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2,
-                amax, tuning, debug, counts[p], work, queue, sums)
+                amax, tuning, debug, counts[p], work, queue, listed, listed_box, starts, block)
     return gain, index, depth, counts.sum(axis=0)
+
+
+def max_listed(plan, lo, hi) -> int:
+    """The most shifts one period of the batch visits (over its widths)."""
+    tp = plan.templates
+    per_width = shift_counts(tp.widths, tp.strides, tp.maxwidth + plan.lc.size, plan.lc.size)
+    total = np.concatenate([[0], np.cumsum(per_width)])
+    return int(np.max(total[hi] - total[lo], initial=0))
 
 
 @dataclass(frozen=True)
@@ -389,7 +423,7 @@ class CPUBackend(TLSBackend):
             plan.lc.uniform_weight, pc.n_pieces, pc.bounds, pc.inv_n, pc.c, pc.c2, pc.rho, pc.rho2,
             pc.mean, pc.sum_a2, pc.amax, pruning.tuning(tp.maxwidth + plan.lc.size), self.debug,
             numba.get_num_threads(),  # an argument: called inside, it stops numba caching the function
-            state.walk,
+            state.walk, max_listed(plan, lo, hi),
         )
         pruning.add_work(self.work, counts, plan, lo, hi, self.debug)
         return PeriodStats.from_gains(plan, gain, index, depth)
