@@ -14,8 +14,9 @@ which equals TLS's in-transit + out-of-transit - edge-correction sum exactly,
 so the best fit of a period is the shift with the largest positive gain, ties
 to the first. The cascade evaluates that gain only where it can matter:
 threshold T = the best exact gain at each width's deepest box (the seed),
-then per shift the depth filter, the one-piece bound, the K-piece bound, and
-the exact dot products of the survivors, in TLS's order.
+then per shift the depth filter, the one-piece bound, the K-piece bound
+(linear pieces of a for AR, constant pieces of a^2 for A2), and the exact dot
+products of the survivors, in TLS's order.
 """
 
 from __future__ import annotations
@@ -121,6 +122,39 @@ def piece_sums(out_mean, out_var, queue, queued, bounds, inv_n, c, n_pieces, p1,
             out_var[q] += (p2[i + b1] - p2[i + b0]) - s * s * ip
 
 
+@numba.njit(cache=True, error_model="numpy")
+def line_sums(out, queue, queued, bounds, c, slope, centre, n_pieces, pu, pj, origin):
+    """Per queued shift i: sum_p (c_p S_p + slope_p M_p), the correlation of u
+    with the template's K-piece linear approximation; S_p = sum of u over
+    piece p = [i + bounds[p], i + bounds[p + 1]), M_p = sum over it of
+    (j - centre_p) u_{i+j}, from the prefix sums ``pu`` and the index-weighted
+    ``pj`` (index origin ``origin``). Vectorised over the queue."""
+    for q in range(queued):
+        out[q] = 0.0
+    for p in range(n_pieces):
+        b0, b1, cp, sp, offset = bounds[p], bounds[p + 1], c[p], slope[p], centre[p] - origin
+        for q in range(queued):
+            i = queue[q]
+            lo, hi = np.uint64(i + b0), np.uint64(i + b1)
+            s = pu[hi] - pu[lo]
+            out[q] += cp * s + sp * ((pj[hi] - pj[lo]) - (i + offset) * s)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def detrended_squares(out, queue, queued, length, pu, pu2, pj, origin):
+    """Per queued shift i: the sum of squares of u over the window [i, i +
+    length) left after its least-squares line, Q - S^2 / L - M^2 / T
+    (M = sum (j - jbar) u_{i+j}, T = sum (j - jbar)^2)."""
+    offset = 0.5 * (length - 1) - origin
+    inv_len, inv_t = 1.0 / length, 12.0 / (length * (length * length - 1.0))
+    for q in range(queued):
+        i = queue[q]
+        lo, hi = np.uint64(i), np.uint64(i + length)
+        s = pu[hi] - pu[lo]
+        moment = (pj[hi] - pj[lo]) - (i + offset) * s
+        out[q] = (pu2[hi] - pu2[lo]) - s * s * inv_len - moment * moment * inv_t
+
+
 GATHER = 256  # shifts per block: window sums are gathered, then bounded vectorised
 
 
@@ -193,14 +227,16 @@ def coarse_bounds(bound, sums, shifts, boxes, count, length, pu, pu2, pw, pw2, k
 
 
 @numba.njit(cache=True)
-def prefix_sums(y, w, order, w_uniform, cs, rw, fw, pu, pu2, pw, pw2):
+def prefix_sums(y, w, order, w_uniform, cs, rw, fw, pu, pu2, pj, pw, pw2):
     """The fold in phase ``order``, patched (M = len(rw) samples, index j is
     sample order[j mod N]): cumulative flux, u = (1 - f) w (the dot products'
-    data), the weights ``fw`` (unless uniform) and prefix sums of u, u^2 (and
-    w, w^2 unless uniform), each of length M + 1; returns sum |u|."""
+    data), the weights ``fw`` (unless uniform) and prefix sums of u, u^2,
+    (j - M / 2) u (and w, w^2 unless uniform), each of length M + 1; returns
+    sum |u|."""
     n, m = order.size, rw.size
     uniform = w_uniform > 0.0
-    cs[0] = pu[0] = pu2[0] = pw[0] = pw2[0] = 0.0
+    origin = 0.5 * m
+    cs[0] = pu[0] = pu2[0] = pj[0] = pw[0] = pw2[0] = 0.0
     u1 = 0.0
     for j in range(m):
         src = order[j if j < n else j - n]
@@ -212,6 +248,7 @@ def prefix_sums(y, w, order, w_uniform, cs, rw, fw, pu, pu2, pw, pw2):
         cs[j + 1] = cs[j] + f
         pu[j + 1] = pu[j] + u
         pu2[j + 1] = pu2[j] + u * u
+        pj[j + 1] = pj[j] + (j - origin) * u
         if not uniform:
             fw[j] = wj
             pw[j + 1] = pw[j] + wj
@@ -229,25 +266,28 @@ def shift_end(m, n, d, stride):
 
 @numba.njit(cache=True)
 def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, depth_min,
-                signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2,
-                amax, tuning, debug, count, work, queue, listed, listed_box, starts, block):
+                signal_depth, w_uniform, n_pieces, bounds, inv_n, c2, rho, rho2, mean, sum_a2,
+                amax, lines, tuning, debug, count, work, queue, listed, listed_box, starts, block):
     """Best (gain, width index or -1, depth) over the allowed widths of one
     period (flux ``y``, weights ``w`` in phase ``order``), by the pruning
-    cascade; adds its work to ``count``. Scratch: ``work`` (14 x (M + 1)),
+    cascade; adds its work to ``count``. ``lines``: the linear bound's tables
+    (``PieceTables.line_*``). Scratch: ``work`` (15 x (M + 1)),
     ``queue`` (M + 1), ``listed`` and ``listed_box`` (the period's shifts),
     ``starts`` (widths + 1), ``block`` (5 x GATHER)."""
     n, m = order.size, work.shape[1] - 1
     uniform = w_uniform > 0.0
-    cs, rw, fw, pu, pu2, pw, pw2 = work[0], work[1, :m], work[2, :m], work[3], work[4], work[5], work[6]
-    u1 = prefix_sums(y, w, order, w_uniform, cs, rw, fw, pu, pu2, pw, pw2)
+    cs, rw, fw, pu, pu2, pj = work[0], work[1, :m], work[2, :m], work[3], work[4], work[5]
+    pw, pw2 = work[6], work[7]
+    u1 = prefix_sums(y, w, order, w_uniform, cs, rw, fw, pu, pu2, pj, pw, pw2)
     u2 = pu2[m]
     w1 = w_uniform * m if uniform else pw[m]
     w2 = w_uniform * w_uniform * m if uniform else pw2[m]
     g, pad, prune_min, fine_min = tuning
     e_v = 2.0 * (4.0 * g * u2 + 7.0 * g * u1 * u1)
     e_vw = 2.0 * (4.0 * g * w2 + 7.0 * g * w1 * w1)
-    fine_ar, fine_var, fine_a2, fine_varw = work[7], work[8], work[9], work[10]
-    qbox, ks, gains = work[11], work[12], work[13]
+    fine_ar, fine_var, fine_a2, fine_varw = work[8], work[9], work[10], work[11]
+    qbox, ks, gains = work[12], work[13], work[14]
+    line_pieces, line_bounds, line_c, line_slope, line_centre, line_rho, line_defects = lines
     sums, bound = block[:4], block[4]
 
     # depth filter: each width's shifts with a box deeper than depth_min, listed
@@ -284,7 +324,6 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
         dots_ar = g * amax[wi] * u1
         dots_a2 = 0.0 if uniform else g * amax[wi] * amax[wi] * w1
         e_ar1 = 2.0 * (c1 * 4.0 * g * u1 + dots_ar)
-        e_ark = 2.0 * (np.sum(c[wi]) * 4.0 * g * u1 + dots_ar)
         e_a21 = 2.0 * (c12 * 4.0 * g * w1 + dots_a2)
         e_a2k = 2.0 * (np.sum(c2[wi]) * 4.0 * g * w1 + dots_a2)
         # coarse stage (one piece) per block of listed shifts, survivors queued
@@ -309,23 +348,34 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
                         if gain > bound[q] or gain >= threshold:
                             count[VIOLATIONS] += 1
         count[COARSE_PASS] += queued
-        # fine stage (K pieces) on the queue, then the exact gain of the survivors
-        kp = n_pieces[wi]
+        # fine stage (K linear pieces of a, K constant pieces of a^2) on the
+        # queue, then the exact gain of the survivors
         if fine:
-            piece_sums(fine_ar, fine_var, queue, queued, bounds[wi], inv_n[wi], c[wi], kp, pu, pu2)
+            # the linear bound's allowances: its data moments are off by at most 3 g M U1
+            t = length * (length * length - 1.0) / 12.0
+            gm = g * m
+            e_arl = 2.0 * (np.sum(line_c[wi]) * 4.0 * g * u1
+                           + np.sum(np.abs(line_slope[wi])) * 4.0 * gm * u1
+                           + line_defects[wi, 0] * u1 / length
+                           + line_defects[wi, 1] * np.sqrt(u2 / t) + dots_ar)
+            e_vl = 2.0 * (4.0 * g * u2 + 7.0 * g * u1 * u1 + 6.0 * gm * u1 * np.sqrt(u2 / t)
+                          + 9.0 * (gm * u1) ** 2 / t)
+            line_sums(fine_ar, queue, queued, line_bounds[wi], line_c[wi], line_slope[wi],
+                      line_centre[wi], line_pieces[wi], pu, pj, 0.5 * m)
+            detrended_squares(fine_var, queue, queued, length, pu, pu2, pj, 0.5 * m)
             if not uniform:
-                piece_sums(fine_a2, fine_varw, queue, queued, bounds[wi], inv_n[wi], c2[wi], kp,
-                           pw, pw2)
+                piece_sums(fine_a2, fine_varw, queue, queued, bounds[wi], inv_n[wi], c2[wi],
+                           n_pieces[wi], pw, pw2)
         survivors = 0
         for q in range(queued):
             i, box = queue[q], qbox[q]
             k = box * kscale
             if k > 0.0 and fine:
-                ub_ar = fine_ar[q] + rho[wi, 1] * np.sqrt(max(fine_var[q] + kp * e_v, 0.0)) + e_ark
+                ub_ar = fine_ar[q] + line_rho[wi] * np.sqrt(max(fine_var[q] + e_vl, 0.0)) + e_arl
                 lb_a2 = a2u
                 if not uniform:
-                    lb_a2 = max(fine_a2[q] - rho2[wi, 1] * np.sqrt(max(fine_varw[q] + kp * e_vw, 0.0))
-                                - e_a2k, 0.0)
+                    lb_a2 = max(fine_a2[q] - rho2[wi, 1]
+                                * np.sqrt(max(fine_varw[q] + n_pieces[wi] * e_vw, 0.0)) - e_a2k, 0.0)
                 ub = 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * abs(ub_ar) + k * k * lb_a2)
                 if ub < floor:
                     if debug:
@@ -348,8 +398,8 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
 
 @numba.njit(parallel=True, cache=True)
 def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, overshoot,
-                   maxwidth, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c,
-                   c2, rho, rho2, mean, sum_a2, amax, tuning, debug, threads, walk, listed_max):
+                   maxwidth, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c2,
+                   rho, rho2, mean, sum_a2, amax, lines, tuning, debug, threads, walk, listed_max):
     n_periods = periods.size
     gain = np.zeros(n_periods)
     index = np.full(n_periods, -1, np.int64)
@@ -360,7 +410,7 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
     n_chunks = min(n_periods, 2 * threads)
     n, m = t.size, t.size + maxwidth
     for chunk in numba.prange(n_chunks):
-        work = np.empty((14, m + 1))
+        work = np.empty((15, m + 1))
         queue = np.empty(m + 1, np.int64)
         listed = np.empty(listed_max, np.int64)
         listed_box = np.empty(listed_max)
@@ -371,8 +421,9 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
             phase_order(t, periods[p], walk, work[0, :n], order, queue[:n + 1])
             gain[p], index[p], depth[p] = scan_period(
                 y, w, order, lo[p], hi[p], widths, strides, offsets, a, overshoot, depth_min,
-                signal_depth, w_uniform, n_pieces, bounds, inv_n, c, c2, rho, rho2, mean, sum_a2,
-                amax, tuning, debug, counts[p], work, queue, listed, listed_box, starts, block)
+                signal_depth, w_uniform, n_pieces, bounds, inv_n, c2, rho, rho2, mean, sum_a2,
+                amax, lines, tuning, debug, counts[p], work, queue, listed, listed_box, starts,
+                block)
     return gain, index, depth, counts.sum(axis=0)
 
 
@@ -420,8 +471,10 @@ class CPUBackend(TLSBackend):
         gain, index, depth, counts = search_periods(
             plan.lc.t, plan.lc.y, plan.lc.w, periods, lo, hi, tp.widths, tp.strides,
             tp.offsets, tp.a, tp.overshoot, tp.maxwidth, tp.depth_min, tp.signal_depth,
-            plan.lc.uniform_weight, pc.n_pieces, pc.bounds, pc.inv_n, pc.c, pc.c2, pc.rho, pc.rho2,
-            pc.mean, pc.sum_a2, pc.amax, pruning.tuning(tp.maxwidth + plan.lc.size), self.debug,
+            plan.lc.uniform_weight, pc.n_pieces, pc.bounds, pc.inv_n, pc.c2, pc.rho, pc.rho2,
+            pc.mean, pc.sum_a2, pc.amax, (pc.line_pieces, pc.line_bounds, pc.line_c, pc.line_slope,
+            pc.line_centre, pc.line_rho, pc.line_defects),
+            pruning.tuning(tp.maxwidth + plan.lc.size), self.debug,
             numba.get_num_threads(),  # an argument: called inside, it stops numba caching the function
             state.walk, max_listed(plan, lo, hi),
         )
