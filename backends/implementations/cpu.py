@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from backends.protocol import PeriodStats, Plan, TLSBackend
 from backends import pruning
@@ -396,6 +398,17 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
     return best_gain, best_index, best_depth
 
 
+@intrinsic
+def claim(typingctx, counter):
+    """Atomically ``counter[0] += 1``; returns the value before (a shared work counter)."""
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        at = cgutils.get_item_pointer(context, builder, signature.args[0], ary,
+                                      [context.get_constant(types.intp, 0)])
+        return builder.atomic_rmw("add", at, context.get_constant(types.int64, 1), "monotonic")
+    return types.int64(counter), codegen
+
+
 @numba.njit(parallel=True, cache=True)
 def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, overshoot,
                    maxwidth, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c2,
@@ -405,11 +418,13 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
     index = np.full(n_periods, -1, np.int64)
     depth = np.zeros(n_periods)
     counts = np.zeros((n_periods, 8), np.int64)
-    # scratch allocated once per chunk of periods, not per period (large
-    # arrays are fresh pages each time); many chunks per thread balance the load
-    n_chunks = min(n_periods, 2 * threads)
+    # one worker per thread, each with its scratch (large arrays are fresh pages
+    # each time: once per worker, not per period), claims the next period when
+    # done with one: an even load whatever the periods cost or the other
+    # processes on the machine take
+    next_period = np.zeros(1, np.int64)
     n, m = t.size, t.size + maxwidth
-    for chunk in numba.prange(n_chunks):
+    for _ in numba.prange(min(threads, n_periods)):
         work = np.empty((15, m + 1))
         queue = np.empty(m + 1, np.int64)
         listed = np.empty(listed_max, np.int64)
@@ -417,7 +432,10 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
         starts = np.empty(widths.size + 1, np.int64)
         block = np.empty((5, GATHER))
         order = np.empty(n, np.int64)
-        for p in range(chunk, n_periods, n_chunks):
+        while True:
+            p = claim(next_period)
+            if p >= n_periods:
+                break
             phase_order(t, periods[p], walk, work[0, :n], order, queue[:n + 1])
             gain[p], index[p], depth[p] = scan_period(
                 y, w, order, lo[p], hi[p], widths, strides, offsets, a, overshoot, depth_min,
@@ -482,4 +500,6 @@ class CPUBackend(TLSBackend):
         return PeriodStats.from_gains(plan, gain, index, depth)
 
     def max_batch_periods(self, plan):
-        return 256  # progress-bar granularity and Ctrl-C latency (one numba call per batch)
+        # progress-bar granularity and Ctrl-C latency (one numba call per batch),
+        # against each thread's idle wait for the batch's last period
+        return 32 * max(8, numba.get_num_threads())
