@@ -56,7 +56,7 @@ def phase_order(t, period, walk, phase, order, count):
         budget = int(tls_fused.WALK_SEARCH_WORK * t.size)
         if tls_fused.fold_walk_into(period, phase, walk, count, order, budget) >= 0:
             return
-    tls_fused.fold_order_into(t, period, phase, count, order, phase[:0], True)
+    tls_fused.fold_order_into(t, period, phase, count, order, phase[:0], True)  # keys: unused
 
 
 def cadence_walk(t) -> tuple:
@@ -110,8 +110,9 @@ def exact_gains(out, shifts, ks, count, aa, rw, fw, a2_uniform):
 @numba.njit(cache=True)
 def piece_sums(out_mean, out_var, queue, queued, bounds, inv_n, c, n_pieces, p1, p2):
     """Per queued shift i: sum_p c_p S_p and sum_p (Q_p - S_p^2 / n_p) of the
-    pieces [i + bounds[p], i + bounds[p + 1]) from prefix sums p1, p2; a loop
-    over shifts inside a loop over pieces, so that numba vectorises it."""
+    pieces [i + bounds[p], i + bounds[p + 1]) from prefix sums p1, p2 (A2's
+    lower bound: c = piece means of a^2, p = weights); a loop over shifts
+    inside a loop over pieces, so that numba vectorises it."""
     for q in range(queued):
         out_mean[q] = 0.0
         out_var[q] = 0.0
@@ -155,6 +156,20 @@ def detrended_squares(out, queue, queued, length, pu, pu2, pj, origin):
         s = pu[hi] - pu[lo]
         moment = (pj[hi] - pj[lo]) - (i + offset) * s
         out[q] = (pu2[hi] - pu2[lo]) - s * s * inv_len - moment * moment * inv_t
+
+
+@numba.njit(cache=True)
+def line_allowances(g, m, u1, u2, length, c, slope, defects, dots_ar):
+    """The linear bound's rounding allowances, doubled (``backends.pruning``):
+    (on AR's mean terms, inside the square root); its data moments are off by
+    at most 3 g M U1."""
+    t = length * (length * length - 1.0) / 12.0
+    gm = g * m
+    on_mean = (np.sum(c) * 4.0 * g * u1 + np.sum(np.abs(slope)) * 4.0 * gm * u1
+               + defects[0] * u1 / length + defects[1] * np.sqrt(u2 / t) + dots_ar)
+    on_squares = (4.0 * g * u2 + 7.0 * g * u1 * u1 + 6.0 * gm * u1 * np.sqrt(u2 / t)
+                  + 9.0 * (gm * u1) ** 2 / t)
+    return 2.0 * on_mean, 2.0 * on_squares
 
 
 GATHER = 256  # shifts per block: window sums are gathered, then bounded vectorised
@@ -353,15 +368,8 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
         # fine stage (K linear pieces of a, K constant pieces of a^2) on the
         # queue, then the exact gain of the survivors
         if fine:
-            # the linear bound's allowances: its data moments are off by at most 3 g M U1
-            t = length * (length * length - 1.0) / 12.0
-            gm = g * m
-            e_arl = 2.0 * (np.sum(line_c[wi]) * 4.0 * g * u1
-                           + np.sum(np.abs(line_slope[wi])) * 4.0 * gm * u1
-                           + line_defects[wi, 0] * u1 / length
-                           + line_defects[wi, 1] * np.sqrt(u2 / t) + dots_ar)
-            e_vl = 2.0 * (4.0 * g * u2 + 7.0 * g * u1 * u1 + 6.0 * gm * u1 * np.sqrt(u2 / t)
-                          + 9.0 * (gm * u1) ** 2 / t)
+            e_arl, e_vl = line_allowances(g, m, u1, u2, length, line_c[wi], line_slope[wi],
+                                          line_defects[wi], dots_ar)
             line_sums(fine_ar, queue, queued, line_bounds[wi], line_c[wi], line_slope[wi],
                       line_centre[wi], line_pieces[wi], pu, pj, 0.5 * m)
             detrended_squares(fine_var, queue, queued, length, pu, pu2, pj, 0.5 * m)
