@@ -107,55 +107,84 @@ def exact_gains(out, shifts, ks, count, aa, rw, fw, a2_uniform):
         out[q] = exact_gain(aa, rw, fw, shifts[q], ks[q], a2_uniform)
 
 
-@numba.njit(cache=True)
-def piece_sums(out_mean, out_var, queue, queued, bounds, inv_n, c, n_pieces, p1, p2):
-    """Per queued shift i: sum_p c_p S_p and sum_p (Q_p - S_p^2 / n_p) of the
-    pieces [i + bounds[p], i + bounds[p + 1]) from prefix sums p1, p2 (A2's
-    lower bound: c = piece means of a^2, p = weights); a loop over shifts
-    inside a loop over pieces, so that numba vectorises it."""
-    for q in range(queued):
-        out_mean[q] = 0.0
-        out_var[q] = 0.0
-    for p in range(n_pieces):
-        b0, b1, cp, ip = bounds[p], bounds[p + 1], c[p], inv_n[p]
-        for q in range(queued):
-            i = queue[q]
-            s = p1[i + b1] - p1[i + b0]
-            out_mean[q] += cp * s
-            out_var[q] += (p2[i + b1] - p2[i + b0]) - s * s * ip
+@numba.njit(cache=True, error_model="numpy")
+def gather_at(out, shifts, count, bounds, n_bounds, p):
+    """``out[b, q] = p[shifts[q] + bounds[b]]`` for the first ``n_bounds``
+    boundaries: the prefix sums a block of shifts reads, gathered once (adjacent
+    pieces share a boundary), so that the sums over them vectorise."""
+    for b in range(n_bounds):
+        offset, row = bounds[b], out[b]
+        for q in range(count):
+            row[q] = p[np.uint64(shifts[q] + offset)]
 
 
 @numba.njit(cache=True, error_model="numpy")
-def line_sums(out, queue, queued, bounds, c, slope, centre, n_pieces, pu, pj, origin):
-    """Per queued shift i: sum_p (c_p S_p + slope_p M_p), the correlation of u
-    with the template's K-piece linear approximation; S_p = sum of u over
-    piece p = [i + bounds[p], i + bounds[p + 1]), M_p = sum over it of
-    (j - centre_p) u_{i+j}, from the prefix sums ``pu`` and the index-weighted
-    ``pj`` (index origin ``origin``). Vectorised over the queue."""
-    for q in range(queued):
-        out[q] = 0.0
+def piece_sums(out_mean, out_var, count, inv_n, c, n_pieces, g1, g2):
+    """Per shift q of a block: sum_p c_p S_p and sum_p (Q_p - S_p^2 / n_p),
+    S_p and Q_p the differences of the prefix sums ``g1``, ``g2`` gathered at
+    the piece boundaries (A2's lower bound: c = piece means of a^2, sums of
+    the weights)."""
+    out_mean[:count] = 0.0
+    out_var[:count] = 0.0
     for p in range(n_pieces):
-        b0, b1, cp, sp, offset = bounds[p], bounds[p + 1], c[p], slope[p], centre[p] - origin
-        for q in range(queued):
-            i = queue[q]
-            lo, hi = np.uint64(i + b0), np.uint64(i + b1)
-            s = pu[hi] - pu[lo]
-            out[q] += cp * s + sp * ((pj[hi] - pj[lo]) - (i + offset) * s)
+        lo, hi, cp = g1[p], g1[p + 1], c[p]
+        for q in range(count):
+            out_mean[q] += cp * (hi[q] - lo[q])
+        lo2, hi2, ip = g2[p], g2[p + 1], inv_n[p]
+        for q in range(count):
+            s = hi[q] - lo[q]
+            out_var[q] += (hi2[q] - lo2[q]) - s * s * ip
 
 
 @numba.njit(cache=True, error_model="numpy")
-def detrended_squares(out, queue, queued, length, pu, pu2, pj, origin):
-    """Per queued shift i: the sum of squares of u over the window [i, i +
+def line_sums(out, shifts, count, c, slope, centre, n_pieces, gu, gj, origin):
+    """Per shift i of a block: sum_p (c_p S_p + slope_p M_p), the correlation of
+    u with the template's K-piece linear approximation; S_p = sum of u over
+    piece p, M_p = sum over it of (j - centre_p) u_{i+j}, from the prefix sums
+    of u (``gu``) and of (t - origin) u (``gj``) gathered at the boundaries."""
+    out[:count] = 0.0
+    for p in range(n_pieces):
+        lo, hi, lo_j, hi_j = gu[p], gu[p + 1], gj[p], gj[p + 1]
+        cp, sp, offset = c[p], slope[p], centre[p] - origin
+        for q in range(count):
+            s = hi[q] - lo[q]
+            out[q] += cp * s + sp * ((hi_j[q] - lo_j[q]) - (shifts[q] + offset) * s)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def detrended_squares(out, shifts, count, length, u, u_end, j, j_end, q, q_end, origin):
+    """Per shift i of a block: the sum of squares of u over the window [i, i +
     length) left after its least-squares line, Q - S^2 / L - M^2 / T
-    (M = sum (j - jbar) u_{i+j}, T = sum (j - jbar)^2)."""
+    (M = sum (j - jbar) u_{i+j}, T = sum (j - jbar)^2), from the prefix sums
+    of u, (t - origin) u and u^2 gathered at both ends."""
     offset = 0.5 * (length - 1) - origin
     inv_len, inv_t = 1.0 / length, 12.0 / (length * (length * length - 1.0))
-    for q in range(queued):
-        i = queue[q]
-        lo, hi = np.uint64(i), np.uint64(i + length)
-        s = pu[hi] - pu[lo]
-        moment = (pj[hi] - pj[lo]) - (i + offset) * s
-        out[q] = (pu2[hi] - pu2[lo]) - s * s * inv_len - moment * moment * inv_t
+    for k in range(count):
+        s = u_end[k] - u[k]
+        moment = (j_end[k] - j[k]) - (shifts[k] + offset) * s
+        out[k] = (q_end[k] - q[k]) - s * s * inv_len - moment * moment * inv_t
+
+
+@numba.njit(cache=True)
+def fine_terms(ar, var, a2, var_w, shifts, count, length, uniform, line_pieces, line_bounds,
+               line_c, line_slope, line_centre, n_pieces, bounds, inv_n, c2, pu, pu2, pj, pw, pw2,
+               origin, gathered):
+    """The K-piece bounds' sums for a block of shifts: AR's linear ones into
+    ``ar`` and ``var`` (detrended squares), A2's constant ones into ``a2`` and
+    ``var_w`` unless ``uniform``. ``gathered``: (2 K + 4) x GATHER scratch."""
+    k = line_pieces
+    gu, gj = gathered[:k + 1], gathered[k + 1:2 * k + 2]
+    gather_at(gu, shifts, count, line_bounds, k + 1, pu)
+    gather_at(gj, shifts, count, line_bounds, k + 1, pj)
+    line_sums(ar, shifts, count, line_c, line_slope, line_centre, k, gu, gj, origin)
+    gq = gathered[2 * k + 2:2 * k + 4]
+    gather_at(gq, shifts, count, line_bounds[0:k + 1:k], 2, pu2)  # the window's ends
+    detrended_squares(var, shifts, count, length, gu[0], gu[k], gj[0], gj[k], gq[0], gq[1], origin)
+    if not uniform:
+        g1, g2 = gathered[:n_pieces + 1], gathered[n_pieces + 1:2 * n_pieces + 2]
+        gather_at(g1, shifts, count, bounds, n_pieces + 1, pw)
+        gather_at(g2, shifts, count, bounds, n_pieces + 1, pw2)
+        piece_sums(a2, var_w, count, inv_n, c2, n_pieces, g1, g2)
 
 
 @numba.njit(cache=True)
@@ -284,13 +313,15 @@ def shift_end(m, n, d, stride):
 @numba.njit(cache=True)
 def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, depth_min,
                 signal_depth, w_uniform, n_pieces, bounds, inv_n, c2, rho, rho2, mean, sum_a2,
-                amax, lines, tuning, debug, count, work, queue, listed, listed_box, starts, block):
+                amax, lines, tuning, debug, count, work, queue, listed, listed_box, starts, block,
+                gathered):
     """Best (gain, width index or -1, depth) over the allowed widths of one
     period (flux ``y``, weights ``w`` in phase ``order``), by the pruning
     cascade; adds its work to ``count``. ``lines``: the linear bound's tables
     (``PieceTables.line_*``). Scratch: ``work`` (15 x (M + 1)),
     ``queue`` (M + 1), ``listed`` and ``listed_box`` (the period's shifts),
-    ``starts`` (widths + 1), ``block`` (5 x GATHER)."""
+    ``starts`` (widths + 1), ``block`` (5 x GATHER), ``gathered`` ((2 K + 4) x
+    GATHER, K the most pieces of either K-piece bound)."""
     n, m = order.size, work.shape[1] - 1
     uniform = w_uniform > 0.0
     cs, rw, fw, pu, pu2, pj = work[0], work[1, :m], work[2, :m], work[3], work[4], work[5]
@@ -370,12 +401,13 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
         if fine:
             e_arl, e_vl = line_allowances(g, m, u1, u2, length, line_c[wi], line_slope[wi],
                                           line_defects[wi], dots_ar)
-            line_sums(fine_ar, queue, queued, line_bounds[wi], line_c[wi], line_slope[wi],
-                      line_centre[wi], line_pieces[wi], pu, pj, 0.5 * m)
-            detrended_squares(fine_var, queue, queued, length, pu, pu2, pj, 0.5 * m)
-            if not uniform:
-                piece_sums(fine_a2, fine_varw, queue, queued, bounds[wi], inv_n[wi], c2[wi],
-                           n_pieces[wi], pw, pw2)
+            for first in range(0, queued, GATHER):
+                size = min(GATHER, queued - first)
+                fine_terms(fine_ar[first:], fine_var[first:], fine_a2[first:], fine_varw[first:],
+                           queue[first:first + size], size, length, uniform, line_pieces[wi],
+                           line_bounds[wi], line_c[wi], line_slope[wi], line_centre[wi],
+                           n_pieces[wi], bounds[wi], inv_n[wi], c2[wi], pu, pu2, pj, pw, pw2,
+                           0.5 * m, gathered)
         survivors = 0
         for q in range(queued):
             i, box = queue[q], qbox[q]
@@ -439,6 +471,7 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
         listed_box = np.empty(listed_max)
         starts = np.empty(widths.size + 1, np.int64)
         block = np.empty((5, GATHER))
+        gathered = np.empty((2 * max(bounds.shape[1], lines[1].shape[1]) + 2, GATHER))
         order = np.empty(n, np.int64)
         while True:
             p = claim(next_period)
@@ -449,7 +482,7 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
                 y, w, order, lo[p], hi[p], widths, strides, offsets, a, overshoot, depth_min,
                 signal_depth, w_uniform, n_pieces, bounds, inv_n, c2, rho, rho2, mean, sum_a2,
                 amax, lines, tuning, debug, counts[p], work, queue, listed, listed_box, starts,
-                block)
+                block, gathered)
     return gain, index, depth, counts.sum(axis=0)
 
 
