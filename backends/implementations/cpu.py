@@ -272,33 +272,45 @@ def coarse_bounds(bound, sums, shifts, boxes, count, length, pu, pu2, pw, pw2, k
         bound[q] = ub if k > 0.0 else np.inf
 
 
-@numba.njit(cache=True)
-def prefix_sums(y, w, order, w_uniform, cs, rw, fw, pu, pu2, pj, pw, pw2):
+@numba.njit(cache=True, error_model="numpy")
+def gather_fold(out, x, order):
+    """``out[j] = x[order[j mod N]]``: ``x`` in phase order, patched."""
+    n = order.size
+    for j in range(n):
+        out[j] = x[order[j]]
+    for j in range(n, out.size):
+        out[j] = out[j - n]
+
+
+@numba.njit(cache=True, error_model="numpy")
+def prefix_sums(y, w, order, w_uniform, f, fw, cs, rw, pu, pu2, pj, pw, pw2):
     """The fold in phase ``order``, patched (M = len(rw) samples, index j is
-    sample order[j mod N]): cumulative flux, u = (1 - f) w (the dot products'
-    data), the weights ``fw`` (unless uniform) and prefix sums of u, u^2,
-    (j - M / 2) u (and w, w^2 unless uniform), each of length M + 1; returns
-    sum |u|."""
-    n, m = order.size, rw.size
+    sample order[j mod N]): the flux ``f`` and weights ``fw`` (unless
+    uniform), cumulative flux, u = (1 - f) w (the dot products' data) and
+    prefix sums of u, u^2, (j - M / 2) u (and w, w^2 unless uniform), each of
+    length M + 1; returns sum |u|."""
+    m = rw.size
     uniform = w_uniform > 0.0
+    gather_fold(f, y, order)
+    if not uniform:
+        gather_fold(fw, w, order)
     origin = 0.5 * m
     cs[0] = pu[0] = pu2[0] = pj[0] = pw[0] = pw2[0] = 0.0
-    u1 = 0.0
+    u1 = s_f = s_u = s_u2 = s_j = s_w = s_w2 = 0.0
     for j in range(m):
-        src = order[j if j < n else j - n]
-        f = y[src]
-        wj = w_uniform if uniform else w[src]
-        u = (1.0 - f) * wj
+        wj = w_uniform if uniform else fw[j]
+        u = (1.0 - f[j]) * wj
         u1 += abs(u)
         rw[j] = u
-        cs[j + 1] = cs[j] + f
-        pu[j + 1] = pu[j] + u
-        pu2[j + 1] = pu2[j] + u * u
-        pj[j + 1] = pj[j] + (j - origin) * u
+        s_f += f[j]
+        s_u += u
+        s_u2 += u * u
+        s_j += (j - origin) * u
+        cs[j + 1], pu[j + 1], pu2[j + 1], pj[j + 1] = s_f, s_u, s_u2, s_j
         if not uniform:
-            fw[j] = wj
-            pw[j + 1] = pw[j] + wj
-            pw2[j + 1] = pw2[j] + wj * wj
+            s_w += wj
+            s_w2 += wj * wj
+            pw[j + 1], pw2[j + 1] = s_w, s_w2
     return u1
 
 
@@ -318,15 +330,15 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
     """Best (gain, width index or -1, depth) over the allowed widths of one
     period (flux ``y``, weights ``w`` in phase ``order``), by the pruning
     cascade; adds its work to ``count``. ``lines``: the linear bound's tables
-    (``PieceTables.line_*``). Scratch: ``work`` (15 x (M + 1)),
+    (``PieceTables.line_*``). Scratch: ``work`` (16 x (M + 1)),
     ``queue`` (M + 1), ``listed`` and ``listed_box`` (the period's shifts),
     ``starts`` (widths + 1), ``block`` (5 x GATHER), ``gathered`` ((2 K + 4) x
     GATHER, K the most pieces of either K-piece bound)."""
     n, m = order.size, work.shape[1] - 1
     uniform = w_uniform > 0.0
     cs, rw, fw, pu, pu2, pj = work[0], work[1, :m], work[2, :m], work[3], work[4], work[5]
-    pw, pw2 = work[6], work[7]
-    u1 = prefix_sums(y, w, order, w_uniform, cs, rw, fw, pu, pu2, pj, pw, pw2)
+    pw, pw2, flux = work[6], work[7], work[15, :m]
+    u1 = prefix_sums(y, w, order, w_uniform, flux, fw, cs, rw, pu, pu2, pj, pw, pw2)
     u2 = pu2[m]
     w1 = w_uniform * m if uniform else pw[m]
     w2 = w_uniform * w_uniform * m if uniform else pw2[m]
@@ -465,7 +477,7 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
     next_period = np.zeros(1, np.int64)
     n, m = t.size, t.size + maxwidth
     for _ in numba.prange(min(threads, n_periods)):
-        work = np.empty((15, m + 1))
+        work = np.empty((16, m + 1))
         queue = np.empty(m + 1, np.int64)
         listed = np.empty(listed_max, np.int64)
         listed_box = np.empty(listed_max)
