@@ -100,11 +100,37 @@ def exact_gain(aa, rw, fw, i, k, a2_uniform):
     return 2.0 * k * ar - k * k * a2
 
 
+@numba.njit(fastmath=True, cache=True, inline="always")
+def four_dots(aa, x, b0, b1, b2, b3, squared):
+    """sum_j aa_j x_{b+j} (aa_j^2 when ``squared``) at four offsets b, the
+    template read once for the four."""
+    r0, r1, r2, r3 = 0.0, 0.0, 0.0, 0.0
+    b0, b1, b2, b3 = np.uint64(b0), np.uint64(b1), np.uint64(b2), np.uint64(b3)
+    for j in range(aa.size):
+        aj = aa[j] * aa[j] if squared else aa[j]
+        at = np.uint64(j)
+        r0 += aj * x[b0 + at]
+        r1 += aj * x[b1 + at]
+        r2 += aj * x[b2 + at]
+        r3 += aj * x[b3 + at]
+    return r0, r1, r2, r3
+
+
 @numba.njit(fastmath=True, cache=True)
 def exact_gains(out, shifts, ks, count, aa, rw, fw, a2_uniform):
-    """``exact_gain`` of ``count`` shifts with their k, in one call."""
-    for q in range(count):
-        out[q] = exact_gain(aa, rw, fw, shifts[q], ks[q], a2_uniform)
+    """``exact_gain`` of ``count`` shifts with their k, four at a time."""
+    q = 0
+    while q + 4 <= count:
+        i0, i1, i2, i3 = shifts[q], shifts[q + 1], shifts[q + 2], shifts[q + 3]
+        ar = four_dots(aa, rw, i0, i1, i2, i3, False)
+        a2 = ((a2_uniform, a2_uniform, a2_uniform, a2_uniform) if a2_uniform > 0.0
+              else four_dots(aa, fw, i0, i1, i2, i3, True))
+        for r in range(4):
+            k = ks[q + r]
+            out[q + r] = 2.0 * k * ar[r] - k * k * a2[r]
+        q += 4
+    for r in range(q, count):
+        out[r] = exact_gain(aa, rw, fw, shifts[r], ks[r], a2_uniform)
 
 
 @numba.njit(cache=True, error_model="numpy")
