@@ -45,7 +45,7 @@ with M_p = sum_{j in p} (j - m_p) u_{i+j}, S, Q, M the window's sums (M about
 its centre), T = L (L^2 - 1) / 12, rho_L = ||e||_2. M_p and M come from prefix
 sums of (t - M/2) u_t (t the fold index) as a window difference minus
 (i + m_p - M/2) S_p: off by at most 3 g M U1. Hence, doubled as above, the
-allowances 4 g U1 sum_p c_p + 4 g M U1 sum_p |s_p| on the mean terms and
+allowances 4 g U1 sum_p |c_p| + 4 g M U1 sum_p |s_p| on the mean terms and
 4 g U2 + 7 g U1^2 + 6 g M U1 sqrt(U2 / T) + 9 (g M U1)^2 / T inside the square
 root (|M| <= sqrt(T U2)). The float constants define l; the defects
 |sum e_j| and |sum e_j (j - jbar)| of its residual (rounding, ~1e-12) add

@@ -220,7 +220,7 @@ def line_allowances(g, m, u1, u2, length, c, slope, defects, dots_ar):
     at most 3 g M U1."""
     t = length * (length * length - 1.0) / 12.0
     gm = g * m
-    on_mean = (np.sum(c) * 4.0 * g * u1 + np.sum(np.abs(slope)) * 4.0 * gm * u1
+    on_mean = (np.sum(np.abs(c)) * 4.0 * g * u1 + np.sum(np.abs(slope)) * 4.0 * gm * u1
                + defects[0] * u1 / length + defects[1] * np.sqrt(u2 / t) + dots_ar)
     on_squares = (4.0 * g * u2 + 7.0 * g * u1 * u1 + 6.0 * gm * u1 * np.sqrt(u2 / t)
                   + 9.0 * (gm * u1) ** 2 / t)
