@@ -66,16 +66,34 @@ def test_phase_ties_sort_as_in_tls():
 
 @pytest.mark.parametrize("kind", ["random", "regular", "crowded", "ties"])
 def test_phase_order_is_a_stable_sort(kind):
-    """The cpu backend's O(n) bucket sort gives numpy's stable mergesort order,
-    also when buckets overflow (mergesort fallback) and with equal phases."""
-    from backends.implementations.cpu import phase_order
+    """The cpu backend's bucket sort gives numpy's stable mergesort order of
+    the phases, also when buckets overflow and with equal phases (period 1:
+    the phases are the times)."""
+    from backends.implementations.cpu import phase_order, tls_fused
 
     rng = np.random.default_rng(1)
     n = 2000
-    phase = {"random": rng.random(n),
-             "regular": (np.arange(n) * 0.377) % 1.0,
-             "crowded": np.round(rng.random(n) * 7) / 7 * 0.999,
-             "ties": np.repeat(rng.random(n // 4), 4)}[kind]
+    t = {"random": rng.random(n),
+         "regular": (np.arange(n) * 0.377) % 1.0,
+         "crowded": np.round(rng.random(n) * 7) / 7 * 0.999,
+         "ties": np.repeat(rng.random(n // 4), 4)}[kind]
     order = np.empty(n, np.int64)
-    phase_order(phase, order, np.empty(n + 1, np.int64))
-    np.testing.assert_array_equal(order, np.argsort(phase, kind="mergesort"))
+    phase_order(t, 1.0, tls_fused.walk_disabled(np.int64), np.empty(n), order,
+                np.empty(n + 1, np.int64))
+    np.testing.assert_array_equal(order, np.argsort(t, kind="mergesort"))
+
+
+def test_walk_fold_is_the_stable_order():
+    """On a regular cadence with gaps, the three-gap walk gives the same order
+    as the bucket sort (numpy's stable mergesort of the phases)."""
+    from backends.implementations.cpu import cadence_walk, phase_order
+
+    t = 3000.0 + np.delete(np.arange(3000), np.s_[1000:1200]) / 48.0
+    walk = cadence_walk(t)
+    assert np.isfinite(walk[5])
+    n = t.size
+    order = np.empty(n, np.int64)
+    for period in np.geomspace(max(walk[5], 0.5), 30.0, 40):
+        phase_order(t, period, walk, np.empty(n), order, np.empty(n + 1, np.int64))
+        x = t * (1.0 / period)
+        np.testing.assert_array_equal(order, np.argsort(x - np.floor(x), kind="mergesort"))

@@ -68,6 +68,27 @@ def test_debug_mode_catches_a_broken_bound(small_plan, monkeypatch):
         CPUBackend(debug=True).search(plan, periods[:200])
 
 
+def test_debug_mode_catches_a_broken_linear_bound(small_plan, monkeypatch):
+    """The same for the K-piece linear bound alone (the one-piece bound intact)."""
+    plan, periods = small_plan
+    pieces = plan.templates.pieces
+    broken = pruning.PieceTables(**{**pieces.__dict__, "line_rho": pieces.line_rho * 0.0,
+                                    "line_c": pieces.line_c * 0.5,
+                                    "line_slope": pieces.line_slope * 0.0})
+    monkeypatch.setitem(plan.templates.__dict__, "pieces", broken)
+    with pytest.raises(pruning.BoundViolation):
+        CPUBackend(debug=True).search(plan, periods[:200])
+
+
+def test_linear_segmentation_fits_a_trapezoid_exactly():
+    a = np.r_[np.linspace(0, 1, 12), np.ones(20), np.linspace(1, 0, 12)]
+    b = pruning.segment(a, 3, linear=True)
+    assert list(b) in ([0, 11, 32, 44], [0, 12, 32, 44])  # a[11] lies on both lines
+    c, slope, centre, rho, defects = pruning._line_terms(a, b)
+    assert rho < 1e-13 and max(defects) < 1e-12
+    np.testing.assert_allclose(slope, [1 / 11, 0, -1 / 11], atol=1e-15)
+
+
 def test_segmentation_is_sse_optimal_on_a_step():
     a = np.r_[np.zeros(10), np.ones(20), np.zeros(10)]
     b = pruning.segment(a, 3)
