@@ -126,11 +126,9 @@ def load_searches(columns, cache_dir, threads):
             _SEARCHES[column] = runs.TLSCache(cache_dir, use_threads=threads,
                                               search=_scalars_only(runs.tls_search))
             runs.warm_up(functools.partial(runs.tls_search, use_threads=threads))
-        elif peers.is_peer(column):  # in its own worker process, as in validation.recover
-            _SEARCHES[column] = _scalars_only(runs.side_under_test(column))
-        else:
-            _SEARCHES[column] = _scalars_only(runs.guarded(
-                functools.partial(runs.backend_search, get_backend(column))))
+        else:  # a peer runs in its own worker process, as in validation.recover
+            side = column if peers.is_peer(column) else get_backend(column)
+            _SEARCHES[column] = _scalars_only(runs.side_under_test(side))
             runs.warm_up(_SEARCHES[column])
 
 

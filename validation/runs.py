@@ -106,7 +106,7 @@ def peer_search(name, t, y, dy, options):
 
 
 def side_under_test(backend):
-    """The search of the side under test: a backend, or a peer (``peer:...``)."""
+    """The search of the side under test: a backend (name or instance), or a peer (``peer:...``)."""
     search = peer_search if peers.is_peer(backend) else backend_search
     return functools.partial(guarded(search), backend)
 
