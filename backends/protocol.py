@@ -88,7 +88,7 @@ class TLSBackend:
     summary: ClassVar[str] = ""
     exact: ClassVar[bool] = True  # reproduces TLS's exact statistic
     device: ClassVar[str] = "cpu"  # "cpu" or "gpu"
-    fuses_fold_sort: ClassVar[bool] = False  # chi2_scan folds and sorts itself
+    fuses_fold_sort: ClassVar[bool] = False  # chi2_scan folds and sorts itself (folds_in_scan)
 
     @classmethod
     def missing(cls) -> Optional[str]:
@@ -139,6 +139,11 @@ class TLSBackend:
     def synchronize(self):
         """Wait for the device (before a clock is read)."""
 
+    def folds_in_scan(self, plan: Plan) -> bool:
+        """Whether ``chi2_scan`` folds and sorts ``plan``'s periods itself
+        (``fold_sort`` is then skipped)."""
+        return self.fuses_fold_sort
+
     def max_batch_periods(self, plan: Plan) -> int:
         """Periods per fold+scan batch: bounds device memory and launch length."""
         return 1 << 62
@@ -168,11 +173,12 @@ class TLSBackend:
         lo, hi = self._timed("duration_grid", plan.width_windows, periods)
         state = self._timed("upload", self.upload, plan)
         step = max(1, int(self.max_batch_periods(plan)))
+        fused = self.folds_in_scan(plan)
         parts = []
         for start in range(0, periods.size, step):
             sl = slice(start, start + step)
             folded = None
-            if not self.fuses_fold_sort:
+            if not fused:
                 folded = self._timed("fold_sort", self.fold_sort, state, periods[sl])
             parts.append(
                 self._timed("chi2_scan", self.chi2_scan, state, folded, periods[sl], lo[sl], hi[sl])

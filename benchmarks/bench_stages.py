@@ -115,7 +115,7 @@ class Chi2Scan(_BackendCase):
 
     def prepare(self, name, ndata, nperiods):
         super().prepare(name, ndata, nperiods)
-        fused = self.backend.fuses_fold_sort
+        fused = self.backend.folds_in_scan(self.plan)
         if not fused and 16.0 * ndata * nperiods > FOLD_MEMORY:
             raise NotImplementedError("folds of every period would not fit in memory")
         self.compile()

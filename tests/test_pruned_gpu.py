@@ -68,7 +68,7 @@ def test_per_period_matches_cpu_with_bounds_checked(case, layout):
     plan, periods, ref, cpu_work = case
     gpu = pruned_in(layout, plan, debug=True)
     assert_exact_stats(gpu.search(plan, periods), ref)
-    assert gpu.fuses_fold_sort == (layout == "shared")
+    assert gpu.folds_in_scan(plan) == (layout == "shared")
     assert gpu.work["bound_violations"] == 0
     assert gpu.work["shifts"] == cpu_work["shifts"]
     assert gpu.work["brute_force_macs"] == cpu_work["brute_force_macs"]
@@ -132,9 +132,14 @@ def test_auto_layout_folds_in_shared_memory_when_it_fits():
     small = backends.make_plan(*box_light_curve(seed=13))[0]
     large = backends.make_plan(*box_light_curve(**CASES["large-n"]))[0]
     for plan, shared in ((small, True), (large, False)):
-        gpu = pruned()
-        gpu.upload(plan)
-        assert gpu.fuses_fold_sort == shared
+        assert pruned().upload(plan).shared == pruned().folds_in_scan(plan) == shared
+
+
+def test_long_fold_takes_global_layout_without_compiling_the_period_kernel(monkeypatch):
+    large = backends.make_plan(*box_light_curve(**CASES["large-n"]))[0]
+    gpu = pruned()
+    monkeypatch.setattr(gpu, "shared_limit", lambda *a: pytest.fail("pruned_period compiled for a long fold"))
+    assert not gpu.folds_in_scan(large)
 
 
 def test_shared_layout_refuses_a_long_fold():

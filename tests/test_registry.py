@@ -151,7 +151,7 @@ def test_gpu_backends_name_what_is_missing_without_a_gpu():
 
 def test_protocol_stages_are_the_same_methods_everywhere():
     stages = ("period_grid", "duration_grid", "template_cache", "upload", "fold_sort",
-              "chi2_scan", "search", "synchronize", "max_batch_periods", "missing")
+              "chi2_scan", "search", "synchronize", "max_batch_periods", "folds_in_scan", "missing")
     for name in backends.available_methods():
         cls = backends.registry.backend_class(name)
         assert issubclass(cls, TLSBackend)

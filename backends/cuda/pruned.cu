@@ -13,8 +13,9 @@
 //   width slot)), then reduce_jobs (job_reduce.cuh) per period.
 // The cascade of a shift (scan_group): depth filter and one-piece bound (short
 // templates are evaluated in full at once), survivors compacted into a shared
-// queue, K-piece bound per queued shift, survivors compacted again, then one
-// warp per survivor for the exact dot products; the best fit by TLS's total
+// queue, K-piece bound per queued shift, survivors compacted again, then
+// EXACT_LANES lanes per survivor for the exact dot products (group_gain, the
+// one dot product of every stage and seed); the best fit by TLS's total
 // order (tls_common.cuh). A period's threshold T is the largest exact gain at
 // the deepest box of each width. Work counters (backends.pruning.COUNTERS) are
 // summed with integer atomics, so they are deterministic.
@@ -30,6 +31,10 @@
 #ifndef SCAN_BLOCKS_PER_SM
 #define SCAN_BLOCKS_PER_SM (1024 / BLOCK)  // 64 registers, no spills: fastest of 2, 3, 4 blocks (NOTES.md)
 #endif
+#ifndef EXACT_LANES
+#define EXACT_LANES 8  // lanes per survivor's exact dot products (NOTES.md step 11)
+#endif
+#define GROUPS (32 / EXACT_LANES)  // survivors per warp at a time
 #define W_GROUP 64    // widths per table of pruned_period
 #define SLOT_BITS 25  // queue entry: (width in its group) << SLOT_BITS | shift, below 2^31
 
@@ -138,29 +143,20 @@ __device__ __forceinline__ double box_depth(const Fold &f, const Job &j, int i)
     return 1.0 - div_rn(f.cs[i + j.d] - f.cs[i], j.d, j.rd);
 }
 
-// Exact gain of shift i, one thread (short templates and debug checks).
-__device__ double thread_gain(const Fold &f, const Job &j, int i, double k)
+// Exact gain of shift i by a group of LANES consecutive lanes (1: one thread;
+// 32: a warp), returned to every lane of the group. With LANES > 1 all 32
+// lanes of the warp call it together (the sums meet by shuffles).
+template <int LANES>
+__device__ __forceinline__ double group_gain(const Fold &f, const Job &j, int i, double k)
 {
     double ar = 0.0, a2 = 0.0;
-    for (int q = 0; q < j.length; ++q) {
+    for (int q = LANES == 1 ? 0 : threadIdx.x % LANES; q < j.length; q += LANES) {
         const double aq = __ldg(j.a + q);
         ar = fma(aq, f.rw[i + q], ar);
         if (j.a2u == 0.0) a2 = fma(aq * aq, f.w[i + q], a2);
     }
-    return 2.0 * k * ar - k * k * (j.a2u > 0.0 ? j.a2u : a2);
-}
-
-// Exact gain of shift i by one warp (every lane returns it).
-__device__ __forceinline__ double warp_gain(const Fold &f, const Job &j, int i, double k)
-{
-    const int lane = threadIdx.x % 32;
-    double ar = 0.0, a2 = 0.0;
-    for (int q = lane; q < j.length; q += 32) {
-        const double aq = __ldg(j.a + q);
-        ar = fma(aq, f.rw[i + q], ar);
-        if (j.a2u == 0.0) a2 = fma(aq * aq, f.w[i + q], a2);
-    }
-    for (int o = 16; o > 0; o >>= 1) {
+#pragma unroll
+    for (int o = LANES / 2; o > 0; o >>= 1) {
         ar += __shfl_xor_sync(0xffffffffu, ar, o);
         a2 += __shfl_xor_sync(0xffffffffu, a2, o);
     }
@@ -266,7 +262,7 @@ __device__ __forceinline__ bool coarse_stage(const Fold &f, const Job &j, int i,
     ++tally.passed;
     const double k = box * j.kscale;
     if (j.length < cc.prune_min) {
-        offer(best, j, i, box, thread_gain(f, j, i, k));
+        offer(best, j, i, box, group_gain<1>(f, j, i, k));
         ++tally.direct;
         tally.macs += j.length;
         return false;
@@ -281,7 +277,7 @@ __device__ __forceinline__ bool coarse_stage(const Fold &f, const Job &j, int i,
     }
     const bool keep = may_win(k, j.c1 * su, vu, j.r1, j.e.e_v, j.e.e_ar1, j.a2u, j.c12 * sw, vw,
                               j.r12, j.e.e_vw, j.e.e_a21, cc.pad, j.floor);
-    if (!keep && cc.debug) tally.violations += thread_gain(f, j, i, k) >= j.floor;
+    if (!keep && cc.debug) tally.violations += group_gain<1>(f, j, i, k) >= j.floor;
     return keep;
 }
 
@@ -299,7 +295,7 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
     if (!cc.uniform) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
     const bool keep = may_win(k, mu, vu, j.rk, j.kp * j.e.e_v, j.e.e_ark, j.a2u, mw, vw, j.rk2,
                               j.kp * j.e.e_vw, j.e.e_a2k, cc.pad, j.floor);
-    if (!keep && cc.debug) tally.violations += thread_gain(f, j, i, k) >= j.floor;
+    if (!keep && cc.debug) tally.violations += group_gain<1>(f, j, i, k) >= j.floor;
     return keep;
 }
 
@@ -346,13 +342,19 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
         __syncthreads();
         const int survivors = sq.n_survivors;
         if (threadIdx.x == 0) { sq.queued += queued; sq.survived += survivors; }
-        for (int q = threadIdx.x / 32; q < survivors; q += BLOCK / 32) {
-            const int entry = sq.survivor[q];
+        // EXACT_LANES lanes per survivor; a warp's groups take survivors in
+        // rounds (a group past the last repeats the round's first, unoffered)
+        for (int round = threadIdx.x / 32 * GROUPS; round < survivors; round += BLOCK / EXACT_LANES) {
+            const int q = round + threadIdx.x % 32 / EXACT_LANES;
+            const int entry = sq.survivor[q < survivors ? q : round];
             const Job &j = ONE_JOB ? one : jobs[entry >> SLOT_BITS];
             const int i = entry & ((1 << SLOT_BITS) - 1);
             const double box = box_depth(f, j, i);
-            offer(best, j, i, box, warp_gain(f, j, i, box * j.kscale));
-            if (threadIdx.x % 32 == 0) tally.macs += j.length;
+            const double gain = group_gain<EXACT_LANES>(f, j, i, box * j.kscale);
+            if (q < survivors) {
+                offer(best, j, i, box, gain);
+                if (threadIdx.x % EXACT_LANES == 0) tally.macs += j.length;
+            }
         }
         __syncthreads();  // the queues are refilled by the next chunk
     }
@@ -512,33 +514,21 @@ pruned_seed(const double *rw, const double *w, const double *cs, const double *p
             const int *lo, const int *hi, int slots, TABLE_PARAMS, double w_uniform,
             double depth_min, unsigned long long *threshold, unsigned long long *counters)
 {
-    typedef cub::BlockReduce<double, BLOCK> Sum;
     typedef cub::BlockReduce<Deepest, BLOCK> Max;
-    __shared__ union { typename Sum::TempStorage sum; typename Max::TempStorage max; } temp;
+    __shared__ typename Max::TempStorage temp;
     __shared__ Deepest deepest;
     int b, wi;
     if (!slot(blockIdx.x, slots, lo, hi, b, wi)) return;
     const Tables tb = TABLES;
     const Fold f = global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2);
     const Job j = job_of(wi, m, n, tb, w_uniform);
-    const Deepest top = Max(temp.max).Reduce(deepest_box(f, j, threadIdx.x, BLOCK, depth_min),
-                                             [](const Deepest &p, const Deepest &q) { return deeper(p, q); });
+    const Deepest top = Max(temp).Reduce(deepest_box(f, j, threadIdx.x, BLOCK, depth_min),
+                                         [](const Deepest &p, const Deepest &q) { return deeper(p, q); });
     if (threadIdx.x == 0) deepest = top;
     __syncthreads();
-    if (deepest.i < 0) return;
-    const int i = deepest.i;
-    const double k = deepest.box * j.kscale;
-    double ar = 0.0, a2 = 0.0;
-    for (int q = threadIdx.x; q < j.length; q += BLOCK) {
-        const double aq = __ldg(j.a + q);
-        ar = fma(aq, f.rw[i + q], ar);
-        if (j.a2u == 0.0) a2 = fma(aq * aq, f.w[i + q], a2);
-    }
-    ar = Sum(temp.sum).Sum(ar);
-    __syncthreads();
-    a2 = Sum(temp.sum).Sum(a2);
+    if (deepest.i < 0 || threadIdx.x >= 32) return;
+    const double gain = group_gain<32>(f, j, deepest.i, deepest.box * j.kscale);
     if (threadIdx.x == 0) {
-        const double gain = 2.0 * k * ar - k * k * (j.a2u > 0.0 ? j.a2u : a2);
         if (gain > 0.0) atomicMax(threshold + b, (unsigned long long)__double_as_longlong(gain));
         atomicAdd(counters + SEED_DOTS, 1ull);
         atomicAdd(counters + EXACT_MACS, (unsigned long long)j.length);
@@ -634,7 +624,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
             top = deeper(top, {__shfl_xor_sync(0xffffffffu, top.box, o),
                                __shfl_xor_sync(0xffffffffu, top.i, o)});
         if (top.i < 0) continue;
-        const double gain = warp_gain(f, j, top.i, top.box * j.kscale);
+        const double gain = group_gain<32>(f, j, top.i, top.box * j.kscale);
         if (lane == 0) {
             if (gain > 0.0) atomicMax(&threshold, (unsigned long long)__double_as_longlong(gain));
             ++seeds;

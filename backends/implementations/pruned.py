@@ -110,9 +110,7 @@ class PrunedBackend(PyCUDABackend):
                 rho2=put(pc.rho2, np.float64), mean=put(pc.mean, np.float64),
                 amax=put(pc.amax, np.float64), sum_c=put(pc.sum_c, np.float64),
             )
-            shared = self._shared_layout(plan)
-        self.fuses_fold_sort = shared  # pruned_period folds inside chi2_scan
-        return PrunedState(base, tables, shared)
+        return PrunedState(base, tables, self.folds_in_scan(plan))
 
     @staticmethod
     def shared_doubles(plan) -> int:
@@ -121,16 +119,20 @@ class PrunedBackend(PyCUDABackend):
         m = plan.lc.size + plan.templates.maxwidth
         return 4 * m + 3 if plan.lc.uniform_weight else 7 * m + 5
 
-    def _shared_layout(self, plan) -> bool:
-        """Whether this search runs pruned_period (``layout``; "auto": if it fits)."""
+    def folds_in_scan(self, plan) -> bool:
+        """Whether this search runs pruned_period, which folds in its scan
+        (``layout``; "auto": where the fold fits in shared memory). The module
+        is compiled to learn its static shared memory only for a fold within
+        the device's limit."""
         import pycuda.driver as cuda
 
         if self.layout == "global":
             return False
-        fn = self.module(SHARED_BLOCK, self.kernel_defines(SHARED_BLOCK)).get_function("pruned_period")
-        limit = self._device().get_attribute(
-            cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) - fn.shared_size_bytes
         need = 8 * self.shared_doubles(plan)
+        with self.context():
+            limit = self._device().get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            if need <= limit:
+                limit = self.shared_limit("pruned_period", SHARED_BLOCK)
         if need <= limit:
             return True
         if self.layout == "shared":
@@ -148,7 +150,7 @@ class PrunedBackend(PyCUDABackend):
                 self._empty(b * n, np.int32)
             f, w = self._empty(b * m, np.float64), self._empty(b * m, np.float64)
             block = FOLD_BLOCK if n >= FOLD_BLOCK_MIN_N else base.block
-            self.module(block, self.kernel_defines(block)).get_function("pruned_fold")(
+            self.module(block).get_function("pruned_fold")(
                 base.t, base.y, base.w, np.int32(n), np.int32(m), self._put(periods, np.float64),
                 keys, order, counts, f, w, block=(block, 1, 1), grid=(b, 1))
             return f, w
@@ -162,7 +164,7 @@ class PrunedBackend(PyCUDABackend):
     def max_batch_periods(self, plan):
         import pycuda.driver as cuda
 
-        if self.fuses_fold_sort:
+        if self.folds_in_scan(plan):
             return MAX_PERIODS
         with self.context():
             free, _ = cuda.mem_get_info()
@@ -208,7 +210,7 @@ class PrunedBackend(PyCUDABackend):
         import pycuda.driver as cuda
 
         base = state.base
-        fn = self.module(SHARED_BLOCK, self.kernel_defines(SHARED_BLOCK)).get_function("pruned_period")
+        fn = self.module(SHARED_BLOCK).get_function("pruned_period")
         shared = 8 * self.shared_doubles(base.plan)
         fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
         fn(base.t, base.y, base.w, np.int32(base.n), np.int32(base.m),
@@ -224,7 +226,7 @@ class PrunedBackend(PyCUDABackend):
         depth_min, g, pad, prune_min, fine_min = cascade
         w_uniform = np.float64(base.plan.lc.uniform_weight)
         tables = self._table_args(state)
-        mod = self.module(block, self.kernel_defines(block))
+        mod = self.module(block)
         f, w = folded
         rw = self._empty(b * m, np.float64)
         prefix = [self._empty(b * (m + 1), np.float64) for _ in range(5)]  # cs, pu, pu2, pw, pw2

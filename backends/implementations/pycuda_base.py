@@ -160,16 +160,19 @@ class PyCUDABackend(TLSBackend):
         with self.context():
             return self._device().name()
 
-    def module(self, block: int, defines: dict | None = None):
-        """This variant's module for ``block`` threads and ``defines`` (the
-        class's by default), compiled once per (variant, block, device,
-        options), then cached."""
+    def kernel_defines(self, block: int) -> dict:
+        """Preprocessor defines of this variant's module for ``block`` threads."""
+        return self.defines
+
+    def module(self, block: int):
+        """This variant's module for ``block`` threads (``kernel_defines``),
+        compiled once per (variant, block, device, defines, options), then cached."""
         import pycuda.driver as cuda
 
         dev = self._device()
         major, minor = dev.compute_capability()
         arch = f"sm_{major}{minor}"
-        defines = {"BLOCK": block, **(self.defines if defines is None else defines)}
+        defines = {"BLOCK": block, **self.kernel_defines(block)}
         options = tuple(os.environ.get("TLS_NVCC_FLAGS", "").split())  # e.g. -lineinfo to profile
         key = (self.variant, block, dev.pci_bus_id(), arch, tuple(sorted(defines.items())), options)
         return KERNELS.get(key, lambda: cuda.module_from_buffer(
