@@ -302,76 +302,107 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
 // Shared state of one block's cascade.
 struct ScanQueues {
     int queue[CHUNK], survivor[CHUNK];
-    int n_queue, n_survivors;
-    unsigned long long queued, survived;  // totals over the block's chunks
+    int next, n_queue, n_survivors;  // next: first entry no warp has taken
+    unsigned long long queued, survived;  // totals over the block's flushes
 };
 
+// The K-piece bound on every queued shift, then the exact gains of its
+// survivors (EXACT_LANES lanes each; a warp's groups take survivors in rounds,
+// a group past the last repeating the round's first, unoffered). Every thread
+// of the block calls it; the queues are empty again on return.
+template <bool ONE_JOB>
+__device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job &one, const Tables &tb,
+                                      const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
+{
+    const int queued = sq.n_queue;
+    for (int q = threadIdx.x; q < queued; q += BLOCK) {
+        const int entry = sq.queue[q];
+        const Job &j = ONE_JOB ? one : jobs[entry >> SLOT_BITS];
+        const bool keep = fine_stage(f, j, entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
+        push(sq.survivor, &sq.n_survivors, keep, entry);
+    }
+    __syncthreads();
+    const int survivors = sq.n_survivors;
+    for (int round = threadIdx.x / 32 * GROUPS; round < survivors; round += BLOCK / EXACT_LANES) {
+        const int q = round + threadIdx.x % 32 / EXACT_LANES;
+        const int entry = sq.survivor[q < survivors ? q : round];
+        const Job &j = ONE_JOB ? one : jobs[entry >> SLOT_BITS];
+        const int i = entry & ((1 << SLOT_BITS) - 1);
+        const double box = box_depth(f, j, i);
+        const double gain = group_gain<EXACT_LANES>(f, j, i, box * j.kscale);
+        if (q < survivors) {
+            offer(best, j, i, box, gain);
+            if (threadIdx.x % EXACT_LANES == 0) tally.macs += j.length;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        sq.queued += queued; sq.survived += survivors;
+        sq.n_queue = 0; sq.n_survivors = 0;
+    }
+    __syncthreads();
+}
+
 // The cascade over the flat list of shifts of jobs[0 .. count) (job g's
-// shifts are entries jobs[g].start .. + n_shifts, ascending), CHUNK entries at
-// a time (the queues' capacity). Every thread of the block calls it. ONE_JOB
-// (count 1): no walk over jobs, which keeps pruned_scan within 64 registers.
+// shifts are entries jobs[g].start .. + n_shifts, ascending). Warps take 32
+// entries at a time, with no barrier, through the depth filter and the
+// one-piece bound into the shared queue until it could overflow (fewer than
+// BLOCK places left), then the block flushes it. Every thread of the block
+// calls it. ONE_JOB (count 1): no walk over jobs, which keeps pruned_scan
+// within 64 registers.
 template <bool ONE_JOB>
 __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int count, const Tables &tb,
                            const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
 {
-    const int total = jobs[count - 1].start + jobs[count - 1].n_shifts;
+    const int total = jobs[count - 1].start + jobs[count - 1].n_shifts, lane = threadIdx.x % 32;
     Job one = jobs[0];  // this thread's job in registers (78-day curve: 0.20 -> 0.175 s)
     int g = 0;  // this thread's job: its entries only grow
-    for (int first = 0; first < total; first += CHUNK) {
-        if (threadIdx.x == 0) { sq.n_queue = 0; sq.n_survivors = 0; }
-        __syncthreads();
-        const int end = min(first + CHUNK, total);
-        for (int e = first + threadIdx.x; e < end; e += BLOCK) {
-            if (!ONE_JOB && e >= one.start + one.n_shifts) {
-                while (e >= jobs[g].start + jobs[g].n_shifts) ++g;
-                one = jobs[g];
+    if (threadIdx.x == 0) sq.next = 0;
+    __syncthreads();
+    for (;;) {
+        for (;;) {
+            int first = total;
+            if (lane == 0 && *(volatile int *)&sq.n_queue <= CHUNK - BLOCK) first = atomicAdd(&sq.next, 32);
+            first = __shfl_sync(0xffffffffu, first, 0);
+            if (first >= total) break;
+            const int e = first + lane;
+            bool keep = false;
+            if (e < total) {
+                if (!ONE_JOB && e >= one.start + one.n_shifts) {
+                    while (e >= jobs[g].start + jobs[g].n_shifts) ++g;
+                    one = jobs[g];
+                }
+                keep = coarse_stage(f, one, (e - one.start) * one.stride, cc, best, tally);
             }
-            const Job &j = one;
-            const int i = (e - j.start) * j.stride;
-            const bool keep = coarse_stage(f, j, i, cc, best, tally);
-            push(sq.queue, &sq.n_queue, keep, g << SLOT_BITS | i);
+            push(sq.queue, &sq.n_queue, keep, g << SLOT_BITS | (e - one.start) * one.stride);
         }
         __syncthreads();
-        const int queued = sq.n_queue;
-        for (int q = threadIdx.x; q < queued; q += BLOCK) {
-            const int entry = sq.queue[q];
-            const Job &j = ONE_JOB ? one : jobs[entry >> SLOT_BITS];
-            const bool keep = fine_stage(f, j, entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
-            push(sq.survivor, &sq.n_survivors, keep, entry);
-        }
-        __syncthreads();
-        const int survivors = sq.n_survivors;
-        if (threadIdx.x == 0) { sq.queued += queued; sq.survived += survivors; }
-        // EXACT_LANES lanes per survivor; a warp's groups take survivors in
-        // rounds (a group past the last repeats the round's first, unoffered)
-        for (int round = threadIdx.x / 32 * GROUPS; round < survivors; round += BLOCK / EXACT_LANES) {
-            const int q = round + threadIdx.x % 32 / EXACT_LANES;
-            const int entry = sq.survivor[q < survivors ? q : round];
-            const Job &j = ONE_JOB ? one : jobs[entry >> SLOT_BITS];
-            const int i = entry & ((1 << SLOT_BITS) - 1);
-            const double box = box_depth(f, j, i);
-            const double gain = group_gain<EXACT_LANES>(f, j, i, box * j.kscale);
-            if (q < survivors) {
-                offer(best, j, i, box, gain);
-                if (threadIdx.x % EXACT_LANES == 0) tally.macs += j.length;
-            }
-        }
-        __syncthreads();  // the queues are refilled by the next chunk
+        const bool done = sq.next >= total;  // read before any warp takes entries again
+        flush<ONE_JOB>(f, jobs, one, tb, cc, sq, best, tally);
+        if (done) return;
     }
 }
+
+// Work counts of a block.
+struct Counts {
+    unsigned long long passed, direct, violations, macs;
+};
+
+struct CountsAdd {
+    __device__ Counts operator()(const Counts &a, const Counts &b) const
+    {
+        return {a.passed + b.passed, a.direct + b.direct, a.violations + b.violations, a.macs + b.macs};
+    }
+};
 
 // The block's counts into the launch's counters (synchronises the block).
 __device__ void add_counts(const Tally &tally, const ScanQueues &sq, unsigned long long seeds,
                            unsigned long long *counters)
 {
-    __shared__ struct { unsigned long long passed, direct, violations, macs; } sum;
-    if (threadIdx.x == 0) sum = {0, 0, 0, 0};
-    __syncthreads();
-    if (tally.passed) atomicAdd(&sum.passed, (unsigned long long)tally.passed);
-    if (tally.direct) atomicAdd(&sum.direct, (unsigned long long)tally.direct);
-    if (tally.violations) atomicAdd(&sum.violations, (unsigned long long)tally.violations);
-    if (tally.macs) atomicAdd(&sum.macs, tally.macs);
-    __syncthreads();
+    typedef cub::BlockReduce<Counts, BLOCK> Reduce;
+    __shared__ typename Reduce::TempStorage temp;
+    const Counts sum = Reduce(temp).Reduce(Counts{tally.passed, tally.direct, tally.violations, tally.macs},
+                                           CountsAdd());
     if (threadIdx.x == 0) {
         atomicAdd(counters + DEPTH_PASS, sum.passed);
         atomicAdd(counters + COARSE_PASS, sq.queued + sum.direct);
@@ -380,6 +411,7 @@ __device__ void add_counts(const Tally &tally, const ScanQueues &sq, unsigned lo
         atomicAdd(counters + VIOLATIONS, sum.violations);
         if (seeds) atomicAdd(counters + SEED_DOTS, seeds);
     }
+    __syncthreads();
 }
 
 // Running sums of one sample: flux, u, u^2, w, w^2, |u|.
@@ -557,7 +589,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     if (threadIdx.x == 0) {
         job = cascade_job(wi, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g, pad);
         job.start = 0;
-        sq.queued = 0; sq.survived = 0;
+        sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0;
     }
     __syncthreads();
     const Cascade cc = {depth_min, pad, prune_min, fine_min, debug, w_uniform > 0.0};
@@ -606,7 +638,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
             cs[k + 1] = y[src];
             if (!uniform) wv[k] = w[src];
         }
-        if (threadIdx.x == 0) { threshold = 0; sq.queued = 0; sq.survived = 0; }
+        if (threadIdx.x == 0) { threshold = 0; sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0; }
         __syncthreads();
     }
     prefix_sums(cs + 1, wv, w_uniform, m, rw, cs, pu, pu2, pw, pw2, scale);
