@@ -35,6 +35,9 @@
 #define EXACT_LANES 8  // lanes per survivor's exact dot products (NOTES.md step 11)
 #endif
 #define GROUPS (32 / EXACT_LANES)  // survivors per warp at a time
+#ifndef GRAB_ITEMS
+#define GRAB_ITEMS 2  // a warp takes 32 x GRAB_ITEMS shifts at a time (NOTES.md step 12)
+#endif
 #define W_GROUP 64    // widths per table of pruned_period
 #define SLOT_BITS 25  // queue entry: (width in its group) << SLOT_BITS | shift, below 2^31
 
@@ -344,10 +347,10 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job 
 }
 
 // The cascade over the flat list of shifts of jobs[0 .. count) (job g's
-// shifts are entries jobs[g].start .. + n_shifts, ascending). Warps take 32
-// entries at a time, with no barrier, through the depth filter and the
-// one-piece bound into the shared queue until it could overflow (fewer than
-// BLOCK places left), then the block flushes it. Every thread of the block
+// shifts are entries jobs[g].start .. + n_shifts, ascending). Warps take
+// 32 x GRAB_ITEMS entries at a time, with no barrier, through the depth filter
+// and the one-piece bound into the shared queue until it could overflow (fewer
+// than GRAB_ITEMS x BLOCK places left), then the block flushes it. Every thread of the block
 // calls it. ONE_JOB (count 1): no walk over jobs, which keeps pruned_scan
 // within 64 registers.
 template <bool ONE_JOB>
@@ -362,19 +365,23 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
     for (;;) {
         for (;;) {
             int first = total;
-            if (lane == 0 && *(volatile int *)&sq.n_queue <= CHUNK - BLOCK) first = atomicAdd(&sq.next, 32);
+            if (lane == 0 && *(volatile int *)&sq.n_queue <= CHUNK - GRAB_ITEMS * BLOCK)
+                first = atomicAdd(&sq.next, 32 * GRAB_ITEMS);
             first = __shfl_sync(0xffffffffu, first, 0);
             if (first >= total) break;
-            const int e = first + lane;
-            bool keep = false;
-            if (e < total) {
-                if (!ONE_JOB && e >= one.start + one.n_shifts) {
-                    while (e >= jobs[g].start + jobs[g].n_shifts) ++g;
-                    one = jobs[g];
+#pragma unroll
+            for (int r = 0; r < GRAB_ITEMS; ++r) {
+                const int e = first + 32 * r + lane;
+                bool keep = false;
+                if (e < total) {
+                    if (!ONE_JOB && e >= one.start + one.n_shifts) {
+                        while (e >= jobs[g].start + jobs[g].n_shifts) ++g;
+                        one = jobs[g];
+                    }
+                    keep = coarse_stage(f, one, (e - one.start) * one.stride, cc, best, tally);
                 }
-                keep = coarse_stage(f, one, (e - one.start) * one.stride, cc, best, tally);
+                push(sq.queue, &sq.n_queue, keep, g << SLOT_BITS | (e - one.start) * one.stride);
             }
-            push(sq.queue, &sq.n_queue, keep, g << SLOT_BITS | (e - one.start) * one.stride);
         }
         __syncthreads();
         const bool done = sq.next >= total;  // read before any warp takes entries again

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends import pruning
-from backends.implementations.pycuda_base import BLOCK_SIZES, PyCUDABackend
+from backends.implementations.pycuda_base import PyCUDABackend
 from backends.protocol import InputTooLarge, PeriodStats
 
-CHUNK_PER_THREAD = 8  # shifts per thread of a scan job (pruned.cu's CHUNK)
+CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
 MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
 FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,024 threads
 BATCH_BYTES = 4 << 30  # device memory a batch may take (and at most half the free memory)
@@ -173,9 +173,10 @@ class PrunedBackend(PyCUDABackend):
 
     @staticmethod
     def chunk(block) -> int:
-        """Shifts per scan job (pruned.cu's CHUNK); a fold-only module of
-        FOLD_BLOCK threads keeps the scan's shared queues within 48 KiB."""
-        return CHUNK_PER_THREAD * min(block, max(BLOCK_SIZES))
+        """Places in each of the scan's shared queues (pruned.cu's CHUNK); the
+        fold-only module of FOLD_BLOCK threads takes 2,048, which keeps its
+        (unused) pruned_period within 48 KiB of static shared memory."""
+        return CHUNK_PER_THREAD * (block if block <= SHARED_BLOCK else 256)
 
     def kernel_defines(self, block):
         return {"CHUNK": self.chunk(block)}
