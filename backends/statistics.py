@@ -4,9 +4,10 @@ backends' per-period results, without ``power()``'s per-curve overhead.
 The values are those of transitleastsquares 2.0.4's ``power()``: its
 ``_results`` and ``_detection_statistics``, composed again here from TLS's
 own functions, on the grids, templates and options of each light curve's plan
-(``backends.grids.make_plan``), which are not built again. Two parts run
+(``backends.grids.make_plan``), which are not built again. Three parts run
 faster than TLS's, with its values: the SDE detrend's running medians of the
-whole chunk in one call (``backends.running_median``), and the per-transit
+whole chunk in one call (``backends.running_median``), the final T0 fit's
+trials summed side by side (``backends.t0_fit``), and the per-transit
 statistics every transit at once (``backends.transit_stats``).
 ``lean`` leaves out the model light curves and the folded arrays: half the
 cost, and nothing a survey's table holds. ``tests/test_statistics.py`` holds
@@ -29,6 +30,7 @@ from transitleastsquares.transit import fractional_transit
 
 from backends import transit_stats
 from backends.running_median import running_medians
+from backends.t0_fit import final_T0_fit
 
 FOLDED_KEYS = ("model_lightcurve_time", "model_lightcurve_model", "model_folded_phase",
                "folded_y", "folded_dy", "folded_phase", "model_folded_model")  # not in lean results
@@ -130,8 +132,7 @@ def detection_statistics(model, found, spectrum, lean=False) -> dict:
     index = np.argmax(power)
     period, depth, best_row = found.periods[index], found.depths[index], found.rows[index]
     duration = model.cache.overview["duration"][best_row]
-    T0 = tls.final_T0_fit(signal=model.cache.lc_arr[best_row], depth=depth, t=t, y=y, dy=dy, period=period,
-                          T0_fit_margin=model.T0_fit_margin, show_progress_bar=False, verbose=False)
+    T0 = final_T0_fit(model.cache.lc_arr[best_row], depth, t, y, dy, period, model.T0_fit_margin)
     transit_times = tls.all_transit_times(T0, t, period)
     duration_days = tls.calculate_transit_duration_in_days(t, period, transit_times, duration)
     r = {} if lean else _folded(model, period, T0, depth, duration, transit_times)
