@@ -106,10 +106,13 @@ def table(report):
              "cold per worker [s] | worker GPUs (PCI) | distinct | GPU busy [%] | peak GPU memory [MiB] | "
              "peak host memory [MiB] | $ per million curves | rc |",
              "|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|---:|---:|---|"]
-    for r in report["runs"]:
-        one = next((x.get("per_second") for x in report["runs"]
-                    if x["backend"] == r["backend"] and x["gpus"] == 1 and x.get("per_gpu", 1) == 1
-                    and x.get("per_second")), None)
+    def one_gpu(r, per_gpu):
+        return next((x.get("per_second") for x in report["runs"]
+                     if x["backend"] == r["backend"] and x["gpus"] == 1 and x.get("per_gpu", 1) == per_gpu
+                     and x.get("per_second")), None)
+
+    for r in report["runs"]:  # speed-up over one GPU with as many workers per GPU, else with one
+        one = one_gpu(r, r.get("per_gpu", 1)) or one_gpu(r, 1)
         rate = r.get("per_second")
         speedup = f"{rate / one:.2f}x" if rate and one else "-"
         workers = r.get("workers", {}).values()

@@ -79,3 +79,13 @@ def test_table_shows_the_gpus_the_workers_held():
     line = scaling.table({"n": 10, "gpu": "2 x test", "usd_per_gpu_hour": 3.0, "runs": [run]}).splitlines()[-1]
     assert "| True | 91 | 4100 | 1800 | 9.26 | 0 |" in line
     assert "$3.00 per GPU-hour" in scaling.table({"n": 10, "gpu": "x", "usd_per_gpu_hour": 3.0, "runs": []})
+
+
+def test_speed_up_is_over_one_gpu_with_as_many_workers_per_gpu():
+    def run(gpus, per_gpu, rate):
+        return {"backend": "pruned", "gpus": gpus, "per_gpu": per_gpu, "gpu_cluster": "distributed",
+                "per_second": rate, "rc": 0, "distinct_gpus": True, "parquet": {"rows": 1, "errors": 0}}
+
+    lines = scaling.table({"n": 1, "gpu": "2 x test", "runs": [run(1, 4, 40.0), run(2, 4, 76.0),
+                                                              run(2, 2, 50.0)]}).splitlines()
+    assert [line.split(" | ")[5] for line in lines[-3:]] == ["1.00x", "1.90x", "-"]
