@@ -288,8 +288,10 @@ def _line_tables(templates, k_lines: int) -> tuple:
     return pieces, bounds, c, slope, centre, rho, defects
 
 
-def tuning(m: int) -> tuple:
-    """(g, PAD, PRUNE_MIN_LENGTH, FINE_MIN_LENGTH) for a patched fold of M
-    samples, g = (M + 16) eps (module docstring). Passed to compiled scans as
-    an argument, so that their on-disk caches never hold stale constants."""
-    return (float((m + 16) * EPS), PAD, PRUNE_MIN_LENGTH, FINE_MIN_LENGTH)
+def tuning(m: int, prune_min: int = PRUNE_MIN_LENGTH, fine_min: int = FINE_MIN_LENGTH) -> tuple:
+    """(g, PAD, prune_min, fine_min) for a patched fold of M samples,
+    g = (M + 16) eps (module docstring): templates shorter than ``prune_min``
+    skip the bounds, shorter than ``fine_min`` the K-piece bound (any values
+    are exact; they only move work between stages). Passed to compiled scans
+    as an argument, so that their on-disk caches never hold stale constants."""
+    return (float((m + 16) * EPS), PAD, int(prune_min), int(fine_min))

@@ -2,13 +2,17 @@
 cold first search (compilation included) and warm median, plus CPU
 transitleastsquares 2.0.4 (default and ``fused``) on the same machine.
 
-    python scripts/gpu_timing.py [--backends basic,simple,thrust] [--tls k2] [--block-sweep]
-                                 [--out FILE]
+    python scripts/gpu_timing.py [--backends basic,simple,thrust] [--tls k2] [--out FILE]
+                                 [--sweep block_size=32,64,128,256] [--sweep prune_min=1,8,32 ...]
+
+``--sweep`` also times each backend with every combination of the given
+constructor options (warm medians of 3, kernels kept between them).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import tempfile
@@ -31,14 +35,14 @@ def light_curve(case):
     return lc.t, lc.y, lc.dy
 
 
-def time_backend(name, plan, periods, repeats, block_size=None, clear=True):
-    """(cold s, warm median s, warm min s, stage seconds of one warm search)."""
+def time_backend(name, plan, periods, repeats, clear=True, **options):
+    """(cold s, warm median s, warm min s, stage seconds of one warm search)
+    of backend ``name`` made with ``options``."""
     from backends.implementations.pycuda_base import KERNELS
 
     if clear:
         KERNELS.clear()
-    kwargs = {} if block_size is None else {"block_size": block_size}
-    backend = backends.registry.backend_class(name)(**kwargs)
+    backend = backends.registry.backend_class(name)(**options)
     start = time.perf_counter()
     backend.search(plan, periods)
     cold = time.perf_counter() - start
@@ -65,6 +69,15 @@ def time_tls(t, y, dy, method, threads, **options):
     return out[0], out[1]
 
 
+def sweep(specs) -> list:
+    """Every combination of ``["key=v1,v2", ...]`` as option dicts (none: [])."""
+    if not specs:
+        return []
+    keys, values = zip(*(spec.split("=", 1) for spec in specs))
+    return [dict(zip(keys, combo)) for combo in
+            itertools.product(*([int(v) for v in vs.split(",")] for vs in values))]
+
+
 def main():
     os.environ["TLS_KERNEL_CACHE_DIR"] = tempfile.mkdtemp()  # cold means nvcc runs
     ap = argparse.ArgumentParser()
@@ -73,7 +86,8 @@ def main():
     ap.add_argument("--tls", default="k2", help="cases to time CPU TLS on ('' for none)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
-    ap.add_argument("--block-sweep", action="store_true", help="also time every block size")
+    ap.add_argument("--sweep", action="append", default=[], metavar="OPTION=V1,V2",
+                    help="also time every combination of these backend options (integers)")
     args = ap.parse_args()
     rows = []
     for case in args.cases.split(","):
@@ -94,13 +108,12 @@ def main():
             rows.append(dict(case=label, backend=name, cold_s=cold, warm_median_s=warm,
                              warm_min_s=best, stages=stages))
             print(rows[-1], flush=True)
-            if args.block_sweep:
-                from backends.implementations.pycuda_base import BLOCK_SIZES
-                for bs in BLOCK_SIZES:
-                    cold, warm, best, stages = time_backend(name, plan, periods, 3, bs, False)
-                    rows.append(dict(case=label, backend=f"{name} block={bs}", cold_s=cold,
-                                     warm_median_s=warm, warm_min_s=best, stages=stages))
-                    print(rows[-1], flush=True)
+            for options in sweep(args.sweep):
+                cold, warm, best, stages = time_backend(name, plan, periods, 3, False, **options)
+                tag = " ".join(f"{k}={v}" for k, v in options.items())
+                rows.append(dict(case=label, backend=f"{name} {tag}", cold_s=cold,
+                                 warm_median_s=warm, warm_min_s=best, stages=stages))
+                print(rows[-1], flush=True)
         if case in args.tls.split(","):
             for method in ("default", "fused"):
                 cold, warm = time_tls(t, y, dy, method, os.cpu_count(), **OPTIONS.get(case, {}))

@@ -74,6 +74,23 @@ def test_per_period_matches_cpu_with_bounds_checked(case, layout):
     assert gpu.work["fine_pass"] < gpu.work["depth_pass"]
 
 
+@pytest.mark.parametrize("prune_min, fine_min", [(1, 1), (8, 64), (10**6, 10**6)])
+def test_stage_thresholds_move_work_not_results(prune_min, fine_min, layout):
+    """Bounds on every template (1), on none (10**6) or in between: the same
+    fits, no bound violated, the exact work where the thresholds put it."""
+    plan, periods = backends.make_plan(*box_light_curve(**CASES["constant-dy"]))
+    periods = periods[::3]
+    ref = backends.get_backend("cpu").search(plan, periods)
+    gpu = pruned_in(layout, plan, debug=True, prune_min=prune_min, fine_min=fine_min)
+    assert_exact_stats(gpu.search(plan, periods), ref)
+    work = gpu.work
+    assert work["bound_violations"] == 0
+    if prune_min == 10**6:  # every depth-passing shift evaluated exactly, nothing queued
+        assert work["coarse_pass"] == work["fine_pass"] == work["depth_pass"]
+    else:
+        assert work["fine_pass"] < work["depth_pass"]
+
+
 def test_counters_deterministic_and_batching_invariant(case, layout, monkeypatch):
     plan, periods, ref, _ = case
     runs = []

@@ -113,3 +113,10 @@ def test_work_counters_in_results_meta(small_lc):
     assert set(pruning.COUNTERS) <= set(work)
     assert work["shifts"] > work["fine_pass"] > 0
     assert work["bound_violations"] == 0
+
+
+def test_pruned_stage_thresholds_are_checked():
+    from backends.implementations.pruned import PrunedBackend
+
+    with pytest.raises(ValueError, match="at least 1"):
+        PrunedBackend(prune_min=0)
