@@ -11,14 +11,14 @@
 //   weights in phase order), pruned_prefix (prefix sums), pruned_seed (one
 //   block per (period, width slot)) and pruned_scan (one block per (period,
 //   width slot)), then reduce_jobs (job_reduce.cuh) per period.
-// The cascade of a shift (scan_group): depth filter and one-piece bound (short
-// templates are evaluated in full at once), survivors compacted into a shared
-// queue, K-piece bound per queued shift, survivors compacted again, then
+// The cascade of a shift (scan_group): depth filter and one-piece bound (which
+// short templates skip), survivors compacted into a shared queue, K-piece
+// bound per queued shift (short ones skip it), survivors compacted again, then
 // EXACT_LANES lanes per survivor for the exact dot products (group_gain, the
 // one dot product of every stage and seed); the best fit by TLS's total
 // order (tls_common.cuh). A period's threshold T is the largest exact gain at
 // the deepest box of each width. Work counters (backends.pruning.COUNTERS) are
-// summed with integer atomics, so they are deterministic.
+// integer sums, so they are deterministic.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include "bucket_sort.cuh"
@@ -77,7 +77,7 @@ struct Job {
 
 // Per-thread work counts of a scan.
 struct Tally {
-    unsigned passed, direct, violations;
+    unsigned passed, violations;
     unsigned long long macs;
 };
 
@@ -253,24 +253,18 @@ __device__ __forceinline__ void offer(Best &best, const Job &j, int i, double bo
     if (gain > 0.0 && better(cand, best)) best = cand;
 }
 
-// Stage 1 of shift i: the depth filter, then a short template is evaluated
-// in full, a longer one tested against the one-piece bound. Whether shift i
-// goes on to the K-piece bound. Debug: a skipped shift whose exact gain
-// reaches the floor is a violation.
+// Stage 1 of shift i: the depth filter, then the one-piece bound, which a
+// template shorter than prune_min skips (its exact gain is cheaper: it goes
+// on through the queues to the exact stage). Whether shift i is queued.
+// Debug: a skipped shift whose exact gain reaches the floor is a violation.
 __device__ __forceinline__ bool coarse_stage(const Fold &f, const Job &j, int i, const Cascade &cc,
-                                             Best &best, Tally &tally)
+                                             Tally &tally)
 {
     const double box = box_depth(f, j, i);
     if (!(box > cc.depth_min)) return false;
     ++tally.passed;
     const double k = box * j.kscale;
-    if (j.length < cc.prune_min) {
-        offer(best, j, i, box, group_gain<1>(f, j, i, k));
-        ++tally.direct;
-        tally.macs += j.length;
-        return false;
-    }
-    if (!(k > 0.0)) return true;
+    if (j.length < cc.prune_min || !(k > 0.0)) return true;
     const double su = f.pu[i + j.length] - f.pu[i];
     const double vu = (f.pu2[i + j.length] - f.pu2[i]) - su * su * j.inv_len;
     double sw = 0.0, vw = 0.0;
@@ -284,13 +278,14 @@ __device__ __forceinline__ bool coarse_stage(const Fold &f, const Job &j, int i,
     return keep;
 }
 
-// Stage 2 of a queued shift: the K-piece bound (templates of fine_min samples
-// or more). Whether shift i is evaluated exactly.
+// Stage 2 of a queued shift: the K-piece bound (templates of fine_min and
+// prune_min samples or more). Whether shift i is evaluated exactly.
 __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, const Tables &tb,
                                            const Cascade &cc, Tally &tally)
 {
+    if (j.length < cc.fine_min || j.length < cc.prune_min) return true;
     const double k = box_depth(f, j, i) * j.kscale;
-    if (j.length < cc.fine_min || !(k > 0.0)) return true;
+    if (!(k > 0.0)) return true;
     const int *bw = tb.bounds + j.wi * (tb.k_max + 1);
     const double *nw = tb.inv_n + j.wi * tb.k_max;
     double mu, vu, mw = 0.0, vw = 0.0;
@@ -378,7 +373,7 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
                         while (e >= jobs[g].start + jobs[g].n_shifts) ++g;
                         one = jobs[g];
                     }
-                    keep = coarse_stage(f, one, (e - one.start) * one.stride, cc, best, tally);
+                    keep = coarse_stage(f, one, (e - one.start) * one.stride, cc, tally);
                 }
                 push(sq.queue, &sq.n_queue, keep, g << SLOT_BITS | (e - one.start) * one.stride);
             }
@@ -392,13 +387,13 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
 
 // Work counts of a block.
 struct Counts {
-    unsigned long long passed, direct, violations, macs;
+    unsigned long long passed, violations, macs;
 };
 
 struct CountsAdd {
     __device__ Counts operator()(const Counts &a, const Counts &b) const
     {
-        return {a.passed + b.passed, a.direct + b.direct, a.violations + b.violations, a.macs + b.macs};
+        return {a.passed + b.passed, a.violations + b.violations, a.macs + b.macs};
     }
 };
 
@@ -408,12 +403,12 @@ __device__ void add_counts(const Tally &tally, const ScanQueues &sq, unsigned lo
 {
     typedef cub::BlockReduce<Counts, BLOCK> Reduce;
     __shared__ typename Reduce::TempStorage temp;
-    const Counts sum = Reduce(temp).Reduce(Counts{tally.passed, tally.direct, tally.violations, tally.macs},
+    const Counts sum = Reduce(temp).Reduce(Counts{tally.passed, tally.violations, tally.macs},
                                            CountsAdd());
     if (threadIdx.x == 0) {
         atomicAdd(counters + DEPTH_PASS, sum.passed);
-        atomicAdd(counters + COARSE_PASS, sq.queued + sum.direct);
-        atomicAdd(counters + FINE_PASS, sq.survived + sum.direct);
+        atomicAdd(counters + COARSE_PASS, sq.queued);
+        atomicAdd(counters + FINE_PASS, sq.survived);
         atomicAdd(counters + EXACT_MACS, sum.macs);
         atomicAdd(counters + VIOLATIONS, sum.violations);
         if (seeds) atomicAdd(counters + SEED_DOTS, seeds);
@@ -601,7 +596,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     __syncthreads();
     const Cascade cc = {depth_min, pad, prune_min, fine_min, debug, w_uniform > 0.0};
     Best best = {0.0, 0.0, -1, 0x7fffffff};
-    Tally tally = {0, 0, 0, 0};
+    Tally tally = {0, 0, 0};
     scan_group<true>(global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2), &job, 1, tb, cc, sq, best, tally);
     add_counts(tally, sq, 0, counters);
     reduce_best(best, job_gain + id, job_index + id, job_depth + id);
@@ -654,7 +649,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     const Tables tb = TABLES;
     const Fold f = {rw, wv, cs, pu, pu2, pw, pw2};
     const int first_width = lo[b], n_widths = hi[b] - first_width;
-    Tally tally = {0, 0, 0, 0};
+    Tally tally = {0, 0, 0};
     unsigned long long seeds = 0;
     for (int q = threadIdx.x / 32; q < n_widths; q += BLOCK / 32) {
         const Job j = job_of(first_width + q, m, n, tb, w_uniform);
