@@ -36,8 +36,11 @@ FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,
 BATCH_BYTES = 4 << 30  # device memory a batch may take (and at most half the free memory)
 SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1,024 spill)
 LAYOUTS = ("auto", "shared", "global")
-# template lengths below which the bounds (PRUNE_MIN) or the K-piece bound (FINE_MIN) are skipped
-PRUNE_MIN, FINE_MIN = pruning.PRUNE_MIN_LENGTH, pruning.FINE_MIN_LENGTH
+# Template lengths below which the bounds (prune_min) or the K-piece bound
+# (fine_min) are skipped, per layout: measured on the H100 (reports/gpu/
+# pruned_flush_2026-11-23_H100/sweep.*): bounds on every template cost least
+# with the fold in shared memory (K2-like 20.9 -> 17.2 ms), 32 in global memory.
+STAGE_MIN = {"shared": (1, 32), "global": (32, 32)}
 
 
 @dataclass
@@ -59,19 +62,20 @@ class PrunedBackend(PyCUDABackend):
     defines: dict = {}
 
     def __init__(self, block_size: int | None = None, debug: bool = False, layout: str = "auto",
-                 prune_min: int = PRUNE_MIN, fine_min: int = FINE_MIN):
+                 prune_min: int | None = None, fine_min: int | None = None):
         """``layout``: "shared" (one kernel, fold in shared memory), "global"
         (any n) or "auto" (shared where the fold fits). Templates shorter than
         ``prune_min`` samples skip the bounds, shorter than ``fine_min`` the
-        K-piece bound (``pruning.tuning``: exact either way)."""
+        K-piece bound (``pruning.tuning``: exact either way; default: the
+        layout's, ``STAGE_MIN``)."""
         super().__init__(block_size)
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
-        if min(prune_min, fine_min) < 1:
+        if any(v is not None and v < 1 for v in (prune_min, fine_min)):
             raise ValueError(f"prune_min and fine_min must be at least 1, not {prune_min}, {fine_min}")
         self.debug = bool(debug)
         self.layout = layout
-        self.prune_min, self.fine_min = int(prune_min), int(fine_min)
+        self.stage_min = (prune_min, fine_min)
         self._pool = None
         self._pool_shape = None
 
@@ -201,7 +205,9 @@ class PrunedBackend(PyCUDABackend):
 
     def chi2_scan(self, state, folded, periods, lo, hi):
         base, plan = state.base, state.base.plan
-        g, pad, prune_min, fine_min = pruning.tuning(base.m, self.prune_min, self.fine_min)
+        layout = STAGE_MIN["shared" if state.shared else "global"]
+        g, pad, prune_min, fine_min = pruning.tuning(
+            base.m, *(mine or default for mine, default in zip(self.stage_min, layout)))
         cascade = (np.float64(plan.templates.depth_min), np.float64(g), np.float64(pad),
                    np.int32(prune_min), np.int32(fine_min))
         with self.context():
