@@ -8,10 +8,12 @@ multiply-adds (``results.meta["work"]``).
 Two layouts (``pruned.cu``): a light curve whose fold and prefix sums fit in
 shared memory (K2-size) is searched by one kernel, one block per period, with
 every per-period array in shared memory; a longer one (TESS sectors,
-100,000-point curves) by four kernels over arrays in global memory, allocated
-from a memory pool, device memory bounded by batching periods. Both run the
-same stages and count the same work. Everything is float64, so no float32
-re-check is needed.
+100,000-point curves) by kernels over arrays in global memory, allocated from
+a memory pool, device memory bounded by batching periods; there a regular
+cadence is folded by transitleastsquares' certified three-gap walk (one thread
+per period, no sort; ``cadence_walk.cuh``), the rest by a bucket sort. Both
+layouts run the same stages and count the same work. Everything is float64,
+so no float32 re-check is needed.
 
 PyCUDA rather than CuPy: the kernels are one CUDA source with CUB block
 primitives and ``simple``'s bucket sort, which PyCUDA loads as an nvcc cubin
@@ -35,6 +37,7 @@ MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
 FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,024 threads
 BATCH_BYTES = 4 << 30  # device memory a batch may take (and at most half the free memory)
 SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1,024 spill)
+WALK_BLOCK = 128  # threads (periods) per block of pruned_walk
 LAYOUTS = ("auto", "shared", "global")
 # Template lengths below which the bounds (prune_min) or the K-piece bound
 # (fine_min) are skipped, per layout: measured on the H100 (reports/gpu/
@@ -45,12 +48,14 @@ STAGE_MIN = {"shared": (1, 32), "global": (32, 32)}
 
 @dataclass
 class PrunedState:
-    """The plan on the device (``DeviceState``) plus the pruning tables and
-    the layout: ``shared`` (pruned_period) or global memory."""
+    """The plan on the device (``DeviceState``) plus the pruning tables, the
+    layout: ``shared`` (pruned_period) or global memory, and for the global
+    layout the light curve's regular cadence grid (``cadence_grid``) or None."""
 
     base: object
     tables: dict
     shared: bool
+    grid: tuple | None = None
 
 
 class PrunedBackend(PyCUDABackend):
@@ -62,12 +67,13 @@ class PrunedBackend(PyCUDABackend):
     defines: dict = {}
 
     def __init__(self, block_size: int | None = None, debug: bool = False, layout: str = "auto",
-                 prune_min: int | None = None, fine_min: int | None = None):
+                 prune_min: int | None = None, fine_min: int | None = None, walk: bool = True):
         """``layout``: "shared" (one kernel, fold in shared memory), "global"
         (any n) or "auto" (shared where the fold fits). Templates shorter than
         ``prune_min`` samples skip the bounds, shorter than ``fine_min`` the
         K-piece bound (``pruning.tuning``: exact either way; default: the
-        layout's, ``STAGE_MIN``)."""
+        layout's, ``STAGE_MIN``). ``walk``: fold a regular cadence by the
+        three-gap walk where certified (global layout), else sort every period."""
         super().__init__(block_size)
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
@@ -76,6 +82,8 @@ class PrunedBackend(PyCUDABackend):
         self.debug = bool(debug)
         self.layout = layout
         self.stage_min = (prune_min, fine_min)
+        self.walk = bool(walk)
+        self.walked_periods = 0  # periods folded by the walk (global layout), over this backend's life
         self._pool = None
         self._pool_shape = None
 
@@ -122,7 +130,22 @@ class PrunedBackend(PyCUDABackend):
                 rho2=put(pc.rho2, np.float64), mean=put(pc.mean, np.float64),
                 amax=put(pc.amax, np.float64), sum_c=put(pc.sum_c, np.float64),
             )
-        return PrunedState(base, tables, self.folds_in_scan(plan))
+            shared = self.folds_in_scan(plan)
+            grid = None if shared or not self.walk else self._cadence_grid(plan.lc.t, put)
+        return PrunedState(base, tables, shared, grid)
+
+    @staticmethod
+    def _cadence_grid(t, put):
+        """TLS's regular grid of the time stamps (``core_fused.regular_grid``)
+        on the device, as pruned_walk's (gp, slot, G, delta, t_ref, emax), or None."""
+        from transitleastsquares import core_fused
+
+        grid = core_fused.regular_grid(t, np.int64)
+        if grid is None or grid[0].size >= 2**31:
+            return None
+        gp, slot, delta, t_ref, emax = grid
+        return (put(gp, np.int32), put(slot, np.int32), np.int32(gp.size), np.float64(delta),
+                np.float64(t_ref), np.float64(emax))
 
     @staticmethod
     def shared_doubles(plan) -> int:
@@ -162,8 +185,16 @@ class PrunedBackend(PyCUDABackend):
                 self._empty(b * n, np.int32)
             f, w = self._empty(b * m, np.float64), self._empty(b * m, np.float64)
             block = FOLD_BLOCK if n >= FOLD_BLOCK_MIN_N else base.block
-            self.module(block).get_function("pruned_fold")(
-                base.t, base.y, base.w, np.int32(n), np.int32(m), self._put(periods, np.float64),
+            module, periods = self.module(block), self._put(periods, np.float64)
+            walked = self._empty(b, np.int32)
+            walked.fill(0)
+            if state.grid is not None:
+                module.get_function("pruned_walk")(
+                    base.t, np.int32(n), *state.grid, periods, np.int32(b), counts, order, walked,
+                    block=(WALK_BLOCK, 1, 1), grid=(-(-b // WALK_BLOCK), 1))
+                self.walked_periods += int(walked.get().sum())
+            module.get_function("pruned_fold")(
+                base.t, base.y, base.w, np.int32(n), np.int32(m), periods, walked,
                 keys, order, counts, f, w, block=(block, 1, 1), grid=(b, 1))
             return f, w
 
