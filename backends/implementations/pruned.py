@@ -178,25 +178,29 @@ class PrunedBackend(PyCUDABackend):
 
     def fold_sort(self, state, periods):
         """Per period (rows of b x M): the patched flux and weights in phase order."""
+        with self.context():
+            return self._fold(state, periods)
+
+    def _fold(self, state, periods):
+        """fold_sort in the device's context: its scratch arrays go back to the
+        pool before the context is left (a pooled array freed without one aborts)."""
         base = state.base
         b, n, m = len(periods), base.n, base.m
-        with self.context():
-            keys, order, counts = self._empty(b * n, np.float64), self._empty(b * n, np.int32), \
-                self._empty(b * n, np.int32)
-            f, w = self._empty(b * m, np.float64), self._empty(b * m, np.float64)
-            block = FOLD_BLOCK if n >= FOLD_BLOCK_MIN_N else base.block
-            module, periods = self.module(block), self._put(periods, np.float64)
-            walked = self._empty(b, np.int32)
-            walked.fill(0)
-            if state.grid is not None:
-                module.get_function("pruned_walk")(
-                    base.t, np.int32(n), *state.grid, periods, np.int32(b), counts, order, walked,
-                    block=(WALK_BLOCK, 1, 1), grid=(-(-b // WALK_BLOCK), 1))
-                self.walked_periods += int(walked.get().sum())
-            module.get_function("pruned_fold")(
-                base.t, base.y, base.w, np.int32(n), np.int32(m), periods, walked,
-                keys, order, counts, f, w, block=(block, 1, 1), grid=(b, 1))
-            return f, w
+        keys, order, counts = self._empty(b * n, np.float64), self._empty(b * n, np.int32), \
+            self._empty(b * n, np.int32)
+        f, w = self._empty(b * m, np.float64), self._empty(b * m, np.float64)
+        block = FOLD_BLOCK if n >= FOLD_BLOCK_MIN_N else base.block
+        module, periods = self.module(block), self._put(periods, np.float64)
+        walked = self._put(np.zeros(b), np.int32)
+        if state.grid is not None:
+            module.get_function("pruned_walk")(
+                base.t, np.int32(n), *state.grid, periods, np.int32(b), counts, order, walked,
+                block=(WALK_BLOCK, 1, 1), grid=(-(-b // WALK_BLOCK), 1))
+            self.walked_periods += int(walked.get().sum())
+        module.get_function("pruned_fold")(
+            base.t, base.y, base.w, np.int32(n), np.int32(m), periods, walked,
+            keys, order, counts, f, w, block=(block, 1, 1), grid=(b, 1))
+        return f, w
 
     def scratch_bytes(self, plan):
         """Device bytes per period: sort scratch (16 n), folded flux and
