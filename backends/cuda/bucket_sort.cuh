@@ -1,15 +1,17 @@
 // The fold order of one period inside a thread block: (phase, index) pairs
 // ascending, the same order as bitonic_sort_n, in a few passes over n.
 //
-// Phases lie in [0, 1]; bucket(k) = min(floor(k n), n - 1) is monotone in the
-// phase, so sorting by bucket and then inside each bucket orders the fold.
-// Folded evenly sampled light curves fill the n buckets almost uniformly
-// (K2/TESS grids: median largest bucket 2, 99th percentile 11), so after a
-// histogram, a block scan and a scatter, one thread per bucket finishes with
-// an insertion sort of a few entries: ~6x fewer instructions than the
-// bitonic network's log2(n)^2 / 2 steps. A fold whose phases crowd into a
-// bucket of more than BUCKET_MAX (a period commensurate with the cadence)
-// takes the bitonic network instead, so no input costs O(n^2).
+// Phases lie in [0, 1]; with nb <= n buckets, bucket(k) = min(floor(k nb),
+// nb - 1) is monotone in the phase, so sorting by bucket and then inside each
+// bucket orders the fold. Folded evenly sampled light curves fill n buckets
+// almost uniformly (K2/TESS grids: median largest bucket 2, 99th percentile
+// 11), so after a histogram, a block scan and a scatter, one thread per bucket
+// finishes with an insertion sort of a few entries: ~6x fewer instructions
+// than the bitonic network's log2(n)^2 / 2 steps. Fewer buckets than samples
+// (counts that must fit in shared memory) hold n / nb times as many. A fold
+// whose phases crowd into a bucket of more than BUCKET_MAX times that (a
+// period commensurate with the cadence) takes the bitonic network instead, so
+// no input costs O(n^2).
 #pragma once
 #include <cub/block/block_scan.cuh>
 
@@ -17,7 +19,7 @@
 
 #define BUCKET_MAX 32
 
-__device__ __forceinline__ int bucket(double phase, int n) { return min((int)(phase * n), n - 1); }
+__device__ __forceinline__ int bucket(double phase, int nb) { return min((int)(phase * nb), nb - 1); }
 
 // count[b] (b < n) := entries before bucket b, from the bucket sizes in count.
 __device__ void exclusive_scan_n(int *count, int n)
@@ -37,26 +39,28 @@ __device__ void exclusive_scan_n(int *count, int n)
     __syncthreads();
 }
 
-// idx[0 .. n) := the indices i of key[i] in (key, i) order. count: n ints of
-// scratch shared memory. idx must hold 0 .. n - 1 on entry (the fallback sorts it).
-__device__ void bucket_sort_n(double *key, int *idx, int n, int *count)
+// idx[0 .. n) := the indices i of key[i] in (key, i) order. count: nb ints
+// of scratch (nb <= n buckets, shared memory where it fits). idx must hold
+// 0 .. n - 1 on entry (the fallback sorts it).
+__device__ void bucket_sort_n(double *key, int *idx, int n, int *count, int nb)
 {
     __shared__ int crowded;
+    const int crowd = BUCKET_MAX * ((n + nb - 1) / nb);
     if (threadIdx.x == 0) crowded = 0;
-    for (int b = threadIdx.x; b < n; b += BLOCK) count[b] = 0;
+    for (int b = threadIdx.x; b < nb; b += BLOCK) count[b] = 0;
     __syncthreads();
     for (int i = threadIdx.x; i < n; i += BLOCK)
-        if (atomicAdd(&count[bucket(key[i], n)], 1) == BUCKET_MAX) crowded = 1;
+        if (atomicAdd(&count[bucket(key[i], nb)], 1) == crowd) crowded = 1;
     __syncthreads();
     if (crowded) {
         bitonic_sort_n(key, idx, n);
         return;
     }
-    exclusive_scan_n(count, n);
+    exclusive_scan_n(count, nb);
     for (int i = threadIdx.x; i < n; i += BLOCK)
-        idx[atomicAdd(&count[bucket(key[i], n)], 1)] = i;  // count[b]: end of bucket b
+        idx[atomicAdd(&count[bucket(key[i], nb)], 1)] = i;  // count[b]: end of bucket b
     __syncthreads();
-    for (int b = threadIdx.x; b < n; b += BLOCK) {
+    for (int b = threadIdx.x; b < nb; b += BLOCK) {
         const int begin = b ? count[b - 1] : 0;
         for (int a = begin + 1; a < count[b]; ++a) {
             const int v = idx[a];

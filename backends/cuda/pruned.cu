@@ -7,12 +7,10 @@
 //   seeds, then the cascade over all the period's (width, shift) pairs as one
 //   flat list, widths taken W_GROUP at a time;
 // otherwise (any n) every per-period array lives in global memory:
-//   pruned_walk (a regular cadence: the fold order by cadence_walk.cuh, one
-//   thread per period), pruned_fold (fold and bucket_sort.cuh on global
-//   scratch where not walked; patched flux and weights in phase order),
-//   pruned_prefix (prefix sums), pruned_seed (one
-//   block per (period, width slot)) and pruned_scan (one block per (period,
-//   width slot)), then reduce_jobs (job_reduce.cuh) per period.
+//   pruned_fold (fold, bucket_sort.cuh with its counts in shared memory,
+//   patched flux and weights in phase order), pruned_prefix (prefix sums),
+//   pruned_seed (one block per (period, width slot)) and pruned_scan (one block
+//   per (period, width slot)), then reduce_jobs (job_reduce.cuh) per period.
 // The cascade of a shift (scan_group): depth filter and one-piece bound (which
 // short templates skip), survivors compacted into a shared queue, K-piece
 // bound per queued shift (short ones skip it), survivors compacted again, then
@@ -24,7 +22,6 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include "bucket_sort.cuh"
-#include "cadence_walk.cuh"
 #include "job_reduce.cuh"
 
 #ifndef CHUNK
@@ -495,41 +492,25 @@ __device__ __forceinline__ Fold global_fold(int b, int m, const double *rw, cons
     return {rw + fb, w + fb, cs + pb, pu + pb, pu2 + pb, pw + pb, pw2 + pb};
 }
 
-// One thread per period b of a light curve on a regular cadence grid: order
-// row b (n ints at b * n) := its fold order by the three-gap walk and
-// walked[b] = 1, or walked[b] = 0 where the walk is not certified; buf: n
-// ints of scratch per period.
-extern "C" __global__ void pruned_walk(const double *t, int n, const int *gp, const int *slot, int G,
-                                       double delta, double t_ref, double emax, const double *periods,
-                                       int count, int *buf, int *order, int *walked)
-{
-    const int b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= count) return;
-    const CadenceGrid grid = {gp, slot, G, delta, t_ref, emax};
-    walked[b] = walk_order(t, n, periods[b], grid, buf + (size_t)b * n, order + (size_t)b * n);
-}
-
-// One block per period b: key, idx, count (n each, at b * n) are scratch,
-// idx already the fold order where walked[b] (pruned_walk); f_out, w_out (m
+// One block per period b: key, idx (n each, at b * n) are scratch, the
+// bucket counts (nb <= n of them) in dynamic shared memory; f_out, w_out (m
 // each, at b * m): the flux and weight of the patched fold in (phase, index)
 // order, as the cpu backend's stable sort gives it.
 extern "C" __global__ void __launch_bounds__(BLOCK)
-pruned_fold(const double *t, const double *y, const double *w, int n, int m,
-            const double *periods, const int *walked, double *keys, int *order, int *counts,
-            double *f_out, double *w_out)
+pruned_fold(const double *t, const double *y, const double *w, int n, int m, int nb,
+            const double *periods, double *keys, int *order, double *f_out, double *w_out)
 {
+    extern __shared__ double smem[];
     const int b = blockIdx.x;
     double *key = keys + (size_t)b * n;
     int *idx = order + (size_t)b * n;
-    if (!walked[b]) {
-        const double period = periods[b];
-        for (int i = threadIdx.x; i < n; i += BLOCK) {
-            key[i] = fold_phase(t[i], period);
-            idx[i] = i;
-        }
-        __syncthreads();
-        bucket_sort_n(key, idx, n, counts + (size_t)b * n);
+    const double period = periods[b];
+    for (int i = threadIdx.x; i < n; i += BLOCK) {
+        key[i] = fold_phase(t[i], period);
+        idx[i] = i;
     }
+    __syncthreads();
+    bucket_sort_n(key, idx, n, (int *)smem, nb);
     double *f_b = f_out + (size_t)b * m, *w_b = w_out + (size_t)b * m;
     for (int k = threadIdx.x; k < m; k += BLOCK) {
         const int src = idx[k % n];
@@ -654,7 +635,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
             idx[i] = i;
         }
         __syncthreads();
-        bucket_sort_n(key, idx, n, count);
+        bucket_sort_n(key, idx, n, count, n);
         for (int k = threadIdx.x; k < m; k += BLOCK) {
             const int src = idx[k % n];
             cs[k + 1] = y[src];

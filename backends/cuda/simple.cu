@@ -88,7 +88,7 @@ simple_search(const PackedCurve *curves, const PackedBlock *blocks,
         idx[i] = i;
     }
     __syncthreads();
-    bucket_sort_n(key, idx, n, (int *)csum);  // csum is free until block_cumsum
+    bucket_sort_n(key, idx, n, (int *)csum, n);  // csum is free until block_cumsum
     block_cumsum(y, idx, n, m, csum);
 
     const int wb = c.wbase;

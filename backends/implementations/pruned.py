@@ -8,12 +8,10 @@ multiply-adds (``results.meta["work"]``).
 Two layouts (``pruned.cu``): a light curve whose fold and prefix sums fit in
 shared memory (K2-size) is searched by one kernel, one block per period, with
 every per-period array in shared memory; a longer one (TESS sectors,
-100,000-point curves) by kernels over arrays in global memory, allocated from
-a memory pool, device memory bounded by batching periods; there a regular
-cadence is folded by transitleastsquares' certified three-gap walk (one thread
-per period, no sort; ``cadence_walk.cuh``), the rest by a bucket sort. Both
-layouts run the same stages and count the same work. Everything is float64,
-so no float32 re-check is needed.
+100,000-point curves) by four kernels over arrays in global memory, allocated
+from a memory pool, device memory bounded by batching periods. Both run the
+same stages and count the same work. Everything is float64, so no float32
+re-check is needed.
 
 PyCUDA rather than CuPy: the kernels are one CUDA source with CUB block
 primitives and ``simple``'s bucket sort, which PyCUDA loads as an nvcc cubin
@@ -35,9 +33,9 @@ from backends.protocol import InputTooLarge, PeriodStats
 CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
 MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
 FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,024 threads
+FOLD_BUCKETS = 24576  # pruned_fold's bucket counts in shared memory (96 KB: two blocks per SM)
 BATCH_BYTES = 4 << 30  # device memory a batch may take (and at most half the free memory)
 SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1,024 spill)
-WALK_BLOCK = 128  # threads (periods) per block of pruned_walk
 LAYOUTS = ("auto", "shared", "global")
 # Template lengths below which the bounds (prune_min) or the K-piece bound
 # (fine_min) are skipped, per layout: measured on the H100 (reports/gpu/
@@ -48,14 +46,12 @@ STAGE_MIN = {"shared": (1, 32), "global": (32, 32)}
 
 @dataclass
 class PrunedState:
-    """The plan on the device (``DeviceState``) plus the pruning tables, the
-    layout: ``shared`` (pruned_period) or global memory, and for the global
-    layout the light curve's regular cadence grid (``cadence_grid``) or None."""
+    """The plan on the device (``DeviceState``) plus the pruning tables and
+    the layout: ``shared`` (pruned_period) or global memory."""
 
     base: object
     tables: dict
     shared: bool
-    grid: tuple | None = None
 
 
 class PrunedBackend(PyCUDABackend):
@@ -67,13 +63,12 @@ class PrunedBackend(PyCUDABackend):
     defines: dict = {}
 
     def __init__(self, block_size: int | None = None, debug: bool = False, layout: str = "auto",
-                 prune_min: int | None = None, fine_min: int | None = None, walk: bool = True):
+                 prune_min: int | None = None, fine_min: int | None = None):
         """``layout``: "shared" (one kernel, fold in shared memory), "global"
         (any n) or "auto" (shared where the fold fits). Templates shorter than
         ``prune_min`` samples skip the bounds, shorter than ``fine_min`` the
         K-piece bound (``pruning.tuning``: exact either way; default: the
-        layout's, ``STAGE_MIN``). ``walk``: fold a regular cadence by the
-        three-gap walk where certified (global layout), else sort every period."""
+        layout's, ``STAGE_MIN``)."""
         super().__init__(block_size)
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
@@ -82,8 +77,6 @@ class PrunedBackend(PyCUDABackend):
         self.debug = bool(debug)
         self.layout = layout
         self.stage_min = (prune_min, fine_min)
-        self.walk = bool(walk)
-        self.walked_periods = 0  # periods folded by the walk (global layout), over this backend's life
         self._pool = None
         self._pool_shape = None
 
@@ -130,22 +123,7 @@ class PrunedBackend(PyCUDABackend):
                 rho2=put(pc.rho2, np.float64), mean=put(pc.mean, np.float64),
                 amax=put(pc.amax, np.float64), sum_c=put(pc.sum_c, np.float64),
             )
-            shared = self.folds_in_scan(plan)
-            grid = None if shared or not self.walk else self._cadence_grid(plan.lc.t, put)
-        return PrunedState(base, tables, shared, grid)
-
-    @staticmethod
-    def _cadence_grid(t, put):
-        """TLS's regular grid of the time stamps (``core_fused.regular_grid``)
-        on the device, as pruned_walk's (gp, slot, G, delta, t_ref, emax), or None."""
-        from transitleastsquares import core_fused
-
-        grid = core_fused.regular_grid(t, np.int64)
-        if grid is None or grid[0].size >= 2**31:
-            return None
-        gp, slot, delta, t_ref, emax = grid
-        return (put(gp, np.int32), put(slot, np.int32), np.int32(gp.size), np.float64(delta),
-                np.float64(t_ref), np.float64(emax))
+        return PrunedState(base, tables, self.folds_in_scan(plan))
 
     @staticmethod
     def shared_doubles(plan) -> int:
@@ -184,29 +162,26 @@ class PrunedBackend(PyCUDABackend):
     def _fold(self, state, periods):
         """fold_sort in the device's context: its scratch arrays go back to the
         pool before the context is left (a pooled array freed without one aborts)."""
+        import pycuda.driver as cuda
+
         base = state.base
         b, n, m = len(periods), base.n, base.m
-        keys, order, counts = self._empty(b * n, np.float64), self._empty(b * n, np.int32), \
-            self._empty(b * n, np.int32)
+        keys, order = self._empty(b * n, np.float64), self._empty(b * n, np.int32)
         f, w = self._empty(b * m, np.float64), self._empty(b * m, np.float64)
         block = FOLD_BLOCK if n >= FOLD_BLOCK_MIN_N else base.block
-        module, periods = self.module(block), self._put(periods, np.float64)
-        walked = self._put(np.zeros(b), np.int32)
-        if state.grid is not None:
-            module.get_function("pruned_walk")(
-                base.t, np.int32(n), *state.grid, periods, np.int32(b), counts, order, walked,
-                block=(WALK_BLOCK, 1, 1), grid=(-(-b // WALK_BLOCK), 1))
-            self.walked_periods += int(walked.get().sum())
-        module.get_function("pruned_fold")(
-            base.t, base.y, base.w, np.int32(n), np.int32(m), periods, walked,
-            keys, order, counts, f, w, block=(block, 1, 1), grid=(b, 1))
+        buckets = min(n, FOLD_BUCKETS)
+        fn = self.module(block).get_function("pruned_fold")
+        fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 4 * buckets)
+        fn(base.t, base.y, base.w, np.int32(n), np.int32(m), np.int32(buckets),
+           self._put(periods, np.float64), keys, order, f, w,
+           block=(block, 1, 1), grid=(b, 1), shared=4 * buckets)
         return f, w
 
     def scratch_bytes(self, plan):
-        """Device bytes per period: sort scratch (16 n), folded flux and
+        """Device bytes per period: sort scratch (12 n), folded flux and
         weights, u (3 x 8 M), cumulative flux and four prefix sums (5 x 8 (M + 1))."""
         n, m = plan.lc.size, plan.lc.size + plan.templates.maxwidth
-        return 16 * n + 24 * m + 40 * (m + 1)
+        return 12 * n + 24 * m + 40 * (m + 1)
 
     def max_batch_periods(self, plan):
         import pycuda.driver as cuda
