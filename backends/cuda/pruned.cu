@@ -345,9 +345,9 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job 
 // shifts are entries jobs[g].start .. + n_shifts, ascending). Warps take
 // 32 x GRAB_ITEMS entries at a time, with no barrier, through the depth filter
 // and the one-piece bound into the shared queue until it could overflow (fewer
-// than GRAB_ITEMS x BLOCK places left), then the block flushes it. Every thread of the block
-// calls it. ONE_JOB (count 1): no walk over jobs, which keeps pruned_scan
-// within 64 registers.
+// than GRAB_ITEMS x BLOCK places left), then the block flushes it. Every
+// thread of the block calls it. ONE_JOB (count 1): no walk over jobs, which
+// keeps pruned_scan within 64 registers.
 template <bool ONE_JOB>
 __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int count, const Tables &tb,
                            const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)

@@ -39,8 +39,8 @@ SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1
 LAYOUTS = ("auto", "shared", "global")
 # Template lengths below which the bounds (prune_min) or the K-piece bound
 # (fine_min) are skipped, per layout: measured on the H100 (reports/gpu/
-# pruned_flush_2026-11-23_H100/sweep.*): bounds on every template cost least
-# with the fold in shared memory (K2-like 20.9 -> 17.2 ms), 32 in global memory.
+# pruned_flush_2026-11-23_H100/sweep_e89d913.*): bounds on every template cost
+# least with the fold in shared memory (K2-like 20.9 -> 17.2 ms), 32 in global.
 STAGE_MIN = {"shared": (1, 32), "global": (32, 32)}
 
 
