@@ -105,8 +105,9 @@ def spectra_many(found, models) -> list:
 def _raw_power(chi2):
     """(SR, power_raw, SDE_raw) as ``stats.spectra`` forms them."""
     SR = np.min(chi2) / chi2
-    SDE_raw = (1 - np.mean(SR)) / np.std(SR)
-    power_raw = SR - np.mean(SR)  # shift down to the mean being zero
+    mean, std = transit_stats.mean_and_std(SR)
+    SDE_raw = (1 - mean) / std
+    power_raw = SR - mean  # shift down to the mean being zero
     scale = SDE_raw / np.max(power_raw)  # scale factor to touch max=SDE_raw
     return SR, power_raw * scale, SDE_raw
 
@@ -116,8 +117,8 @@ def _detrended(power_raw, SDE_raw, trend):
     if trend is None:
         return power_raw, SDE_raw, SDE_raw
     power = power_raw - trend
-    power = power - np.mean(power)
-    SDE = np.max(power / np.std(power))
+    power = power - transit_stats.mean_and_std(power)[0]
+    SDE = np.max(power / transit_stats.mean_and_std(power)[1])
     scale = SDE / np.max(power)
     return power * scale, SDE_raw, SDE
 
@@ -143,9 +144,9 @@ def detection_statistics(model, found, spectrum, lean=False) -> dict:
      snr_per_transit, snr_pink_per_transit, in_transit_count, after_transit_count,
      before_transit_count) = _per_transit(t, y, period, T0, transit_times, duration_days, flux_ootr)
     all_flux_intransit = np.concatenate([all_flux_intransit_odd, all_flux_intransit_even])
-    depth_mean = np.mean(all_flux_intransit)
-    depth_mean_std = np.std(all_flux_intransit) / np.sum(per_transit_count) ** 0.5
-    snr = ((1 - depth_mean) / np.std(flux_ootr)) * len(all_flux_intransit) ** 0.5
+    depth_mean, depth_std = transit_stats.mean_and_std(all_flux_intransit)
+    depth_mean_std = depth_std / np.sum(per_transit_count) ** 0.5
+    snr = ((1 - depth_mean) / transit_stats.mean_and_std(flux_ootr)[1]) * len(all_flux_intransit) ** 0.5
     odd_even_mismatch = abs(depth_mean_odd - depth_mean_even) / (depth_mean_odd_std + depth_mean_even_std)
     transit_count = len(transit_times)
     empty_transit_count = np.count_nonzero(per_transit_count == 0)

@@ -49,19 +49,21 @@ def numpy_sum(a):
 
 
 @numba.njit(cache=True)
+def mean_and_std(a):
+    """``numpy.mean`` and ``numpy.std`` of a contiguous float64 array, bit for
+    bit, in one compiled call (NaN, without numpy's warning, where empty)."""
+    if a.size == 0:
+        return np.nan, np.nan
+    mean = numpy_sum(a) / a.size
+    deviation = a - mean
+    return mean, np.sqrt(numpy_sum(deviation * deviation) / a.size)
+
+
+@numba.njit(cache=True)
 def _moments(y, lo, hi, means, stds):
     """numpy's mean and std of each segment y[lo:hi] (NaN where empty)."""
     for k in range(lo.size):
-        n = hi[k] - lo[k]
-        if n == 0:
-            means[k] = np.nan
-            stds[k] = np.nan
-            continue
-        segment = y[lo[k]:hi[k]]
-        mean = numpy_sum(segment) / n
-        deviation = segment - mean
-        means[k] = mean
-        stds[k] = np.sqrt(numpy_sum(deviation * deviation) / n)
+        means[k], stds[k] = mean_and_std(y[lo[k]:hi[k]])
 
 
 def _counts(t, lo, hi):
@@ -96,7 +98,8 @@ def intransit_stats(t, y, transit_times, duration):
 def _mean_and_error(flux):
     if len(flux) == 0:
         return np.nan, np.nan
-    return np.mean(flux), np.std(flux) / np.sum(len(flux)) ** (0.5)
+    mean, std = mean_and_std(flux)
+    return mean, std / np.sum(len(flux)) ** (0.5)
 
 
 def snr_stats(flux_ootr, per_transit_count, transit_depths):
@@ -107,7 +110,7 @@ def snr_stats(flux_ootr, per_transit_count, transit_depths):
         pinknoise = pink_noise(flux_ootr, int(np.mean(per_transit_count)))
     except Exception:  # as TLS: e.g. no in-transit points -> int(nan)
         pinknoise = np.nan
-    std = np.std(flux_ootr) if len(flux_ootr) > 0 else np.nan
+    std = mean_and_std(flux_ootr)[1]
     counts = per_transit_count.astype(np.int64)
     fit = (counts > 0) & (not np.isnan(std))
     root_n = np.array([int(n) ** 0.5 for n in counts])  # Python's power, as TLS's
