@@ -104,6 +104,22 @@ def clean(t, y, dy=None) -> CleanLightCurve:
 
     if t.size < MIN_POINTS:
         raise ValueError(f"only {t.size} valid points; TLS needs at least {MIN_POINTS}")
+    report["reordered"] = False
+    if not np.all(t[1:] > t[:-1]):  # most light curves come time-ordered, without duplicates
+        t, y, dy = _time_ordered(t, y, dy, report)
+    mean = float(np.mean(y))
+    if not 0.99 <= mean <= 1.01:
+        warnings.warn(
+            f"mean flux is {mean:.4g}, not ~1: TLS expects a detrended light curve normalised "
+            "to 1 (divide by the median and flatten it, e.g. datasets.detrend)"
+        )
+    report["rows_searched"] = int(t.size)
+    return CleanLightCurve(t, y, dy, report)
+
+
+def _time_ordered(t, y, dy, report):
+    """(t, y, dy) in time order (``report["reordered"]`` says whether that
+    moved any); ValueError where times repeat."""
     order = np.argsort(t, kind="mergesort")
     report["reordered"] = bool(np.any(order != np.arange(t.size)))
     t, y = t[order], y[order]
@@ -114,14 +130,7 @@ def clean(t, y, dy=None) -> CleanLightCurve:
             f"{duplicates} duplicate time stamps; combine or drop repeated cadences "
             "(e.g. overlapping sectors) before searching"
         )
-    mean = float(np.mean(y))
-    if not 0.99 <= mean <= 1.01:
-        warnings.warn(
-            f"mean flux is {mean:.4g}, not ~1: TLS expects a detrended light curve normalised "
-            "to 1 (divide by the median and flatten it, e.g. datasets.detrend)"
-        )
-    report["rows_searched"] = int(t.size)
-    return CleanLightCurve(t, y, dy, report)
+    return t, y, dy
 
 
 def check_options(options) -> None:
