@@ -125,6 +125,8 @@ def count_stats(t, transit_times, duration):
     mids = np.asarray(transit_times, dtype=np.float64)
     before, start = mids - 1.5 * duration, mids - 0.5 * duration
     end, after = mids + 0.5 * duration, mids + 1.5 * duration
-    inside = (before > np.min(t)) & (after < np.max(t))
-    return tuple(int(_counts(t, lo[inside], hi[inside]).sum())
-                 for lo, hi in ((start, end), (end, after), (before, start)))
+    inside = (before > t[0]) & (after < t[-1])
+    edges = np.stack((before, start, end, after))[:, inside]
+    counts = np.maximum(0, np.searchsorted(t, edges[1:], side="left") - np.searchsorted(t, edges[:-1], side="right"))
+    before_count, in_count, after_count = counts.sum(axis=1).tolist()
+    return in_count, after_count, before_count
