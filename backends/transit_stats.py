@@ -13,6 +13,7 @@ import numpy as np
 from transitleastsquares.stats import pink_noise
 
 PAIRWISE_BLOCK = 128  # numpy's PW_BLOCKSIZE
+COUNT_EDGES = np.array([-1.5, -0.5, 0.5, 1.5])  # count_stats' windows' edges, in durations from mid-transit
 
 
 @numba.njit(cache=True)
@@ -71,10 +72,14 @@ def _counts(t, lo, hi):
     return np.maximum(0, np.searchsorted(t, hi, side="left") - np.searchsorted(t, lo, side="right"))
 
 
+@numba.njit(cache=True)
 def _gathered(y, lo, counts):
     """The points of the segments y[lo:lo + counts], concatenated in order."""
-    total = int(counts.sum())
-    return y[np.arange(total) + np.repeat(lo - (np.cumsum(counts) - counts), counts)]
+    out, start = np.empty(counts.sum()), 0
+    for k in range(lo.size):
+        out[start:start + counts[k]] = y[lo[k]:lo[k] + counts[k]]
+        start += counts[k]
+    return out
 
 
 def intransit_stats(t, y, transit_times, duration):
@@ -87,8 +92,7 @@ def intransit_stats(t, y, transit_times, duration):
     depths, stds = np.empty(mids.size), np.empty(mids.size)
     _moments(y, lo, lo + counts, depths, stds)
     uncertainties = stds / np.sqrt(counts)
-    parity = np.arange(mids.size) % 2
-    odd, even = (_gathered(y, lo[parity == p], counts[parity == p]) for p in (1, 0))
+    odd, even = _gathered(y, lo[1::2], counts[1::2]), _gathered(y, lo[::2], counts[::2])
     odd_mean, odd_std = _mean_and_error(odd)
     even_mean, even_std = _mean_and_error(even)
     return (odd_mean, even_mean, odd_std, even_std, odd, even, counts.astype(np.float64), depths,
@@ -123,10 +127,8 @@ def snr_stats(flux_ootr, per_transit_count, transit_depths):
 def count_stats(t, transit_times, duration):
     """TLS's ``count_stats`` (in, after, before transit) for a time-sorted ``t``."""
     mids = np.asarray(transit_times, dtype=np.float64)
-    before, start = mids - 1.5 * duration, mids - 0.5 * duration
-    end, after = mids + 0.5 * duration, mids + 1.5 * duration
-    inside = (before > t[0]) & (after < t[-1])
-    edges = np.stack((before, start, end, after))[:, inside]
+    inside = (mids - 1.5 * duration > t[0]) & (mids + 1.5 * duration < t[-1])
+    edges = mids[inside] + COUNT_EDGES[:, None] * duration  # before, start, end, after (x - d is x + -d)
     counts = np.maximum(0, np.searchsorted(t, edges[1:], side="left") - np.searchsorted(t, edges[:-1], side="right"))
     before_count, in_count, after_count = counts.sum(axis=1).tolist()
     return in_count, after_count, before_count
