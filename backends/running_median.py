@@ -17,7 +17,6 @@ import numpy as np
 from transitleastsquares.helpers import _pad_to_length
 
 ONE = np.uint64(1)
-SIGN = np.uint64(1 << 63)
 
 
 @numba.njit(cache=True)
@@ -90,45 +89,17 @@ def _running_median(ordered, ranks, kernel, bits, out):
         bits[ranks[i] >> 6] = 0
 
 
-def _rough_order(a):
-    """The indices of ``a`` (no NaN) sorted by their values' leading bits:
-    numpy's sort of uint64 keys, each value's order-preserving bits with its
-    index in place of the lowest (K2 spectrum: 48 us, ``np.argsort`` 80 us).
-    Values alike in all those bits stay in index order (``_sort_nearly``
-    orders them)."""
-    bits = a.view(np.uint64)
-    keys = np.where(bits >> np.uint64(63), ~bits, bits | SIGN)  # ascending with the value
-    low = np.uint64(int(a.size - 1).bit_length())
-    packed = np.sort(keys >> low << low | np.arange(a.size, dtype=np.uint64))
-    return (packed & ((ONE << low) - ONE)).astype(np.int64)
-
-
-@numba.njit(cache=True)
-def _sort_nearly(values, order):
-    """Insertion sort of ``values`` (``order`` moved alike): linear time
-    where only close neighbours are out of order."""
-    for j in range(1, values.size):
-        value, index, i = values[j], order[j], j
-        while i > 0 and values[i - 1] > value:
-            values[i], order[i] = values[i - 1], order[i - 1]
-            i -= 1
-        values[i], order[i] = value, index
-
-
 @numba.njit(cache=True)
 def _running_medians(data, orders, starts, kernels, out_starts, out):
-    """Every array's running median; ``orders``: each array's ``_rough_order``."""
+    """Every array's running median; ``orders``: each array's argsort."""
     longest = np.max(starts[1:] - starts[:-1])
     bits = np.zeros((longest >> 6) + 2, np.uint64)
-    ordered, order, ranks = np.empty(longest), np.empty(longest, np.int64), np.empty(longest, np.int64)
+    ordered, ranks = np.empty(longest), np.empty(longest, np.int64)
     for k in range(kernels.size):
         lo, n = starts[k], starts[k + 1] - starts[k]
         for j in range(n):
-            order[j] = orders[lo + j]
-            ordered[j] = data[lo + order[j]]
-        _sort_nearly(ordered[:n], order[:n])
-        for j in range(n):
-            ranks[order[j]] = j
+            ranks[orders[lo + j]] = j
+            ordered[j] = data[lo + orders[lo + j]]
         _running_median(ordered[:n], ranks[:n], kernels[k], bits, out[out_starts[k]:out_starts[k + 1]])
 
 
@@ -144,6 +115,6 @@ def running_medians(arrays, kernels) -> list:
     starts = np.concatenate([[0], np.cumsum(sizes)])
     out_starts = np.concatenate([[0], np.cumsum(sizes - kernels + 1)])
     out = np.empty(out_starts[-1])
-    _running_medians(np.concatenate(arrays), np.concatenate([_rough_order(a) for a in arrays]), starts, kernels,
+    _running_medians(np.concatenate(arrays), np.concatenate([np.argsort(a) for a in arrays]), starts, kernels,
                      out_starts, out)
     return [_pad_to_length(out[out_starts[k]:out_starts[k + 1]], sizes[k]) for k in range(sizes.size)]
