@@ -201,3 +201,40 @@ def test_disk_cache_keeps_no_failure_and_can_be_turned_off(counted_compiles, mon
         kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": 32})
     assert len(counted_compiles) == 4
     assert not (tmp_path / "cache").exists()
+
+
+def test_pruned_learns_its_shared_memory_limit_once(monkeypatch):
+    """folds_in_scan runs a few times per search: the device's opt-in limit is
+    read once, pruned_period compiled (for its static memory) once, and only
+    when a fold could fit at all."""
+    import contextlib
+    import sys
+
+    from backends.implementations.pruned import PrunedBackend
+
+    driver = SimpleNamespace(device_attribute=SimpleNamespace(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN="optin"))
+    monkeypatch.setitem(sys.modules, "pycuda", SimpleNamespace(driver=driver))
+    monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
+    calls = {"optin": 0, "compile": 0}
+
+    def attribute(name):
+        calls["optin"] += 1
+        return 232_448
+
+    def compiled(kernel, block):
+        calls["compile"] += 1
+        return 183_824
+
+    gpu = PrunedBackend()
+    monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
+    monkeypatch.setattr(gpu, "_device", lambda: SimpleNamespace(get_attribute=attribute))
+    monkeypatch.setattr(gpu, "shared_limit", compiled)
+
+    def plan(n):
+        return SimpleNamespace(lc=SimpleNamespace(size=n, uniform_weight=1.0),
+                               templates=SimpleNamespace(maxwidth=n // 8))
+
+    assert not gpu.folds_in_scan(plan(20_000))  # beyond the opt-in limit: nothing compiled
+    assert calls == {"optin": 1, "compile": 0}
+    assert [gpu.folds_in_scan(plan(n)) for n in (4_320, 4_320, 5_200, 100)] == [True, True, False, True]
+    assert calls == {"optin": 1, "compile": 1}

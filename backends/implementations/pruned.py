@@ -79,6 +79,7 @@ class PrunedBackend(PyCUDABackend):
         self.stage_min = (prune_min, fine_min)
         self._pool = None
         self._pool_shape = None
+        self._shared = None  # (bytes, whether the kernel's static memory is taken off)
 
     def _empty(self, size, dtype):
         """A device array from this backend's memory pool (no cuMemAlloc per batch)."""
@@ -137,15 +138,10 @@ class PrunedBackend(PyCUDABackend):
         (``layout``; "auto": where the fold fits in shared memory). The module
         is compiled to learn its static shared memory only for a fold within
         the device's limit."""
-        import pycuda.driver as cuda
-
         if self.layout == "global":
             return False
         need = 8 * self.shared_doubles(plan)
-        with self.context():
-            limit = self._device().get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            if need <= limit:
-                limit = self.shared_limit("pruned_period", SHARED_BLOCK)
+        limit = self._period_shared(need)
         if need <= limit:
             return True
         if self.layout == "shared":
@@ -153,6 +149,24 @@ class PrunedBackend(PyCUDABackend):
                                 f"{plan.lc.size} points in {need} bytes of shared memory; "
                                 f"this GPU allows {limit} (use layout 'global' or 'auto')")
         return False
+
+    def _period_shared(self, need) -> int:
+        """The dynamic shared memory pruned_period may take on this device (the
+        opt-in limit less its static memory; the opt-in limit alone while no
+        fold of ``need`` bytes within it has compiled the module), learnt once:
+        folds_in_scan runs a few times per search."""
+        import pycuda.driver as cuda
+
+        if self._shared is None:
+            with self.context():
+                self._shared = self._device().get_attribute(
+                    cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), False
+        limit, exact = self._shared
+        if need <= limit and not exact:
+            with self.context():
+                self._shared = self.shared_limit("pruned_period", SHARED_BLOCK), True
+            limit = self._shared[0]
+        return limit
 
     def fold_sort(self, state, periods):
         """Per period (rows of b x M): the patched flux and weights in phase order."""
