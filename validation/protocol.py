@@ -146,9 +146,9 @@ def search_task(task):
     return rows
 
 
-def execute(run, jobs, threads, deadline=None, progress=None):
-    """Search what the journals lack (``jobs`` processes), journaling each chunk."""
-    tasks, _ = run.tasks()
+def execute(run, tasks, jobs, threads, deadline=None, progress=None):
+    """Search the pending ``tasks`` (``run.tasks()``: what the journals lack) in
+    ``jobs`` processes, journaling each chunk."""
     if not tasks:
         return
     journals = {(layout.name, column): run.journal(layout, column)
@@ -275,7 +275,7 @@ def search(run, args, tasks, done, deadline):
     with processes.interruptible(), tqdm(total=total, initial=done, unit="search",
                                          file=sys.stderr) as progress:
         try:
-            execute(run, args.jobs, threads, deadline, progress)
+            execute(run, tasks, args.jobs, threads, deadline, progress)
         except KeyboardInterrupt:
             print("\ninterrupted: finished searches are kept; run the same command again "
                   "to resume", file=sys.stderr)
