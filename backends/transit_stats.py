@@ -67,9 +67,11 @@ def _moments(y, lo, hi, means, stds):
         means[k], stds[k] = mean_and_std(y[lo[k]:hi[k]])
 
 
-def _counts(t, lo, hi):
-    """Points with lo < t < hi (t sorted), as TLS's ``_between`` counts them."""
-    return np.maximum(0, np.searchsorted(t, hi, side="left") - np.searchsorted(t, lo, side="right"))
+def _window(t, lo, hi):
+    """(index of the first point, number of points) with lo < t < hi (t
+    sorted), as TLS's ``_between`` counts them."""
+    first = np.searchsorted(t, lo, side="right")
+    return first, np.maximum(0, np.searchsorted(t, hi, side="left") - first)
 
 
 @numba.njit(cache=True)
@@ -86,8 +88,7 @@ def intransit_stats(t, y, transit_times, duration):
     """TLS's ``intransit_stats`` (same tuple) for a time-sorted ``t``."""
     mids = np.asarray(transit_times, dtype=np.float64)
     tmin, tmax = mids - 0.5 * duration, mids + 0.5 * duration
-    lo = np.searchsorted(t, tmin, side="right")
-    counts = _counts(t, tmin, tmax)
+    lo, counts = _window(t, tmin, tmax)
     counts[np.isnan(tmin) | np.isnan(tmax)] = 0
     depths, stds = np.empty(mids.size), np.empty(mids.size)
     _moments(y, lo, lo + counts, depths, stds)
@@ -129,6 +130,6 @@ def count_stats(t, transit_times, duration):
     mids = np.asarray(transit_times, dtype=np.float64)
     inside = (mids - 1.5 * duration > t[0]) & (mids + 1.5 * duration < t[-1])
     edges = mids[inside] + COUNT_EDGES[:, None] * duration  # before, start, end, after (x - d is x + -d)
-    counts = np.maximum(0, np.searchsorted(t, edges[1:], side="left") - np.searchsorted(t, edges[:-1], side="right"))
+    counts = _window(t, edges[:-1], edges[1:])[1]
     before_count, in_count, after_count = counts.sum(axis=1).tolist()
     return in_count, after_count, before_count
