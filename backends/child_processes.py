@@ -15,6 +15,14 @@ import time
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 WATCH_SECONDS = 0.5
+REAP_SECONDS = 2.0  # for a dead child's exit status
+
+
+def serve_parent(parent_pid: int) -> None:
+    """In a child process: Ctrl-C is the parent's to handle, and the process
+    dies with its parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent_pid)
 
 
 def die_with_parent(parent_pid: int) -> None:

@@ -23,10 +23,9 @@ import signal
 import time
 from unittest import mock
 
-from backends.child_processes import die_with_parent, ending
+from backends.child_processes import REAP_SECONDS, ending, serve_parent
 
 THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-REAP_SECONDS = 2.0  # for a dead worker's exit status
 INTERRUPTED = 130  # the shell's status of a process ended by Ctrl-C
 
 _children_follow = False  # children forked from here follow this process (``_after_fork``)
@@ -57,8 +56,7 @@ def follow_parent(parent_pid: int) -> None:
     its parent, and so do the children it forks."""
     global _children_follow
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent(parent_pid)
+    serve_parent(parent_pid)
     _children_follow = True
 
 

@@ -18,13 +18,11 @@ from __future__ import annotations
 import importlib
 import multiprocessing
 import os
-import signal
 import time
 import traceback
 
-from backends.child_processes import die_with_parent, ending
+from backends.child_processes import REAP_SECONDS, ending, serve_parent
 
-REAP_SECONDS = 2.0  # for a dead worker's exit status
 STARTUP_SECONDS = 120.0  # for a new worker to import the workbench and say it is ready
 READY = "ready"
 
@@ -39,8 +37,7 @@ def load(entry: str):
 def serve(conn, entry: str, parent_pid: int) -> None:
     """The worker's loop: each request is ``peer.run(**request)``'s keywords;
     each reply (status, result or why, seconds the peer took)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent(parent_pid)
+    serve_parent(parent_pid)
     conn.send(READY)
     peer = None
     while True:
