@@ -3,7 +3,7 @@ code runs comes out as ``SystemError: CPUDispatcher(...) returned a result
 with an exception set``, with the KeyboardInterrupt at the end of its chain.
 Code that turns exceptions into per-item failures calls ``reraise_interrupt``
 first, so that an interrupt stops the run instead of being recorded as a
-backend failure."""
+backend failure; ``last_line`` is what such a failure records."""
 
 from __future__ import annotations
 
@@ -24,3 +24,10 @@ def reraise_interrupt(exc: BaseException) -> None:
     """Raise KeyboardInterrupt (from ``exc``) when ``exc`` is an interrupt in disguise."""
     if is_interrupt(exc):
         raise KeyboardInterrupt from exc
+
+
+def last_line(exc: BaseException) -> str:
+    """What a failure says in one line: its traceback's last ("ValueError: ...")."""
+    import traceback
+
+    return traceback.format_exception_only(type(exc), exc)[-1].strip()

@@ -45,13 +45,14 @@ import math
 import os
 import sys
 import time
-import traceback
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
+
+from backends.interrupts import last_line
 
 CURVES = ("K2-3_K2_C01_everest", "K2-140_K2_C10_juliet", "WASP-126_TESS_S01_alert")
 GTLS_VARIANTS = ("own_grid", "peer", "dy_none", "median_norm", "patched", "peer_patched")
@@ -78,10 +79,6 @@ def tls_periods(t, y, dy, options):
     from backends.grids import tls_model
 
     return np.asarray(tls_model(t, y, dy, **options)._grids()[0])
-
-
-def last_line(exc):
-    return traceback.format_exception_only(type(exc), exc)[-1].strip()
 
 
 def in_fresh_process(fn, *args):

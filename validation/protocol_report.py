@@ -19,11 +19,12 @@ from dataclasses import asdict
 
 import numpy as np
 
+from backends.peers.outcome import FIELDS
 from validation import decision, metrics, outputs, protocol_cases
 from validation.protocol import TLS
 from validation.report import markdown_table, save_figure
 
-OUTCOME = ("period", "t0", "duration", "depth_ppm", "sde", "snr", "runtime_s", "error")
+OUTCOME = tuple(key for key in FIELDS if key != "fap")  # a search's outcome, as the report's columns
 ITEM = ("noise", "source", "snr_design", "duration_factor", "grazing", "n_points",
         *(f"truth_{k}" for k in protocol_cases.TRUTH_FIELDS))
 VERSIONS = ("numpy", "scipy", "numba", "transitleastsquares", "batman-package", "pycuda",

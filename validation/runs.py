@@ -19,13 +19,13 @@ import hashlib
 import json
 import math
 import time
-import traceback
 import warnings
 
 import numpy as np
 
 from backends import peers
-from backends.interrupts import reraise_interrupt
+from backends.interrupts import last_line, reraise_interrupt
+from backends.peers import outcome as outcome_fields
 from backends.peers.outcome import FIELDS  # a peer's outcome has a search side's fields
 from datasets import bin_lightcurve
 from validation import store
@@ -42,9 +42,8 @@ def tls_default_runner():
 
 
 def failed(error, runtime=math.nan):
-    out = dict.fromkeys(FIELDS, math.nan)
-    out.update(error=error, runtime_s=runtime)
-    return out, {}
+    """(scalars, arrays) of a search that gave no result."""
+    return outcome_fields.failed(error, runtime), {}
 
 
 def outcome(results, runtime):
@@ -83,8 +82,7 @@ def guarded(search):
             return search(*args, **kwargs)
         except Exception as exc:  # a backend failing on one case must not end the suite
             reraise_interrupt(exc)
-            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            return failed(last, time.perf_counter() - start)
+            return failed(last_line(exc), time.perf_counter() - start)
     return run
 
 

@@ -35,11 +35,16 @@ def number(value) -> float:
         return math.nan
 
 
-def failure(status: str, why: str, seconds: float) -> dict:
-    """The outcome of a search that gave no result."""
+def failed(error: str, seconds: float = math.nan) -> dict:
+    """The fields of a search that gave no result (any search side's)."""
     out = dict.fromkeys(FIELDS, math.nan)
-    out.update(status=status, error=f"{status}: {why}", runtime_s=seconds)
+    out.update(error=error, runtime_s=seconds)
     return out
+
+
+def failure(status: str, why: str, seconds: float) -> dict:
+    """The outcome of a peer's search that gave no result."""
+    return {**failed(f"{status}: {why}", seconds), "status": status}
 
 
 def problems(found: dict, periods: np.ndarray) -> list:

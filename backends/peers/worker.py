@@ -19,9 +19,9 @@ import importlib
 import multiprocessing
 import os
 import time
-import traceback
 
 from backends.child_processes import REAP_SECONDS, ending, serve_parent
+from backends.interrupts import last_line
 
 STARTUP_SECONDS = 120.0  # for a new worker to import the workbench and say it is ready
 READY = "ready"
@@ -50,7 +50,7 @@ def serve(conn, entry: str, parent_pid: int) -> None:
             peer = peer or load(entry)
             reply = ("ok", peer.run(**request))
         except Exception as exc:  # the peer's failure, reported to the caller
-            reply = ("failed", traceback.format_exception_only(type(exc), exc)[-1].strip())
+            reply = ("failed", last_line(exc))
         conn.send((*reply, time.perf_counter() - start))
 
 
