@@ -12,13 +12,18 @@ import time
 from backends import inputs
 
 
+SEARCH_PACKAGES = ("numpy", "numba", "transitleastsquares", "pycuda", "cupy-cuda12x", "cupy-cuda13x",
+                   "numba-cuda")
+
+
 @functools.lru_cache(maxsize=None)
-def _versions():
+def versions(packages=SEARCH_PACKAGES) -> dict:
+    """Python's and the installed ``packages``' versions (absent ones left
+    out), looked up once per process: importlib.metadata takes ~1 ms each."""
     from importlib import metadata
 
     out = {"python": platform.python_version()}
-    for dist in ("numpy", "numba", "transitleastsquares", "pycuda", "cupy-cuda12x",
-                 "cupy-cuda13x", "numba-cuda"):
+    for dist in packages:
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -82,7 +87,7 @@ def backend_meta(backend, requested) -> dict:
         "auto_table": auto_table() if requested == "auto" else None,
         "exact": backend.exact,
         "device": device_name(backend),
-        "versions": dict(_versions()),  # looked up once per process (~8 ms each time)
+        "versions": dict(versions()),  # looked up once per process (~8 ms each time)
     }
 
 

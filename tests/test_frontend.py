@@ -67,7 +67,7 @@ def test_package_versions_are_looked_up_once_per_process(small_lc, monkeypatch):
 
     from backends import frontend
 
-    frontend._versions.cache_clear()
+    frontend.versions.cache_clear()
     calls = []
     real = metadata.version
     monkeypatch.setattr(metadata, "version", lambda name: calls.append(name) or real(name))

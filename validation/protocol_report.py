@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-import platform
 import time
 from dataclasses import asdict
 
 import numpy as np
 
+from backends import frontend
 from backends.peers.outcome import FIELDS
 from validation import decision, metrics, outputs, protocol_cases
 from validation.protocol import TLS
@@ -225,18 +225,6 @@ def figures(by_snr, fpr, directory, stem):
     return paths
 
 
-def versions():
-    from importlib import metadata
-
-    out = {"python": platform.python_version()}
-    for dist in VERSIONS:
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
-
-
 def stem_of(run):
     every = len(run.cadences) == len(protocol_cases.CADENCES)
     quick = run.cadences[0].name.endswith("-quick")
@@ -269,7 +257,7 @@ def write(run, complete, argv):
                                             beyond=run.reference),
         seed=run.seed, sizes_planned=run.sizes, reference_subset=run.subset, complete=complete,
         passed=passed, command=" ".join(["python -m validation.protocol", *argv]),
-        date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), devices=devices, versions=versions(),
+        date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), devices=devices, versions=frontend.versions(VERSIONS),
         rule=dict(false_positive_rate=decision.FALSE_POSITIVE_RATE, confidence=decision.CONFIDENCE,
                   max_recovery_drop=decision.MAX_RECOVERY_DROP, max_fpr_change=decision.MAX_FPR_CHANGE,
                   period_tolerance=metrics.PERIOD_TOL),

@@ -41,11 +41,11 @@ depth_ppm, sde, snr, fap.
 from __future__ import annotations
 
 import os
-from importlib import metadata
 from typing import Dict, Optional
 
 import numpy as np
 
+from backends.frontend import versions
 from backends.peers import outcome
 from backends.peers.worker import PeerProcess, load
 
@@ -138,15 +138,8 @@ def search(name: str, t, y=None, dy=None, *, timeout: Optional[float] = None, **
     status, value, seconds = worker.call(request, timeout or timeout_seconds())
     found = outcome.judged(value, seconds, periods) if status == "ok" else outcome.failure(status, value, seconds)
     found.update(name=name, device=gpu_name(0) if peer.DEVICE == "gpu" else device_name(peer),
-                 version=_version(peer.PACKAGE))
+                 version=versions((peer.PACKAGE,)).get(peer.PACKAGE) if peer.PACKAGE else None)
     return found
-
-
-def _version(package):
-    try:
-        return metadata.version(package) if package else None
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def _stop(name):
