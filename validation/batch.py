@@ -117,13 +117,10 @@ def summary_row(outcome, backend):
 
 @functools.lru_cache(maxsize=None)
 def worker_backend(name):
-    """The backend a worker process searches with, made once per process: a
-    GPU backend keeps its device state, buffers and kernels from batch to
-    batch. ``auto`` stays a name: ``search_batch`` chooses for each batch's
-    light curves (and searches those its choice refuses with another)."""
-    from backends import get_backend
+    """The backend a worker process searches with (``runs.searcher``), made once per process."""
+    from validation import runs
 
-    return name if name == "auto" else get_backend(name)
+    return runs.searcher(name)
 
 
 def search_files(files, backend, options):

@@ -118,8 +118,6 @@ def _scalars_only(search):
 
 def load_searches(columns, cache_dir, threads):
     """Where tasks run: each column's search (one backend instance each), warmed up once."""
-    from backends.registry import get_backend
-
     _SEARCHES.clear()
     for column in columns:
         if column == TLS:
@@ -127,8 +125,7 @@ def load_searches(columns, cache_dir, threads):
                                               search=_scalars_only(runs.tls_search))
             runs.warm_up(functools.partial(runs.tls_search, use_threads=threads))
         else:  # a peer runs in its own worker process, as in validation.recover
-            side = column if peers.is_peer(column) else get_backend(column)
-            _SEARCHES[column] = _scalars_only(runs.side_under_test(side))
+            _SEARCHES[column] = _scalars_only(runs.side_under_test(column))
             runs.warm_up(_SEARCHES[column])
 
 

@@ -103,10 +103,21 @@ def peer_search(name, t, y, dy, options):
     return {key: found[key] for key in (*FIELDS, "name", "device")}, {}
 
 
+def searcher(backend):
+    """What searches with ``backend`` (a name or instance) run after run: one
+    instance, so that a GPU backend keeps its device state, buffers and kernels;
+    ``auto`` stays a name, chosen for each light curve (or batch)."""
+    from backends.registry import get_backend
+
+    return backend if backend == "auto" else get_backend(backend)
+
+
 def side_under_test(backend):
-    """The search of the side under test: a backend (name or instance), or a peer (``peer:...``)."""
-    search = peer_search if peers.is_peer(backend) else backend_search
-    return functools.partial(guarded(search), backend)
+    """The search of the side under test: a backend (name or instance, made
+    once: ``searcher``), or a peer (``peer:...``)."""
+    if peers.is_peer(backend):
+        return functools.partial(guarded(peer_search), backend)
+    return functools.partial(guarded(backend_search), searcher(backend))
 
 
 def resolve(backend):
