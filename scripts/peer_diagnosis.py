@@ -253,14 +253,12 @@ def cetra_part(options):
 # ---- report ---------------------------------------------------------------------------
 
 def table(rows):
-    rows = [r for r in rows if isinstance(r, dict)]
-    columns = list(dict.fromkeys(k for r in rows for k in r))
+    """The dict rows as a pipe table (periods to 6 significant digits)."""
+    import pandas as pd
 
-    def cell(v):
-        return f"{v:.6g}" if isinstance(v, float) else str(v)
+    from validation.report import markdown_table
 
-    return "\n".join(["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
-                      *("| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |" for r in rows)])
+    return markdown_table(pd.DataFrame([r for r in rows if isinstance(r, dict)]), digits=6)
 
 
 def main(argv=None):

@@ -107,10 +107,10 @@ def figures(table, example, directory, stem):
     return paths
 
 
-def markdown_table(df):
-    """A pipe table of a DataFrame (floats to 3 significant digits)."""
+def markdown_table(df, digits=3):
+    """A pipe table of a DataFrame (floats to ``digits`` significant digits)."""
     def cell(v):
-        return f"{v:.3g}" if isinstance(v, float) else str(v)
+        return f"{v:.{digits}g}" if isinstance(v, float) else str(v)
 
     head = "| " + " | ".join(df.columns) + " |"
     rule = "|" + "---|" * len(df.columns)
