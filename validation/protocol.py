@@ -151,8 +151,9 @@ def execute(run, tasks, jobs, threads, deadline=None, progress=None):
     journals = {(layout.name, column): run.journal(layout, column)
                 for layout in run.cadences for column in run.columns}
     cache_dir = run.out / "cache" / "tls"
-    if jobs > 1:  # compiled here once (numba's and the kernels' disk caches), not by every worker
-        load_searches(run.columns, cache_dir, threads)
+    if jobs > 1:  # compiled here once (numba's and the kernels' disk caches), not by every worker;
+        # a peer compiles in its own worker process, which the parent would only hold idle
+        load_searches([c for c in run.columns if not peers.is_peer(c)], cache_dir, threads)
 
     def done(task, rows):
         column, name, set_name, indices, _ = task
