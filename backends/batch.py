@@ -27,7 +27,7 @@ import numpy as np
 
 from backends import inputs
 from backends.frontend import backend_meta, search
-from backends.grids import make_plan
+from backends.grids import plan_light_curve
 from backends.interrupts import reraise_interrupt
 from backends.protocol import InputTooLarge, TLSBackend
 
@@ -89,9 +89,7 @@ def _prepare(index, item, tls_options):
     try:
         start = time.perf_counter()
         curve_id, t, y, dy = unpack(item, index)
-        lc = inputs.clean(*inputs.unpack(t, y, dy))
-        inputs.check_search(lc.t, tls_options)
-        plan, periods = make_plan(lc.t, lc.y, lc.dy, **tls_options)
+        lc, plan, periods = plan_light_curve(t, y, dy, **tls_options)
         return _Case(curve_id, (t, y, dy), lc.report, plan, periods, time.perf_counter() - start)
     except Exception as exc:  # one bad light curve must not cost the batch
         return BatchError.of(curve_id, exc)

@@ -9,7 +9,6 @@ import functools
 import platform
 import time
 
-from backends import inputs
 
 
 SEARCH_PACKAGES = ("numpy", "numba", "transitleastsquares", "pycuda", "cupy-cuda12x", "cupy-cuda13x",
@@ -48,15 +47,13 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
     the backend's stages, ``statistics``: the rest of ``power()``) and the
     cleaning report.
     """
-    from backends.grids import make_plan
+    from backends.grids import plan_light_curve
     from backends.registry import get_backend
     from backends.tls_bridge import search_backend
     from backends.tls_power import planned_power
 
     start = time.perf_counter()
-    lc = inputs.clean(*inputs.unpack(t, y, dy))
-    inputs.check_search(lc.t, tls_options)  # before any grid is built
-    plan, _ = make_plan(lc.t, lc.y, lc.dy, **tls_options)
+    lc, plan, _ = plan_light_curve(t, y, dy, **tls_options)
     planned = time.perf_counter()
     chosen = get_backend(backend, plan=plan, ndata=lc.t.size)
     chosen.timings.clear()  # an instance passed in again reports this search's stages only

@@ -37,6 +37,17 @@ def make_plan(t, y, dy=None, **options):
     return plan, model.grid.periods
 
 
+def plan_light_curve(t, y=None, dy=None, **options):
+    """(cleaned light curve, plan, periods) of raw input, as every search makes
+    them: unpacked and cleaned (``backends.inputs``), checked against the
+    search limits before any grid is built, then planned (``make_plan``)."""
+    from backends import inputs
+
+    lc = inputs.clean(*inputs.unpack(t, y, dy))
+    inputs.check_search(lc.t, options)
+    return (lc, *make_plan(lc.t, lc.y, lc.dy, **options))
+
+
 def period_grid(time_span, R_star=1.0, M_star=1.0, period_min=0, period_max=float("inf"),
                 oversampling_factor=3, n_transits_min=2):
     """TLS's Ofir (2014) period grid [d], descending."""

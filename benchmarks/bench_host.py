@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 
 import backends
+from backends.grids import plan_light_curve
 from benchmarks.cases import runnable_backend
 from benchmarks.host_path import Replay, host_seconds, k2_like
 
@@ -44,10 +45,7 @@ class Throughput:
     def setup(self, name):
         self.backend = runnable_backend(name, 4320, 10000)
         self.curves = k2_like(self.N)
-        self.jobs = []
-        for t, y, dy in self.curves:
-            lc = backends.inputs.clean(t, y, dy)
-            self.jobs.append(backends.make_plan(lc.t, lc.y, lc.dy))
+        self.jobs = [plan_light_curve(t, y, dy)[1:] for t, y, dy in self.curves]
         self.backend.search_many(self.jobs)  # compile, allocate
         backends.search_batch(self.curves, backend=self.backend)
 

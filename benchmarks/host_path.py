@@ -15,6 +15,7 @@ import statistics
 import time
 
 import backends
+from backends.grids import plan_light_curve
 
 HOST_TARGET_S = 2e-3  # host seconds per K2-like light curve, one process (issue 13)
 
@@ -45,10 +46,7 @@ class Replay(backends.TLSBackend):
     def __init__(self, curves, source, **options):
         super().__init__()
         self.name, self.exact, self.device = source.name, source.exact, source.device
-        plans = []
-        for t, y, dy in curves:
-            lc = backends.inputs.clean(t, y, dy)
-            plans.append(backends.make_plan(lc.t, lc.y, lc.dy, **options))
+        plans = [plan_light_curve(t, y, dy, **options)[1:] for t, y, dy in curves]
         self.found = {_key(plan): stats for (plan, _), stats in zip(plans, source.search_many(plans))}
 
     def search(self, plan, periods, progress=None):

@@ -38,7 +38,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import backends  # noqa: E402
-from backends import inputs, statistics  # noqa: E402
+from backends import statistics  # noqa: E402
+from backends.grids import plan_light_curve  # noqa: E402
 from backends.tls_power import power  # noqa: E402
 from benchmarks.host_path import HOST_TARGET_S, Replay, host_seconds, k2_like  # noqa: E402
 from validation.batch import tls_option  # noqa: E402
@@ -80,12 +81,7 @@ def cpu_seconds(fn, n):
 
 def plans_of(curves, options):
     """(plan, periods) of each light curve, as ``search_batch`` makes them."""
-    out = []
-    for t, y, dy in curves:
-        lc = inputs.clean(t, y, dy)
-        inputs.check_search(lc.t, options)
-        out.append(backends.make_plan(lc.t, lc.y, lc.dy, **options))
-    return out
+    return [plan_light_curve(t, y, dy, **options)[1:] for t, y, dy in curves]
 
 
 def tls_default(curves, options):
