@@ -11,8 +11,8 @@ results objects from their plans and statistics (``backends.statistics``:
 same without model light curves and folded arrays. A light curve that fails
 gives a ``BatchError`` in its place; the others are not lost. Light curves a
 backend cannot take in the batch (refused by the backend ``auto`` chose; pre-
-binned by TLS for an approximate backend) are searched alone, through
-``backends.search``.
+binned by TLS for an approximate backend) are searched alone, as
+``backends.search`` searches, from the plan already made.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from backends import inputs
-from backends.frontend import backend_meta, search
+from backends.frontend import backend_meta, planned_search, prebinned
 from backends.grids import plan_light_curve
 from backends.interrupts import reraise_interrupt
 from backends.protocol import InputTooLarge, TLSBackend
@@ -72,11 +72,10 @@ def unpack(item, index):
 
 @dataclass(frozen=True)
 class _Case:
-    """A light curve ready for the device: its raw input, cleaning report and
-    plan, and the host seconds they took."""
+    """A light curve ready for the device: its cleaning report and plan, and
+    the host seconds they took."""
 
     id: Any
-    raw: tuple
     cleaning: dict
     plan: Any
     periods: np.ndarray
@@ -90,7 +89,7 @@ def _prepare(index, item, tls_options):
         start = time.perf_counter()
         curve_id, t, y, dy = unpack(item, index)
         lc, plan, periods = plan_light_curve(t, y, dy, **tls_options)
-        return _Case(curve_id, (t, y, dy), lc.report, plan, periods, time.perf_counter() - start)
+        return _Case(curve_id, lc.report, plan, periods, time.perf_counter() - start)
     except Exception as exc:  # one bad light curve must not cost the batch
         return BatchError.of(curve_id, exc)
 
@@ -145,7 +144,7 @@ class _Runner:
                 out[k] = case
             elif why is not None:
                 out[k] = self._alone(case, "auto") if self.auto else BatchError.of(case.id, InputTooLarge(why))
-            elif self._prebinned(case.plan):
+            elif prebinned(self.instance, case.plan):
                 out[k] = self._alone(case, self.instance)
             else:
                 ready.append(k)
@@ -157,18 +156,6 @@ class _Runner:
         batch = {"light_curves": len(ready), "seconds": time.perf_counter() - start,
                  "timings": dict(self.instance.timings)}
         return pool.submit(self._results, out, [(k, cases[k], s) for k, s in zip(ready, stats)], batch)
-
-    def _prebinned(self, plan) -> bool:
-        """Whether TLS's ``power()`` pre-bins this light curve for some periods
-        (approximate backends only): then it is searched alone, through power()."""
-        if self.instance.exact:
-            return False
-        from transitleastsquares import binning
-
-        model = plan.model  # the bin grows with the shortest duration, which grows with the period
-        longest = [np.max(model.grid.periods)]
-        return bool(binning.bin_factors(longest, binning.cadence(model.t), plan.R_star_min, plan.M_short,
-                                        binning.bin_fraction())[0] > 1)
 
     def _results(self, out, searched, batch) -> list:
         """``out`` with TLS's results object of each searched light curve."""
@@ -198,9 +185,10 @@ class _Runner:
         return out
 
     def _alone(self, case, backend):
-        """``backends.search`` of one light curve (TLS's own ``power()``)."""
+        """``backends.frontend.planned_search`` of one light curve (TLS's
+        ``power()`` where it pre-bins; ``auto`` picks a backend for it)."""
         try:
-            results = search(*case.raw, backend=backend, **self.options)
+            results = planned_search(case.plan, case.periods, backend, case.cleaning, case.seconds)
         except Exception as exc:
             return BatchError.of(case.id, exc)
         results.meta.update(id=case.id, requested_backend=self.meta["requested_backend"])

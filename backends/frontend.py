@@ -1,7 +1,8 @@
-"""``search``: the workbench's front end. Inputs are cleaned once
-(``backends.inputs``), the search runs through transitleastsquares' own
-``power()`` with our backend plugged into its registry, and the result is
-TLS's results object, every key under TLS's names, plus ``meta``."""
+"""``search``: the workbench's front end. Inputs are cleaned and planned once
+(``backends.grids.plan_light_curve``), the backend searches the plan, and
+``backends.statistics`` gives TLS's results object from its per-period
+statistics, every key under TLS's names, plus ``meta``. TLS's own
+``power(backend="bench-<name>")`` runs the same backends (``tls_bridge``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import functools
 import platform
 import time
 
+import numpy as np
 
+from backends.interrupts import reraise_interrupt
 
 SEARCH_PACKAGES = ("numpy", "numba", "transitleastsquares", "pycuda", "cupy-cuda12x", "cupy-cuda13x",
                    "numba-cuda")
@@ -40,38 +43,70 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
     ``transitleastsquares.power()``; an unknown one, or a search over the size
     limits (``backends.search_size``), is a ValueError before anything is built.
 
-    The light curve's plan (TLS's checks, grids and templates) is made once and
-    handed through ``power()``, which searches and computes the statistics.
+    The light curve's plan (TLS's checks, grids and templates) is made once;
+    the backend searches it and ``backends.statistics`` composes ``power()``'s
+    results from its per-period statistics, as ``search_batch`` does.
     Returns TLS's ``transitleastsquaresresults`` with an extra ``meta`` key:
     backend that ran, device, package versions, per-stage timings [s] (``plan``,
-    the backend's stages, ``statistics``: the rest of ``power()``) and the
-    cleaning report.
+    the backend's stages, ``statistics``) and the cleaning report.
     """
     from backends.grids import plan_light_curve
-    from backends.registry import get_backend
-    from backends.tls_bridge import search_backend
-    from backends.tls_power import planned_power
 
     start = time.perf_counter()
-    lc, plan, _ = plan_light_curve(t, y, dy, **tls_options)
-    planned = time.perf_counter()
-    chosen = get_backend(backend, plan=plan, ndata=lc.t.size)
+    lc, plan, periods = plan_light_curve(t, y, dy, **tls_options)
+    return planned_search(plan, periods, backend, lc.report, time.perf_counter() - start)
+
+
+def planned_search(plan, periods, backend, cleaning, plan_seconds):
+    """``search`` of a light curve already planned (``plan_light_curve``:
+    ``plan``, ``periods``, its ``cleaning`` report, in ``plan_seconds``).
+    A light curve TLS would pre-bin for an approximate backend goes through
+    TLS's own ``power()``, the only place that bins."""
+    from backends.registry import get_backend
+    from backends.statistics import results_many
+
+    chosen = get_backend(backend, plan=plan, ndata=plan.lc.size)
     chosen.timings.clear()  # an instance passed in again reports this search's stages only
     chosen.work.clear()
-
     searching = time.perf_counter()
-    results = planned_power(plan, search_backend(chosen, plan))
+    if prebinned(chosen, plan):
+        from backends.tls_bridge import search_backend
+        from backends.tls_power import planned_power
+
+        results = planned_power(plan, search_backend(chosen, plan))
+    else:
+        try:
+            stats = chosen.search(plan, periods)
+        except Exception as exc:  # Ctrl-C inside numba code comes out as a SystemError
+            reraise_interrupt(exc)
+            raise
+        results = results_many([plan], [stats])[0]
     end = time.perf_counter()
 
     stages = dict(chosen.timings)
     top = sum(v for k, v in stages.items() if "." not in k)  # "stage.part": inside a stage
-    stages.update(plan=planned - start, statistics=max(0.0, end - searching - top), total=end - start)
-    results["meta"] = {**backend_meta(chosen, backend), "timings": stages, "cleaning": lc.report}
+    stages.update(plan=plan_seconds, statistics=max(0.0, end - searching - top),
+                  total=plan_seconds + end - searching)
+    results["meta"] = {**backend_meta(chosen, backend), "timings": stages, "cleaning": cleaning}
     if chosen.work:
         from backends.pruning import work_summary
 
         results["meta"]["work"] = work_summary(chosen.work)
     return results
+
+
+def prebinned(backend, plan) -> bool:
+    """Whether TLS's ``power()`` pre-bins this light curve for some periods:
+    for an approximate ``backend`` only, when the bin TLS would choose at the
+    longest period (the shortest duration grows with it) is over one cadence."""
+    if backend.exact:
+        return False
+    from transitleastsquares import binning
+
+    model = plan.model
+    longest = [np.max(model.grid.periods)]
+    return bool(binning.bin_factors(longest, binning.cadence(model.t), plan.R_star_min, plan.M_short,
+                                    binning.bin_fraction())[0] > 1)
 
 
 def backend_meta(backend, requested) -> dict:

@@ -82,6 +82,18 @@ def test_results_equal_tls_power(searched, lean):
         assert_same(got[key], reference[key], key)
 
 
+def test_a_single_search_equals_tls_power(searched, request):
+    """``backends.search`` composes its results as ``search_batch`` does, not through power()."""
+    _, _, reference = searched
+    t, y, dy, options = CASES[request.node.callspec.params["searched"]]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=equivalence.NO_FIT_WARNING)
+        got = backends.search(t, y, dy, backend="cpu", **options)
+    assert list(got)[:-1] == list(RESULT_KEYS) and "meta" in got
+    for key in RESULT_KEYS:
+        assert_same(got[key], reference[key], key)
+
+
 def test_unsorted_times_take_tls_own_loops(monkeypatch):
     """A plan made from times out of order (make_plan does not sort): TLS's
     per-transit loops, same values as power()."""
