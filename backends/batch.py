@@ -7,7 +7,7 @@ packs many light curves into each launch and overlaps its host work with the
 device through CUDA streams and pinned memory; other backends search one light
 curve after another); then, on the pool, the chunk's light curves get TLS's
 results objects from their plans and statistics (``backends.statistics``:
-``power()``'s values, the chunk's spectra in one call), or with ``lean`` the
+``power()``'s values), or with ``lean`` the
 same without model light curves and folded arrays. A light curve that fails
 gives a ``BatchError`` in its place; the others are not lost. Light curves a
 backend cannot take in the batch (refused by the backend ``auto`` chose; pre-
@@ -159,26 +159,22 @@ class _Runner:
 
     def _results(self, out, searched, batch) -> list:
         """``out`` with TLS's results object of each searched light curve."""
-        from backends.statistics import results_many
+        from backends.statistics import tls_results
 
-        found = [(k, case, s) for k, case, s in searched if not isinstance(s, BatchError)]
-        for k, _, error in searched:
-            if isinstance(error, BatchError):
-                out[k] = error
-        start = time.perf_counter()
-        def many(items):
-            return results_many([c.plan for _, c, _ in items], [s for *_, s in items], self.lean)
-
-        made = _per_curve(many, lambda item: many([item])[0], found, [c.id for _, c, _ in found])
-        seconds = (time.perf_counter() - start) / max(1, len(found))
         share = {stage: s / max(1, len(searched)) for stage, s in batch["timings"].items()}
         top = sum(v for stage, v in share.items() if "." not in stage)
-        for (k, case, _), results in zip(found, made):
-            if isinstance(results, BatchError):
-                out[k] = results
+        for k, case, stats in searched:
+            if isinstance(stats, BatchError):
+                out[k] = stats
                 continue
-            timings = {"plan": case.seconds, **share, "statistics": seconds,
-                       "total": case.seconds + top + seconds}
+            start = time.perf_counter()
+            try:
+                results = tls_results(case.plan, stats, self.lean)
+            except Exception as exc:
+                out[k] = BatchError.of(case.id, exc)
+                continue
+            seconds = time.perf_counter() - start
+            timings = {"plan": case.seconds, **share, "statistics": seconds, "total": case.seconds + top + seconds}
             results["meta"] = {**self.meta, "timings": timings, "cleaning": case.cleaning, "batch": batch,
                                "id": case.id}
             out[k] = results

@@ -63,7 +63,7 @@ def planned_search(plan, periods, backend, cleaning, plan_seconds):
     A light curve TLS would pre-bin for an approximate backend goes through
     TLS's own ``power()``, the only place that bins."""
     from backends.registry import get_backend
-    from backends.statistics import results_many
+    from backends.statistics import tls_results
 
     chosen = get_backend(backend, plan=plan, ndata=plan.lc.size)
     chosen.timings.clear()  # an instance passed in again reports this search's stages only
@@ -80,7 +80,7 @@ def planned_search(plan, periods, backend, cleaning, plan_seconds):
         except Exception as exc:  # Ctrl-C inside numba code comes out as a SystemError
             reraise_interrupt(exc)
             raise
-        results = results_many([plan], [stats])[0]
+        results = tls_results(plan, stats)
     end = time.perf_counter()
 
     stages = dict(chosen.timings)

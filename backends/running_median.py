@@ -1,20 +1,19 @@
 """TLS's running median (``helpers.running_median``: odd kernel, no NaN, padded
-to full length) of many arrays in one compiled call: the SDE detrend of a
-chunk of light curves.
+to full length): the SDE detrend of a light curve's power spectrum.
 
 Each array's values are ranked once (numpy's sort); as the window slides, a
 bitmap holds the ranks inside it and the median's rank moves to the next or
 previous rank in the window, at most a step or two per slide. That is O(1)
-per step, where TLS's sorted window shifts ~k/3 values: ~3x faster on a K2
-spectrum (9,679 periods, k = 91), and the same values, a median being one of
-the values.
+per step, where TLS's sorted window shifts ~k/3 values, and the same values,
+a median being one of the values. One compiled call per array: a chunk's
+arrays joined into one call cost more than the calls (~250 us per K2
+spectrum of 9,679 periods, k = 91, where it was ~470 us).
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
-from transitleastsquares.helpers import _pad_to_length
 
 ONE = np.uint64(1)
 
@@ -90,31 +89,26 @@ def _running_median(ordered, ranks, kernel, bits, out):
 
 
 @numba.njit(cache=True)
-def _running_medians(data, orders, starts, kernels, out_starts, out):
-    """Every array's running median; ``orders``: each array's argsort."""
-    longest = np.max(starts[1:] - starts[:-1])
-    bits = np.zeros((longest >> 6) + 2, np.uint64)
-    ordered, ranks = np.empty(longest), np.empty(longest, np.int64)
-    for k in range(kernels.size):
-        lo, n = starts[k], starts[k + 1] - starts[k]
-        for j in range(n):
-            ranks[orders[lo + j]] = j
-            ordered[j] = data[lo + orders[lo + j]]
-        _running_median(ordered[:n], ranks[:n], kernels[k], bits, out[out_starts[k]:out_starts[k + 1]])
+def _padded_running_median(data, order, kernel, out):
+    """The running median of ``data`` (``order``: its argsort) into ``out``,
+    padded as TLS pads it (``_pad_to_length``: the first median repeated
+    before, the last after)."""
+    n = data.size
+    bits = np.zeros((n >> 6) + 2, np.uint64)
+    ranks = np.empty(n, np.int64)
+    ranks[order] = np.arange(n)
+    first = (kernel - 1) // 2
+    last = first + n - kernel  # the unpadded medians go to out[first:last + 1]
+    _running_median(data[order], ranks, kernel, bits, out[first:last + 1])
+    out[:first] = out[first]
+    out[last + 1:] = out[last]
 
 
-def running_medians(arrays, kernels) -> list:
-    """``helpers.running_median(a, kernel)`` of each float64 array (no NaN,
-    odd ``kernel`` no longer than it), in one compiled call."""
-    if not arrays:
-        return []
-    sizes = np.array([a.size for a in arrays], np.int64)
-    kernels = np.asarray(kernels, np.int64)
-    if np.any(kernels % 2 == 0) or np.any(kernels < 1) or np.any(kernels > sizes):
-        raise ValueError(f"kernels must be odd, positive and no longer than their arrays: {kernels}")
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    out_starts = np.concatenate([[0], np.cumsum(sizes - kernels + 1)])
-    out = np.empty(out_starts[-1])
-    _running_medians(np.concatenate(arrays), np.concatenate([np.argsort(a) for a in arrays]), starts, kernels,
-                     out_starts, out)
-    return [_pad_to_length(out[out_starts[k]:out_starts[k + 1]], sizes[k]) for k in range(sizes.size)]
+def running_median(data, kernel):
+    """``helpers.running_median(data, kernel)`` of a float64 array without NaN
+    and an odd ``kernel`` no longer than it."""
+    if kernel % 2 == 0 or not 1 <= kernel <= data.size:
+        raise ValueError(f"the kernel must be odd, positive and no longer than the array: {kernel}")
+    out = np.empty(data.size)
+    _padded_running_median(data, np.argsort(data), kernel, out)
+    return out

@@ -1,12 +1,12 @@
-"""TLS's spectra and statistics for a chunk of light curves, from their
-backends' per-period results, without ``power()``'s per-curve overhead.
+"""TLS's spectra and statistics of a light curve from its backend's
+per-period results, without ``power()``'s per-curve overhead.
 
 The values are those of transitleastsquares 2.0.4's ``power()``: its
 ``_results`` and ``_detection_statistics``, composed again here from TLS's
 own functions, on the grids, templates and options of each light curve's plan
 (``backends.grids.make_plan``), which are not built again. Three parts run
-faster than TLS's, with its values: the SDE detrend's running medians of the
-whole chunk in one call (``backends.running_median``), the final T0 fit's
+faster than TLS's, with its values: the SDE detrend's running median
+(``backends.running_median``), the final T0 fit's
 trials summed side by side (``backends.t0_fit``), and the per-transit
 statistics every transit at once (``backends.transit_stats``).
 ``lean`` leaves out the model light curves and the folded arrays: half the
@@ -29,7 +29,7 @@ from transitleastsquares.results import transitleastsquaresresults
 from transitleastsquares.transit import fractional_transit
 
 from backends import transit_stats
-from backends.running_median import running_medians
+from backends.running_median import running_median
 from backends.t0_fit import final_T0_fit
 
 FOLDED_KEYS = ("model_lightcurve_time", "model_lightcurve_model", "model_folded_phase",
@@ -37,14 +37,12 @@ FOLDED_KEYS = ("model_lightcurve_time", "model_lightcurve_model", "model_folded_
 NO_FIT_WARNING = 'No transit were fit. Try smaller "transit_depth_min"'  # TLS's words
 
 
-def results_many(plans, stats, lean=False) -> list:
-    """TLS's results object of each plan from its backend's ``PeriodStats``
-    over the plan's period grid (in the grid's order), as ``power()`` gives
-    it; ``lean``: without ``FOLDED_KEYS``. The spectra of all in one call."""
-    found = [sorted_by_period(plan.model.grid, s) for plan, s in zip(plans, stats)]
-    fitted = [k for k, f in enumerate(found) if not no_transit_fit(f)]
-    spectra = dict(zip(fitted, spectra_many([found[k] for k in fitted], [plans[k].model for k in fitted])))
-    return [results(plan.model, f, spectra.get(k), lean) for k, (plan, f) in enumerate(zip(plans, found))]
+def tls_results(plan, stats, lean=False):
+    """TLS's results object of a plan from its backend's ``PeriodStats`` over
+    the plan's period grid (in the grid's order), as ``power()`` gives it;
+    ``lean``: without ``FOLDED_KEYS``."""
+    found = sorted_by_period(plan.model.grid, stats)
+    return results(plan.model, found, None if no_transit_fit(found) else spectra(found, plan.model), lean)
 
 
 def sorted_by_period(grid, stats) -> SearchResult:
@@ -62,7 +60,7 @@ def no_transit_fit(found) -> bool:
 
 def results(model, found, spectrum, lean=False):
     """``power()``'s results object (TLS's ``_results``) from the search's
-    ``found`` and its ``spectrum`` (``spectra_many``'s; None: no transit fit)."""
+    ``found`` and its ``spectrum`` (``spectra``'s; None: no transit fit)."""
     chi2 = found.chi2
     chi2red = chi2 / (len(model.t) - DEGREES_OF_FREEDOM)
     r = dict(chi2_min=np.min(chi2), chi2red_min=np.min(chi2red), periods=found.periods, chi2=chi2,
@@ -83,23 +81,18 @@ def results(model, found, spectrum, lean=False):
 
 # ---- spectra -------------------------------------------------------------------------------
 
-def spectra_many(found, models) -> list:
-    """TLS's ``stats.spectra`` (SR, power_raw, power, SDE_raw, SDE) of each
-    search result with its model's options; the running medians of every
-    "median" detrend in one call (``backends.running_median``), any other
-    detrend (or a power with NaN) by TLS."""
-    raw = [_raw_power(f.chi2) for f in found]
-    kernels = [tls._sde_kernel(m.oversampling_factor) for m in models]
-    batched = [k for k, ((_, power_raw, _), m) in enumerate(zip(raw, models))
-               if m.SDE_detrend == "median" and power_raw.size > 2 * kernels[k]
-               and not np.isnan(power_raw).any()]
-    trends = dict(zip(batched, running_medians([raw[k][1] for k in batched], [kernels[k] for k in batched])))
-    out = []
-    for k, ((SR, power_raw, SDE_raw), f, m) in enumerate(zip(raw, found, models)):
-        trend = trends[k] if k in trends else tls.sde_trend(power_raw, f.periods, m.oversampling_factor,
-                                                              m.SDE_detrend)
-        out.append((SR, power_raw, *_detrended(power_raw, SDE_raw, trend)))
-    return out
+def spectra(found, model) -> tuple:
+    """TLS's ``stats.spectra`` (SR, power_raw, power, SDE_raw, SDE) of a
+    search result with its model's options; a "median" detrend's running
+    median by ``backends.running_median``, any other detrend (or a power with
+    NaN) by TLS."""
+    SR, power_raw, SDE_raw = _raw_power(found.chi2)
+    kernel = tls._sde_kernel(model.oversampling_factor)
+    if model.SDE_detrend == "median" and power_raw.size > 2 * kernel and not np.isnan(power_raw).any():
+        trend = running_median(power_raw, kernel)
+    else:
+        trend = tls.sde_trend(power_raw, found.periods, model.oversampling_factor, model.SDE_detrend)
+    return (SR, power_raw, *_detrended(power_raw, SDE_raw, trend))
 
 
 def _raw_power(chi2):

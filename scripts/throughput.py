@@ -104,7 +104,7 @@ def host_part(curves, backend, repeats, chunk, options) -> dict:
     for mode, lean in (("full", False), ("lean", True)):
         out[mode] = host_seconds(curves, replay, lean=lean, repeats=repeats, chunk_size=chunk, **options)
         out[mode]["statistics_cpu_s_per_curve"] = cpu_seconds(
-            lambda: statistics.results_many([p for p, _ in plans], found, lean=lean), n)
+            lambda: [statistics.tls_results(p, f, lean) for (p, _), f in zip(plans, found)], n)
     return out
 
 

@@ -75,7 +75,7 @@ def test_results_equal_tls_power(searched, lean):
     plan, stats, reference = searched
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=equivalence.NO_FIT_WARNING)
-        got = statistics.results_many([plan], [stats], lean=lean)[0]
+        got = statistics.tls_results(plan, stats, lean=lean)
     expected = [k for k in RESULT_KEYS if not (lean and k in statistics.FOLDED_KEYS)]
     assert list(got) == expected
     for key in expected:
@@ -104,7 +104,7 @@ def test_unsorted_times_take_tls_own_loops(monkeypatch):
     reference = power(t[order], y[order], dy, backend=Replay(statistics.sorted_by_period(plan.model.grid, stats)),
                       **options)
     monkeypatch.setattr(transit_stats, "intransit_stats", None)  # would fail if called
-    got = statistics.results_many([plan], [stats])[0]
+    got = statistics.tls_results(plan, stats)
     for key in RESULT_KEYS:
         assert_same(got[key], reference[key], key)
 
@@ -116,8 +116,8 @@ def test_a_nan_chi2_takes_tls_own_median(monkeypatch):
     stats = backends.get_backend("cpu").search(plan, periods)
     stats.chi2[7] = np.nan
     reference = power(t, y, dy, backend=Replay(statistics.sorted_by_period(plan.model.grid, stats)), **options)
-    monkeypatch.setattr(statistics, "running_medians", lambda arrays, kernels: [] if not arrays else 1 / 0)
-    got = statistics.results_many([plan], [stats])[0]
+    monkeypatch.setattr(statistics, "running_median", lambda data, kernel: 1 / 0)  # would fail if called
+    got = statistics.tls_results(plan, stats)
     for key in RESULT_KEYS:
         assert_same(got[key], reference[key], key)
 
@@ -127,7 +127,7 @@ def test_no_fit_warns_as_tls_does():
     plan, periods = backends.make_plan(t, y, dy, **options)
     stats = backends.get_backend("cpu").search(plan, periods)
     with pytest.warns(UserWarning, match="No transit were fit"):
-        got = statistics.results_many([plan], [stats], lean=True)[0]
+        got = statistics.tls_results(plan, stats, lean=True)
     assert np.isnan(got.period) and got.SDE == 0 and not set(statistics.FOLDED_KEYS) & set(got)
 
 
@@ -136,4 +136,4 @@ def test_statistics_of_another_grid_are_refused():
     plan, periods = backends.make_plan(t, y, dy, **options)
     stats = backends.get_backend("cpu").search(plan, periods[1:])
     with pytest.raises(ValueError, match=f"{periods.size - 1} per-period results for a grid of {periods.size}"):
-        statistics.results_many([plan], [stats])
+        statistics.tls_results(plan, stats)
