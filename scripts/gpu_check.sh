@@ -34,16 +34,11 @@ set -o pipefail
 DEST=${OUT:-reports/gpu/latest}
 OUT=$(mktemp -d)
 mkdir -p "$DEST"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl $(ls .whl-bench/*.whl .whl-dask/*.whl 2>/dev/null) || exit 1
-# numpy 2.4 from the wheels comes first: numba-cuda 0.30.4 fails on numpy 2.5
-export PYTHONPATH=/tmp/site:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
-export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1  # a crashing process prints its Python stack
+source "$(dirname "$0")/gpu_env.sh"
+install_wheels .whl/*.whl $(ls .whl-bench/*.whl .whl-dask/*.whl 2>/dev/null) || exit 1
 {
-    echo "date: $(date -u +%FT%TZ)"
-    echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-    echo "cpu cores: $(nproc), processes allowed: $(ulimit -u) (cgroup: $(cat /sys/fs/cgroup/pids.max 2>/dev/null))"
+    gpu_header
+    echo "processes allowed: $(ulimit -u) (cgroup: $(cat /sys/fs/cgroup/pids.max 2>/dev/null))"
     python3 -c "import numpy, numba, cupy, pycuda; print('numpy', numpy.__version__, 'numba', numba.__version__, \
 'cupy', cupy.__version__, 'pycuda', pycuda.VERSION_TEXT)"
 } 2>&1 | tee "$OUT/header.txt"

@@ -31,14 +31,11 @@ mkdir -p "$DEST"
 for wheel in gputls-0.4.4 cetra-1.0; do
     ls .whl-bench/$wheel-*.whl >/dev/null 2>&1 || echo "warning: .whl-bench/$wheel-*.whl is missing" | tee -a "$OUT/header.txt"
 done
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl .whl-bench/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
-export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 TQDM_MININTERVAL=10
+source "$(dirname "$0")/gpu_env.sh"
+install_wheels .whl/*.whl .whl-bench/*.whl || exit 1
+export TQDM_MININTERVAL=10
 {
-    echo "date: $(date -u +%FT%TZ)"
-    echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    gpu_header
     python3 -c "import backends; [print(f'{k}: {v or \"can run\"}') for k, v in backends.available_backends().items() if k.startswith('peer:')]"
 } 2>&1 | tee -a "$OUT/header.txt"
 

@@ -28,12 +28,11 @@ TLS_PACK=${TLS_PACK:-reports/cache/protocol_tls_pack.npz}
 mkdir -p "$DEST" "$WORK"
 log() { echo "$(date -u +%T) $*" | tee -a "$DEST/protocol.log"; }
 
+source "$(dirname "$0")/gpu_env.sh"
 if compgen -G ".whl/*.whl" > /dev/null; then
-    "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl || exit 2
-    export PYTHONPATH=/tmp/site:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
+    install_wheels .whl/*.whl || exit 2
 fi
-export PYTHONUNBUFFERED=1 TQDM_MININTERVAL=${TQDM_MININTERVAL:-10}
+export TQDM_MININTERVAL=${TQDM_MININTERVAL:-10}
 log "commit ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}; $(nvidia-smi \
     --query-gpu=name --format=csv,noheader 2>/dev/null || echo 'no GPU'); $(nproc) cores"
 if [[ -n ${RESUME_FROM:-} ]]; then

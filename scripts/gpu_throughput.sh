@@ -25,16 +25,9 @@ set -o pipefail
 DEST=${OUT:-reports/host_path/latest}
 WORK=$(mktemp -d)
 mkdir -p "$DEST"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl $(ls .whl-dask/*.whl 2>/dev/null) || exit 1
-export PYTHONPATH=/tmp/site:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
-export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
-{
-    echo "date: $(date -u +%FT%TZ)"
-    echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-    echo "cpu: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-} 2>&1 | tee "$WORK/header.txt"
+source "$(dirname "$0")/gpu_env.sh"
+install_wheels .whl/*.whl $(ls .whl-dask/*.whl 2>/dev/null) || exit 1
+gpu_header 2>&1 | tee "$WORK/header.txt"
 
 PARTS=${PARTS:-throughput}
 USD=${USD_PER_GPU_HOUR:-3.00}

@@ -1,0 +1,20 @@
+# Sourced by the device scripts (scripts/gpu_*.sh), in the repository root.
+# install_wheels FILES...: the carried wheels into /tmp/site, first on
+# PYTHONPATH (numpy 2.4 from the wheels: numba-cuda 0.30.4 fails on numpy
+# 2.5), with CUDA's tools on PATH; gpu_header: date, commit (COMMIT, else
+# git's: the device's checkout may be stale), GPU, CPU. Python runs
+# unbuffered, and a crashing process prints its Python stack.
+install_wheels() {
+    "${PYTHON:-python3}" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site "$@" || return 1
+    export PYTHONPATH=/tmp/site:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
+}
+
+gpu_header() {
+    echo "date: $(date -u +%FT%TZ)"
+    echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "GPU: none"
+    echo "cpu: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+}
+
+export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
