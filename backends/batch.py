@@ -184,7 +184,7 @@ class _Runner:
         """``backends.frontend.planned_search`` of one light curve (TLS's
         ``power()`` where it pre-bins; ``auto`` picks a backend for it)."""
         try:
-            results = planned_search(case.plan, case.periods, backend, case.cleaning, case.seconds)
+            results = planned_search(case.plan, case.periods, backend, case.cleaning, case.seconds, self.lean)
         except Exception as exc:
             return BatchError.of(case.id, exc)
         results.meta.update(id=case.id, requested_backend=self.meta["requested_backend"])

@@ -33,13 +33,15 @@ def versions(packages=SEARCH_PACKAGES) -> dict:
     return out
 
 
-def search(t, y=None, dy=None, backend="auto", **tls_options):
+def search(t, y=None, dy=None, backend="auto", *, lean=False, **tls_options):
     """Run TLS on one light curve with a workbench backend.
 
     ``t, y, dy``: arrays, astropy Quantity/Time, or one LightCurve-like object
     (``.time``, ``.flux``, ``.flux_err``) as ``t``. ``backend``: a registered
     name, ``"auto"`` (the fastest that can run here, logged and recorded in
-    ``meta``) or a ``TLSBackend`` instance. ``tls_options``: any keyword of
+    ``meta``) or a ``TLSBackend`` instance. ``lean``: results without
+    ``backends.statistics.FOLDED_KEYS`` (model light curves, folded arrays),
+    as ``search_batch(lean=True)`` gives them. ``tls_options``: any keyword of
     ``transitleastsquares.power()``; an unknown one, or a search over the size
     limits (``backends.search_size``), is a ValueError before anything is built.
 
@@ -54,16 +56,16 @@ def search(t, y=None, dy=None, backend="auto", **tls_options):
 
     start = time.perf_counter()
     lc, plan, periods = plan_light_curve(t, y, dy, **tls_options)
-    return planned_search(plan, periods, backend, lc.report, time.perf_counter() - start)
+    return planned_search(plan, periods, backend, lc.report, time.perf_counter() - start, lean)
 
 
-def planned_search(plan, periods, backend, cleaning, plan_seconds):
+def planned_search(plan, periods, backend, cleaning, plan_seconds, lean=False):
     """``search`` of a light curve already planned (``plan_light_curve``:
     ``plan``, ``periods``, its ``cleaning`` report, in ``plan_seconds``).
     A light curve TLS would pre-bin for an approximate backend goes through
     TLS's own ``power()``, the only place that bins."""
     from backends.registry import get_backend
-    from backends.statistics import tls_results
+    from backends.statistics import FOLDED_KEYS, tls_results
 
     chosen = get_backend(backend, plan=plan, ndata=plan.lc.size)
     chosen.timings.clear()  # an instance passed in again reports this search's stages only
@@ -74,13 +76,15 @@ def planned_search(plan, periods, backend, cleaning, plan_seconds):
         from backends.tls_power import planned_power
 
         results = planned_power(plan, search_backend(chosen, plan))
+        for key in FOLDED_KEYS if lean else ():
+            results.pop(key)
     else:
         try:
             stats = chosen.search(plan, periods)
         except Exception as exc:  # Ctrl-C inside numba code comes out as a SystemError
             reraise_interrupt(exc)
             raise
-        results = tls_results(plan, stats)
+        results = tls_results(plan, stats, lean)
     end = time.perf_counter()
 
     stages = dict(chosen.timings)

@@ -70,6 +70,7 @@ def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves
     """TLS's power() bins dense light curves for approximate backends: such a
     light curve goes through power() (backends.search), not the batch."""
     from backends.implementations.cpu import CPUBackend
+    from backends.statistics import FOLDED_KEYS
 
     class Rough(CPUBackend):
         name, exact, searched = "rough", False, []
@@ -84,6 +85,8 @@ def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves
     alone = backends.search(*curves[0], backend=Rough(), **OPTIONS)
     np.testing.assert_array_equal(out[0].chi2, alone.chi2)
     assert out[0].meta["id"] == 0 and out[0].meta["backend"] == "rough"
+    lean = search_batch(curves[:1], backend=Rough(), lean=True, **OPTIONS)[0]  # TLS's power(), made lean
+    assert lean.SDE == alone.SDE and set(alone) - set(lean) == set(FOLDED_KEYS)
     monkeypatch.setenv("TLS_BIN_FRACTION", "0.0")  # none binned: the batch searches it
     search_batch(curves[:1], backend=Rough(), **OPTIONS)
     assert Rough.searched == [curves[0][0].size]

@@ -53,6 +53,15 @@ def test_tls_options_pass_through(small_lc):
     assert r.periods.min() > 3.0 and r.periods.max() <= 6.0
 
 
+def test_a_lean_search_leaves_out_the_folded_arrays_only(small_lc):
+    from backends.statistics import FOLDED_KEYS
+
+    full = backends.search(*small_lc, backend="cpu", period_max=5.0)
+    lean = backends.search(*small_lc, backend="cpu", period_max=5.0, lean=True)
+    assert set(full) - set(lean) == set(FOLDED_KEYS) and set(lean) <= set(full)
+    assert (lean.period, lean.T0, lean.SDE, lean.snr) == (full.period, full.T0, full.SDE, full.snr)
+
+
 def test_an_instance_used_twice_reports_each_search_on_its_own(small_lc):
     backend = backends.get_backend("cpu")
     for _ in range(3):

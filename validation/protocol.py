@@ -125,7 +125,7 @@ def load_searches(columns, cache_dir, threads):
                                               search=_scalars_only(runs.tls_search))
             runs.warm_up(functools.partial(runs.tls_search, use_threads=threads))
         else:  # a peer runs in its own worker process, as in validation.recover
-            _SEARCHES[column] = _scalars_only(runs.side_under_test(column))
+            _SEARCHES[column] = _scalars_only(runs.side_under_test(column, lean=True))
             runs.warm_up(_SEARCHES[column])
 
 

@@ -86,12 +86,13 @@ def guarded(search):
     return run
 
 
-def backend_search(backend, t, y, dy, options):
+def backend_search(backend, t, y, dy, options, lean=False):
+    """A backend's outcome; ``lean``: without the periodogram's fold (scalars and spectrum only)."""
     from backends import search
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = search(t, y, dy, backend=backend, **options)
+        results = search(t, y, dy, backend=backend, lean=lean, **options)
     scalars, arrays = outcome(results, results["meta"]["timings"]["total"])
     scalars.update(name=results["meta"]["backend"], device=results["meta"]["device"])
     return scalars, arrays
@@ -112,12 +113,12 @@ def searcher(backend):
     return backend if backend == "auto" else get_backend(backend)
 
 
-def side_under_test(backend):
+def side_under_test(backend, lean=False):
     """The search of the side under test: a backend (name or instance, made
-    once: ``searcher``), or a peer (``peer:...``)."""
+    once: ``searcher``; ``lean``: see ``backend_search``), or a peer (``peer:...``)."""
     if peers.is_peer(backend):
         return functools.partial(guarded(peer_search), backend)
-    return functools.partial(guarded(backend_search), searcher(backend))
+    return functools.partial(guarded(backend_search), searcher(backend), lean=lean)
 
 
 def resolve(backend):
