@@ -53,9 +53,11 @@ def _workbench_peer(name, case):
 
 
 def _bls(case):
+    """BLS over the whole TLS grid of the case's options, as the other peers and
+    ``bench_search.EndToEnd`` search (``case.periods`` is cut to ``nperiods``)."""
     from astropy.timeseries import BoxLeastSquares
 
-    periods = np.sort(case.periods)
+    periods = np.sort(case.plan.model.grid.periods)
     durations = np.geomspace(0.02, min(0.3, 0.5 * periods[0]), 12)
     power = BoxLeastSquares(case.t, case.y, case.dy).power(periods, durations)
     return float(power.period[np.argmax(power.power)])
