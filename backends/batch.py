@@ -116,10 +116,10 @@ class _Runner:
     choice refuses (``InputTooLarge``) is searched alone with ``auto``, which
     skips it."""
 
-    def __init__(self, backend, tls_options, lean):
+    def __init__(self, backend, lean):
         from backends.registry import get_backend
 
-        self.requested, self.options, self.lean = backend, tls_options, lean
+        self.requested, self.lean = backend, lean
         self.auto = backend == "auto"
         self.instance = None if self.auto else get_backend(backend)  # a bad name fails at once
         self.meta = None
@@ -212,7 +212,7 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, lean
     if not isinstance(backend, (str, TLSBackend)):
         raise TypeError(f"backend must be a name or a TLSBackend, got {type(backend).__name__}")
     inputs.check_options(tls_options)  # a misspelt option is the caller's, not one light curve's
-    runner = _Runner(backend, tls_options, lean)
+    runner = _Runner(backend, lean)
     items = enumerate(light_curves)
     with ThreadPoolExecutor(workers) as pool:
 

@@ -47,7 +47,9 @@ def search(t, y=None, dy=None, backend="auto", *, lean=False, **tls_options):
 
     The light curve's plan (TLS's checks, grids and templates) is made once;
     the backend searches it and ``backends.statistics`` composes ``power()``'s
-    results from its per-period statistics, as ``search_batch`` does.
+    results from its per-period statistics, as ``search_batch`` does (TLS's
+    own ``power()`` on the plan where only it does what is asked: see
+    ``planned_search``).
     Returns TLS's ``transitleastsquaresresults`` with an extra ``meta`` key:
     backend that ran, device, package versions, per-stage timings [s] (``plan``,
     the backend's stages, ``statistics``) and the cleaning report.
@@ -62,16 +64,18 @@ def search(t, y=None, dy=None, backend="auto", *, lean=False, **tls_options):
 def planned_search(plan, periods, backend, cleaning, plan_seconds, lean=False):
     """``search`` of a light curve already planned (``plan_light_curve``:
     ``plan``, ``periods``, its ``cleaning`` report, in ``plan_seconds``).
-    A light curve TLS would pre-bin for an approximate backend goes through
-    TLS's own ``power()``, the only place that bins."""
+    Through TLS's own ``power()`` instead where only it does what is asked:
+    pre-binning for an approximate backend, its log or progress bar
+    (``verbose``, ``show_progress_bar``)."""
     from backends.registry import get_backend
     from backends.statistics import FOLDED_KEYS, tls_results
 
+    start = time.perf_counter()
     chosen = get_backend(backend, plan=plan, ndata=plan.lc.size)
     chosen.timings.clear()  # an instance passed in again reports this search's stages only
     chosen.work.clear()
     searching = time.perf_counter()
-    if prebinned(chosen, plan):
+    if prebinned(chosen, plan) or talks(plan):
         from backends.tls_bridge import search_backend
         from backends.tls_power import planned_power
 
@@ -80,23 +84,27 @@ def planned_search(plan, periods, backend, cleaning, plan_seconds, lean=False):
             results.pop(key)
     else:
         try:
-            stats = chosen.search(plan, periods)
+            results = tls_results(plan, chosen.search(plan, periods), lean)
         except Exception as exc:  # Ctrl-C inside numba code comes out as a SystemError
             reraise_interrupt(exc)
             raise
-        results = tls_results(plan, stats, lean)
     end = time.perf_counter()
 
     stages = dict(chosen.timings)
     top = sum(v for k, v in stages.items() if "." not in k)  # "stage.part": inside a stage
     stages.update(plan=plan_seconds, statistics=max(0.0, end - searching - top),
-                  total=plan_seconds + end - searching)
+                  total=plan_seconds + end - start)
     results["meta"] = {**backend_meta(chosen, backend), "timings": stages, "cleaning": cleaning}
     if chosen.work:
         from backends.pruning import work_summary
 
         results["meta"]["work"] = work_summary(chosen.work)
     return results
+
+
+def talks(plan) -> bool:
+    """Whether the search asks for TLS's log or progress bar."""
+    return any(plan.model.options.get(key) for key in ("verbose", "show_progress_bar"))
 
 
 def prebinned(backend, plan) -> bool:

@@ -84,8 +84,6 @@ def _running_median(ordered, ranks, kernel, bits, out):
             median = _next(bits, median)
             below += 1
         out[i] = ordered[median]
-    for i in range(ranks.size - kernel, ranks.size):  # leave the bitmap zeroed for the next array
-        bits[ranks[i] >> 6] = 0
 
 
 @numba.njit(cache=True)

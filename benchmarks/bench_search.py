@@ -1,5 +1,5 @@
-"""End-to-end searches through ``backends.search`` (TLS's ``power()`` with the
-backend plugged in: grids, templates, scan, statistics, T0 fit), warm and
+"""End-to-end searches through ``backends.search`` (the plan's grids and
+templates, the backend's scan, TLS's statistics and T0 fit), warm and
 cold; accuracy against the ``cpu`` backend; peak GPU memory.
 
 The results of ``backends.search`` are host arrays, so each timed call has

@@ -31,7 +31,6 @@ Exit status 1 when the gate fails, 0 when it passes.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
 import json
 import math
@@ -294,7 +293,7 @@ def measure(base_rev: str, rounds: int, work: str, threshold=None, confirm_round
         with open(os.path.join(work, "counts.json"), "w") as f:
             json.dump(counts, f, indent=1)
         run = Run(why, base_commit, {side: load_timings(os.path.join(work, side)) for side in sides}, counts)
-        if threshold and why is None:
+        if threshold and why is None and confirm_rounds > 0:
             confirm(run, sides, threshold, confirm_rounds, os.path.join(work, "confirm"))
     finally:
         if why is None:
@@ -313,7 +312,9 @@ def confirm(run: Run, sides: dict, threshold: float, rounds: int, work: str) -> 
     print(f"{len(slower)} timing(s) over {threshold:.2f}x, measured again: {', '.join(slower)}", flush=True)
     run_rounds(sides, rounds, work, [f"^{re.escape(name)}$" for name in slower])  # asv: name(params)
     again = {side: load_timings(os.path.join(work, side)) for side in sides}
-    run.timings = {side: {**run.timings[side], **{name: again[side][name] for name in slower}} for side in sides}
+    lost = Timing(None, None, [None])  # asv wrote no result: a failure in HEAD, nothing decided in the parent
+    run.timings = {side: {**run.timings[side], **{name: again[side].get(name, lost) for name in slower}}
+                   for side in sides}
     run.first = slower
 
 

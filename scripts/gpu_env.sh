@@ -1,4 +1,5 @@
-# Sourced by the device scripts (scripts/gpu_*.sh), in the repository root.
+# Sourced by gpu_check.sh, gpu_peers.sh, gpu_protocol.sh and gpu_throughput.sh
+# (gpu_bench.sh installs into a site of its own), run from the repository root.
 # install_wheels FILES...: the carried wheels into /tmp/site, first on
 # PYTHONPATH (numpy 2.4 from the wheels: numba-cuda 0.30.4 fails on numpy
 # 2.5), with CUDA's tools on PATH; gpu_header: date, commit (COMMIT, else

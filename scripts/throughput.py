@@ -7,7 +7,7 @@ N seeded K2-like light curves (``benchmarks.host_path.k2_like``: baselines
 - ``search_many``: the backend's packed statistics alone, plans built beforehand;
 - ``batch_w<k>``:  ``backends.search_batch`` with k host threads, TLS's results objects;
 - ``lean_w<k>``:   the same in the lean mode (``validation.batch``'s);
-- ``one_by_one``:  ``backends.search`` on each in turn (TLS's ``power()``);
+- ``one_by_one``:  ``backends.search`` on each in turn (TLS's results, full);
 
 each cold (kernel cache cleared, new instance) and warm (median of
 ``--repeats``); results are host arrays, and the device is synchronised

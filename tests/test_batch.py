@@ -68,7 +68,7 @@ def test_lean_results_are_the_full_ones_without_folded_arrays(curves):
 
 def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves, monkeypatch):
     """TLS's power() bins dense light curves for approximate backends: such a
-    light curve goes through power() (backends.search), not the batch."""
+    light curve goes through power() (frontend.planned_search), not the batch."""
     from backends.implementations.cpu import CPUBackend
     from backends.statistics import FOLDED_KEYS
 

@@ -62,6 +62,20 @@ def test_a_lean_search_leaves_out_the_folded_arrays_only(small_lc):
     assert (lean.period, lean.T0, lean.SDE, lean.snr) == (full.period, full.T0, full.SDE, full.snr)
 
 
+def test_tls_log_and_progress_bar_come_from_tls_power(small_lc, capsys, monkeypatch):
+    """verbose and show_progress_bar are TLS's own: such a search runs through power()."""
+    from backends import tls_power
+
+    quiet = backends.search(*small_lc, backend="cpu", period_max=5.0)
+    assert capsys.readouterr() == ("", "")
+    talking = backends.search(*small_lc, backend="cpu", period_max=5.0, verbose=True, show_progress_bar=True)
+    out, err = capsys.readouterr()
+    assert "Searching 960 data points" in out and f"{quiet.periods.size}/{quiet.periods.size} periods" in err
+    assert talking.SDE == quiet.SDE and talking.T0 == quiet.T0
+    monkeypatch.setattr(tls_power, "planned_power", lambda *a, **k: 1 / 0)  # a quiet search does not call it
+    assert backends.search(*small_lc, backend="cpu", period_max=5.0).SDE == quiet.SDE
+
+
 def test_an_instance_used_twice_reports_each_search_on_its_own(small_lc):
     backend = backends.get_backend("cpu")
     for _ in range(3):

@@ -161,6 +161,17 @@ def test_a_slowdown_is_measured_again_and_fails_only_when_the_second_measurement
     assert verdict.failures == [f"{NAME}: 1.500x the parent's time (0.1 s -> 0.15 s; threshold 1.20x)"]
 
 
+def test_a_timing_missing_from_the_second_measurement_fails_in_head(tmp_path, monkeypatch):
+    timings = {"base": {NAME: timing(0.1)}, "head": {NAME: timing(0.166)},
+               "confirm/base": {NAME: timing(0.1)}, "confirm/head": {}}
+    fake_runs(monkeypatch, timings, {"base": {}, "head": {}})
+    verdict = gate.gate("HEAD", 2, 1.2, str(tmp_path), confirm_rounds=4)
+    assert verdict.failures == [f"{NAME}: fails in HEAD (asv.log has its error)"]
+    runs = fake_runs(monkeypatch, timings, {"base": {}, "head": {}})
+    verdict = gate.gate("HEAD", 2, 1.2, str(tmp_path / "none"), confirm_rounds=0)  # --confirm 0: first decides
+    assert runs == [(["base", "head"], 2)] and "1.660x" in verdict.failures[0]
+
+
 def test_without_a_slowdown_nothing_is_measured_again(tmp_path, monkeypatch):
     runs = fake_runs(monkeypatch, {"base": {NAME: timing(0.1)}, "head": {NAME: timing(0.11)}},
                      {"base": {}, "head": {}})

@@ -60,14 +60,17 @@ def test_an_interrupted_batch_raises_instead_of_recording_errors(monkeypatch):
 def test_ctrl_c_in_a_search_is_a_keyboard_interrupt(monkeypatch, small_lc):
     from transitleastsquares import transitleastsquares
 
-    from backends import tls_power
+    from backends import statistics
 
+    monkeypatch.setattr(statistics, "running_median", lambda data, kernel: numba_interrupt())
+    with pytest.raises(KeyboardInterrupt):  # in the statistics
+        backends.search(*small_lc, backend="cpu")
     monkeypatch.setattr(CPUBackend, "search", lambda self, plan, periods, progress=None: numba_interrupt())
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt):  # in the backend
         backends.search(*small_lc, backend="cpu")
     monkeypatch.setattr(transitleastsquares, "power", lambda self, **options: numba_interrupt())
-    with pytest.raises(KeyboardInterrupt):  # TLS's power(), for a light curve it pre-bins
-        tls_power.power(*small_lc, period_max=5.0)
+    with pytest.raises(KeyboardInterrupt):  # in TLS's power(), which a search asking for TLS's log runs
+        backends.search(*small_lc, backend="cpu", verbose=True)
 
 
 def test_cpu_tls_leaves_no_worker_pool_behind():
