@@ -25,6 +25,12 @@ def tls_model(t, y, dy=None, **options):
     return model
 
 
+def trial_periods(t, y, dy=None, **options) -> np.ndarray:
+    """TLS's trial periods [d] for a cleaned light curve and ``power()``
+    options, in TLS's order: what a peer searches."""
+    return np.asarray(tls_model(t, y, dy, **options)._grids()[0])
+
+
 def make_plan(t, y, dy=None, **options):
     """(Plan, periods) for a light curve (cleaned) and ``power()`` options:
     what ``power()`` would hand a backend, made once (TLS's checks; grids and

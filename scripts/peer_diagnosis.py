@@ -52,6 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
+from backends.grids import trial_periods
 from backends.interrupts import last_line
 
 CURVES = ("K2-3_K2_C01_everest", "K2-140_K2_C10_juliet", "WASP-126_TESS_S01_alert")
@@ -73,12 +74,6 @@ def load(index_or_name):
     name = CURVES[int(index_or_name)] if str(index_or_name).isdigit() else index_or_name
     lc = load_curve(name)
     return name, lc.t, lc.y, lc.dy
-
-
-def tls_periods(t, y, dy, options):
-    from backends.grids import tls_model
-
-    return np.asarray(tls_model(t, y, dy, **options)._grids()[0])
 
 
 def in_fresh_process(fn, *args):
@@ -167,7 +162,7 @@ def gtls_variant(variant, index, options):
     from backends.peers.outcome import number
 
     name, t, y, dy = load(index)
-    periods = tls_periods(t, y, dy, options)
+    periods = trial_periods(t, y, dy, **options)
     row = dict(curve=name, variant=variant, shortest_tls_period=float(periods.min()))
     try:
         with patched_kernel(variant.endswith("patched")):
@@ -221,7 +216,7 @@ def cetra_step(step, options):
         import backends
 
         return dict(curve=name, period=float(backends.search(t, y, dy, backend="basic", **options).period))
-    periods = tls_periods(t, y, dy, options)
+    periods = trial_periods(t, y, dy, **options)
     if kind == "gtls":
         from backends.peers import gtls
 

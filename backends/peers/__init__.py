@@ -43,8 +43,6 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional
 
-import numpy as np
-
 from backends.frontend import versions
 from backends.peers import outcome
 from backends.peers.worker import PeerProcess, load
@@ -127,12 +125,12 @@ def search(name: str, t, y=None, dy=None, *, timeout: Optional[float] = None, **
     from backends import inputs
     from backends.frontend import device_name
     from backends.gpu import gpu_name
-    from backends.grids import tls_model
+    from backends.grids import trial_periods
 
     peer = _peer(require(name))
     lc = inputs.clean(*inputs.unpack(t, y, dy))
     inputs.check_search(lc.t, options)
-    periods = np.asarray(tls_model(lc.t, lc.y, lc.dy, **options)._grids()[0])
+    periods = trial_periods(lc.t, lc.y, lc.dy, **options)
     request = dict(t=lc.t, y=lc.y, dy=lc.dy, periods=periods, options=options)
     worker = _WORKERS.setdefault(name, PeerProcess(name, _PEERS[name]))
     status, value, seconds = worker.call(request, timeout or timeout_seconds())
