@@ -205,16 +205,21 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, lean
     need many processes: ``python -m validation.batch``. ``lean``: results
     without ``backends.statistics.FOLDED_KEYS`` (model light curves, folded
     arrays), a survey's mode. ``tls_options`` go to every search (see
-    ``backends.search``). ``meta["timings"]`` holds the light curve's plan and
+    ``backends.search``); ``show_progress_bar=True`` shows one bar over the
+    light curves, searched chunk by chunk. ``meta["timings"]`` holds the light curve's plan and
     statistics seconds plus its share of its chunk's search stages;
     ``meta["batch"]`` the chunk's.
     """
     if not isinstance(backend, (str, TLSBackend)):
         raise TypeError(f"backend must be a name or a TLSBackend, got {type(backend).__name__}")
     inputs.check_options(tls_options)  # a misspelt option is the caller's, not one light curve's
+    from tqdm import tqdm
+
     runner = _Runner(backend, lean)
     items = enumerate(light_curves)
-    with ThreadPoolExecutor(workers) as pool:
+    total = len(light_curves) if hasattr(light_curves, "__len__") else None
+    with ThreadPoolExecutor(workers) as pool, tqdm(total=total, unit="lc", desc="light curves searched",
+                                                   disable=not tls_options.get("show_progress_bar")) as bar:
 
         def prepared():  # a chunk's plans, the next chunk's already submitted
             ahead = None
@@ -226,5 +231,8 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, lean
             if ahead is not None:
                 yield ahead
 
-        chunks = [runner.chunk([f.result() for f in futures], pool) for futures in prepared()]
+        chunks = []
+        for futures in prepared():
+            chunks.append(runner.chunk([f.result() for f in futures], pool))
+            bar.update(len(futures))
         return [outcome for chunk in chunks for outcome in chunk.result()]

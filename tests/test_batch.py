@@ -106,6 +106,14 @@ def test_a_worker_makes_its_backend_once(inputs, monkeypatch):
     batch.worker_backend.cache_clear()
 
 
+def test_show_progress_bar_is_one_bar_over_the_light_curves(curves, capsys):
+    search_batch(curves[:2], backend="cpu", chunk_size=1, **OPTIONS)
+    assert capsys.readouterr().err == ""
+    search_batch(curves[:2], backend="cpu", chunk_size=1, show_progress_bar=True, **OPTIONS)
+    err = capsys.readouterr().err
+    assert "light curves searched" in err and "2/2" in err and "periods" not in err
+
+
 def test_bad_backend_or_option_raises_at_once(curves):
     with pytest.raises(ValueError, match="unknown backend"):
         search_batch(curves, backend="nope")
