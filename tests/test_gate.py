@@ -41,6 +41,14 @@ def test_the_median_of_all_samples_decides_not_one_outlier():
     assert verdict.passed
 
 
+def test_a_slower_median_with_fast_samples_left_is_noise_not_a_slowdown():
+    """Seen in this gate: a median 1.43x the parent's while the fastest samples were 1.03x."""
+    head = gate.Timing("v1", 0.15, [0.1, 0.15, 0.15, 0.15, 0.15])
+    verdict = gate.Verdict()
+    gate.compare_timings(verdict, {NAME: timing(0.1)}, {NAME: head}, 1.2)
+    assert verdict.passed and "fastest samples only 1.010x" in verdict.notes[0]
+
+
 def test_a_benchmark_failing_in_head_fails_a_skipped_or_new_or_changed_one_is_not_compared():
     skipped = "bench_search.EndToEnd.time_search_warm('simple', 500, 1000)"
     new, changed = "bench_search.Batch.time_search_batch('cpu')", "bench_stages.HostStages.time_plan(500, 1000)"
@@ -158,7 +166,8 @@ def test_a_slowdown_is_measured_again_and_fails_only_when_the_second_measurement
     assert any(note.startswith(f"{NAME}: 1.660x the parent's time at first") for note in verdict.notes)
     timings["confirm/head"] = {NAME: timing(0.15)}
     verdict = gate.gate("HEAD", 2, 1.2, str(tmp_path / "again"), confirm_rounds=4)
-    assert verdict.failures == [f"{NAME}: 1.500x the parent's time (0.1 s -> 0.15 s; threshold 1.20x)"]
+    assert verdict.failures == [f"{NAME}: 1.500x the parent's time (0.1 s -> 0.15 s; fastest samples 1.500x; "
+                                f"threshold 1.20x)"]
 
 
 def test_a_timing_missing_from_the_second_measurement_fails_in_head(tmp_path, monkeypatch):
