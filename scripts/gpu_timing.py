@@ -70,12 +70,15 @@ def time_tls(t, y, dy, method, threads, **options):
 
 
 def sweep(specs) -> list:
-    """Every combination of ``["key=v1,v2", ...]`` as option dicts (none: [])."""
+    """Every combination of ``["key=v1,v2", ...]`` as option dicts (none: []);
+    each value a Python literal where it is one, else text (layout=shared,global)."""
+    from validation.batch import tls_option
+
     if not specs:
         return []
     keys, values = zip(*(spec.split("=", 1) for spec in specs))
     return [dict(zip(keys, combo)) for combo in
-            itertools.product(*([int(v) for v in vs.split(",")] for vs in values))]
+            itertools.product(*([tls_option(f"{k}={v}")[1] for v in vs.split(",")] for k, vs in zip(keys, values)))]
 
 
 def main():

@@ -253,7 +253,7 @@ def table(rows):
 
     from validation.report import markdown_table
 
-    return markdown_table(pd.DataFrame([r for r in rows if isinstance(r, dict)]), digits=6)
+    return markdown_table(pd.DataFrame([r for r in rows if isinstance(r, dict)]).fillna(""), digits=6)
 
 
 def main(argv=None):

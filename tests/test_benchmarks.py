@@ -16,8 +16,7 @@ import backends
 from benchmarks import REPO, bench_host, bench_peers, bench_search, bench_stages, cases, figure, peers
 from conftest import result_set, write_results
 
-sys.path.insert(0, os.path.join(REPO, "scripts"))
-import bench_regress  # noqa: E402
+import bench_regress
 
 N, P = 500, 1000
 # the GPU machine runs the tests with or without the benchmark wheels (.whl-bench)

@@ -2,12 +2,7 @@
 (it passes every block holding a per-shift survivor), the aligned bound
 looser than the exact one."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-
-import block_bound_study  # noqa: E402
+import block_bound_study
 
 
 def test_block_bounds_keep_every_survivor_and_aligned_is_looser():

@@ -1,17 +1,13 @@
 """scripts/exactness.py: one line, before any search, for a backend that cannot
 run; each backend held to TLS's contract by its ``exact`` attribute."""
 
-import sys
-from pathlib import Path
-
 import pandas as pd
 import pytest
 from conftest import UnavailableBackend, box_light_curve, registered
 
 from backends.implementations.cpu import CPUBackend
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import exactness  # noqa: E402
+import exactness
 
 
 class Approximate(CPUBackend):

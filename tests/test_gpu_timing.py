@@ -1,10 +1,6 @@
 """scripts/gpu_timing.py's option sweep (the timing itself needs a GPU)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import gpu_timing  # noqa: E402
+import gpu_timing
 
 
 def test_sweep_is_every_combination_of_the_options():

@@ -3,8 +3,6 @@ host seconds per light curve), ``scripts/throughput.py``'s targets and
 ``scripts/host_path_report.py``'s summary."""
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,9 +11,8 @@ from conftest import box_light_curve
 import backends
 from benchmarks.host_path import HOST_TARGET_S, Replay, host_seconds, k2_like
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import host_path_report  # noqa: E402
-import throughput  # noqa: E402
+import host_path_report
+import throughput
 
 OPTIONS = {"period_min": 3.0, "period_max": 5.0}
 

@@ -4,13 +4,11 @@ limit, and the table."""
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import requires_distributed
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import multigpu_scaling as scaling  # noqa: E402
+import multigpu_scaling as scaling
 
 
 @requires_distributed

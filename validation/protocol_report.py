@@ -27,8 +27,7 @@ from validation.report import markdown_table, save_figure
 OUTCOME = tuple(key for key in FIELDS if key != "fap")  # a search's outcome, as the report's columns
 ITEM = ("noise", "source", "snr_design", "duration_factor", "grazing", "n_points",
         *(f"truth_{k}" for k in protocol_cases.TRUTH_FIELDS))
-VERSIONS = ("numpy", "scipy", "numba", "transitleastsquares", "batman-package", "pycuda",
-            "cupy-cuda12x", "cupy-cuda13x")
+VERSIONS = (*frontend.SEARCH_PACKAGES, "scipy", "batman-package")
 
 
 def labels(run):
