@@ -14,9 +14,8 @@ from __future__ import annotations
 import time
 
 import backends
-from backends.grids import plan_light_curve
 from benchmarks.cases import runnable_backend
-from benchmarks.host_path import Replay, host_seconds, k2_like
+from benchmarks.host_path import Replay, host_seconds, k2_like, plans_of
 
 
 class HostPath:
@@ -45,7 +44,7 @@ class Throughput:
     def setup(self, name):
         self.backend = runnable_backend(name, 4320, 10000)
         self.curves = k2_like(self.N)
-        self.jobs = [plan_light_curve(t, y, dy)[1:] for t, y, dy in self.curves]
+        self.jobs = plans_of(self.curves, {})
         self.backend.search_many(self.jobs)  # compile, allocate
         backends.search_batch(self.curves, backend=self.backend)
 

@@ -32,6 +32,11 @@ def k2_like(n: int) -> list:
     return curves
 
 
+def plans_of(curves, options) -> list:
+    """(plan, periods) of each light curve, as ``search_batch`` makes them."""
+    return [plan_light_curve(t, y, dy, **options)[1:] for t, y, dy in curves]
+
+
 def _key(plan) -> tuple:
     """Which seeded curve a plan is: its length and first and last fluxes (a
     hash of all of them cost ~55 us per curve inside the measured time)."""
@@ -41,12 +46,13 @@ def _key(plan) -> tuple:
 class Replay(backends.TLSBackend):
     """Hands ``search_batch`` the per-period statistics ``source`` (a
     ``TLSBackend``) found for ``curves`` (searched once, on construction), in
-    no time; it takes ``source``'s name, exactness and device."""
+    no time; it takes ``source``'s name, exactness and device. ``plans``: the
+    curves' (``plans_of``), where already made."""
 
-    def __init__(self, curves, source, **options):
+    def __init__(self, curves, source, plans=None, **options):
         super().__init__()
         self.name, self.exact, self.device = source.name, source.exact, source.device
-        plans = [plan_light_curve(t, y, dy, **options)[1:] for t, y, dy in curves]
+        plans = plans if plans is not None else plans_of(curves, options)
         self.found = {_key(plan): stats for (plan, _), stats in zip(plans, source.search_many(plans))}
 
     def search(self, plan, periods, progress=None):

@@ -39,9 +39,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import backends  # noqa: E402
 from backends import statistics  # noqa: E402
-from backends.grids import plan_light_curve  # noqa: E402
 from backends.tls_power import power  # noqa: E402
-from benchmarks.host_path import HOST_TARGET_S, Replay, host_seconds, k2_like  # noqa: E402
+from benchmarks.host_path import HOST_TARGET_S, Replay, host_seconds, k2_like, plans_of  # noqa: E402
 from validation.batch import tls_option  # noqa: E402
 
 END_TO_END_TARGET = 0.9  # end to end over the packed statistics' rate
@@ -79,11 +78,6 @@ def cpu_seconds(fn, n):
     return (time.process_time() - start) / n
 
 
-def plans_of(curves, options):
-    """(plan, periods) of each light curve, as ``search_batch`` makes them."""
-    return [plan_light_curve(t, y, dy, **options)[1:] for t, y, dy in curves]
-
-
 def tls_default(curves, options):
     seconds = []
     for t, y, dy in curves:
@@ -93,11 +87,11 @@ def tls_default(curves, options):
     return seconds
 
 
-def host_part(curves, backend, repeats, chunk, options) -> dict:
+def host_part(curves, plans, backend, repeats, chunk, options) -> dict:
     """The host's CPU seconds per light curve: ``search_batch`` with the
-    statistics replayed (full and lean), its plans and its statistics."""
-    replay = Replay(curves, backend, **options)
-    plans = plans_of(curves, options)
+    statistics replayed (full and lean), its plans and its statistics;
+    ``plans``: the curves' (``plans_of``)."""
+    replay = Replay(curves, backend, plans=plans)
     found = [replay.search(plan, periods) for plan, periods in plans]
     n = len(curves)
     out = {"plan_cpu_s_per_curve": cpu_seconds(lambda: plans_of(curves, options), n)}
@@ -167,7 +161,7 @@ def main(argv=None):
         print(f"{mode:12s} cold {cold:8.3f} s  warm {warm:8.3f} s  -> {n / warm:7.1f} curves/s warm",
               flush=True)
 
-    report["host"] = host_part(curves, searcher, args.repeats, args.chunk, options)
+    report["host"] = host_part(curves, plans, searcher, args.repeats, args.chunk, options)
     report["targets"] = targets(report)
     if args.tls_curves:
         seconds = tls_default(curves[:args.tls_curves], options)
