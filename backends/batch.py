@@ -215,11 +215,12 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, lean
     inputs.check_options(tls_options)  # a misspelt option is the caller's, not one light curve's
     from tqdm import tqdm
 
+    show_bar = tls_options.pop("show_progress_bar", False)  # the batch's bar, not each search's
     runner = _Runner(backend, lean)
     items = enumerate(light_curves)
     total = len(light_curves) if hasattr(light_curves, "__len__") else None
     with ThreadPoolExecutor(workers) as pool, tqdm(total=total, unit="lc", desc="light curves searched",
-                                                   disable=not tls_options.get("show_progress_bar")) as bar:
+                                                   disable=not show_bar) as bar:
 
         def prepared():  # a chunk's plans, the next chunk's already submitted
             ahead = None

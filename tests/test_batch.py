@@ -66,7 +66,7 @@ def test_lean_results_are_the_full_ones_without_folded_arrays(curves):
         np.testing.assert_array_equal(g.per_transit_count, f.per_transit_count)
 
 
-def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves, monkeypatch):
+def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves, monkeypatch, capsys):
     """TLS's power() bins dense light curves for approximate backends: such a
     light curve goes through power() (frontend.planned_search), not the batch."""
     from backends.implementations.cpu import CPUBackend
@@ -87,6 +87,8 @@ def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves
     assert out[0].meta["id"] == 0 and out[0].meta["backend"] == "rough"
     lean = search_batch(curves[:1], backend=Rough(), lean=True, **OPTIONS)[0]  # TLS's power(), made lean
     assert lean.SDE == alone.SDE and set(alone) - set(lean) == set(FOLDED_KEYS)
+    search_batch(curves[:1], backend=Rough(), show_progress_bar=True, **OPTIONS)  # the batch's bar only
+    assert "periods" not in capsys.readouterr().err
     monkeypatch.setenv("TLS_BIN_FRACTION", "0.0")  # none binned: the batch searches it
     search_batch(curves[:1], backend=Rough(), **OPTIONS)
     assert Rough.searched == [curves[0][0].size]
