@@ -291,7 +291,8 @@ def _line_tables(templates, k_lines: int) -> tuple:
 def tuning(m: int, prune_min: int = PRUNE_MIN_LENGTH, fine_min: int = FINE_MIN_LENGTH) -> tuple:
     """(g, PAD, prune_min, fine_min) for a patched fold of M samples,
     g = (M + 16) eps (module docstring): templates shorter than ``prune_min``
-    skip the bounds, shorter than ``fine_min`` the K-piece bound (any values
-    are exact; they only move work between stages). Passed to compiled scans
-    as an argument, so that their on-disk caches never hold stale constants."""
-    return (float((m + 16) * EPS), PAD, int(prune_min), int(fine_min))
+    skip the bounds, shorter than ``fine_min`` the K-piece bound (a template
+    that skips the bounds skips it too: fine_min is at least prune_min; any
+    values are exact, they only move work between stages). Passed to compiled
+    scans as an argument, so that their on-disk caches never hold stale constants."""
+    return (float((m + 16) * EPS), PAD, int(prune_min), int(max(fine_min, prune_min)))

@@ -120,3 +120,9 @@ def test_pruned_stage_thresholds_are_checked():
 
     with pytest.raises(ValueError, match="at least 1"):
         PrunedBackend(prune_min=0)
+
+
+def test_a_template_that_skips_the_bounds_skips_the_k_piece_bound_too():
+    """As pruned.cu's fine stage does: fine_min is raised to prune_min, so cpu and GPU count alike."""
+    assert pruning.tuning(100, prune_min=64, fine_min=8)[2:] == (64, 64)
+    assert pruning.tuning(100, prune_min=1, fine_min=32)[2:] == (1, 32)

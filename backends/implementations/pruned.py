@@ -41,7 +41,7 @@ LAYOUTS = ("auto", "shared", "global")
 # (fine_min) are skipped, per layout: measured on the H100 (reports/gpu/
 # pruned_flush_2026-11-23_H100/sweep_e89d913.*): bounds on every template cost
 # least with the fold in shared memory (K2-like 20.9 -> 17.2 ms), 32 in global.
-STAGE_MIN = {"shared": (1, 32), "global": (32, 32)}
+STAGE_MIN = {"shared": (1, pruning.FINE_MIN_LENGTH), "global": (pruning.PRUNE_MIN_LENGTH, pruning.FINE_MIN_LENGTH)}
 
 
 @dataclass
