@@ -205,8 +205,8 @@ def test_disk_cache_keeps_no_failure_and_can_be_turned_off(counted_compiles, mon
 
 def test_pruned_learns_its_shared_memory_limit_once(monkeypatch):
     """folds_in_scan runs a few times per search: the device's opt-in limit is
-    read once, pruned_period compiled (for its static memory) once, and only
-    when a fold could fit at all."""
+    read once, pruned_period looked up (for its static memory) once, and only
+    when a fold could fit at all; the shared layout refuses a fold beyond it."""
     import contextlib
     import sys
 
@@ -221,14 +221,14 @@ def test_pruned_learns_its_shared_memory_limit_once(monkeypatch):
         calls["optin"] += 1
         return 232_448
 
-    def compiled(kernel, block):
+    def compiled(block):
         calls["compile"] += 1
-        return 183_824
+        return SimpleNamespace(get_function=lambda kernel: SimpleNamespace(shared_size_bytes=232_448 - 183_824))
 
     gpu = PrunedBackend()
     monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
     monkeypatch.setattr(gpu, "_device", lambda: SimpleNamespace(get_attribute=attribute))
-    monkeypatch.setattr(gpu, "shared_limit", compiled)
+    monkeypatch.setattr(gpu, "module", compiled)
 
     def plan(n):
         return SimpleNamespace(lc=SimpleNamespace(size=n, uniform_weight=1.0),
@@ -238,3 +238,9 @@ def test_pruned_learns_its_shared_memory_limit_once(monkeypatch):
     assert calls == {"optin": 1, "compile": 0}
     assert [gpu.folds_in_scan(plan(n)) for n in (4_320, 4_320, 5_200, 100)] == [True, True, False, True]
     assert calls == {"optin": 1, "compile": 1}
+    shared = PrunedBackend(layout="shared")
+    for name in ("context", "_device", "module"):
+        monkeypatch.setattr(shared, name, getattr(gpu, name))
+    assert shared.refuses(plan(4_320)) is None
+    assert "layout 'shared'" in shared.refuses(plan(20_000)) and not shared.folds_in_scan(plan(20_000))
+    assert not PrunedBackend(layout="global").folds_in_scan(plan(100))

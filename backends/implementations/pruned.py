@@ -28,7 +28,7 @@ import numpy as np
 
 from backends import pruning
 from backends.implementations.pycuda_base import PyCUDABackend
-from backends.protocol import InputTooLarge, PeriodStats
+from backends.protocol import PeriodStats
 
 CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
 MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
@@ -79,7 +79,6 @@ class PrunedBackend(PyCUDABackend):
         self.stage_min = (prune_min, fine_min)
         self._pool = None
         self._pool_shape = None
-        self._shared = None  # (bytes, whether the kernel's static memory is taken off)
 
     def _empty(self, size, dtype):
         """A device array from this backend's memory pool (no cuMemAlloc per batch)."""
@@ -133,40 +132,30 @@ class PrunedBackend(PyCUDABackend):
         m = plan.lc.size + plan.templates.maxwidth
         return 4 * m + 3 if plan.lc.uniform_weight else 7 * m + 5
 
+    def refuses(self, plan):
+        why = super().refuses(plan)
+        if why is None and self.layout == "shared" and not self._fits(plan):
+            return (f"backend 'pruned' (layout 'shared') holds a fold of {plan.lc.size} points in "
+                    f"{8 * self.shared_doubles(plan)} bytes of shared memory; this GPU allows "
+                    f"{self._period_shared(plan)} (use layout 'global' or 'auto')")
+        return why
+
     def folds_in_scan(self, plan) -> bool:
         """Whether this search runs pruned_period, which folds in its scan
-        (``layout``; "auto": where the fold fits in shared memory). The module
-        is compiled to learn its static shared memory only for a fold within
-        the device's limit."""
-        if self.layout == "global":
-            return False
-        need = 8 * self.shared_doubles(plan)
-        limit = self._period_shared(need)
-        if need <= limit:
-            return True
-        if self.layout == "shared":
-            raise InputTooLarge(f"backend 'pruned' (layout 'shared') holds a fold of "
-                                f"{plan.lc.size} points in {need} bytes of shared memory; "
-                                f"this GPU allows {limit} (use layout 'global' or 'auto')")
-        return False
+        (``layout``; "auto": where the fold fits in shared memory)."""
+        return self.layout != "global" and self._fits(plan)
 
-    def _period_shared(self, need) -> int:
-        """The dynamic shared memory pruned_period may take on this device (the
-        opt-in limit less its static memory; the opt-in limit alone while no
-        fold of ``need`` bytes within it has compiled the module), learnt once:
-        folds_in_scan runs a few times per search."""
-        import pycuda.driver as cuda
+    def _fits(self, plan) -> bool:
+        return 8 * self.shared_doubles(plan) <= self._period_shared(plan)
 
-        if self._shared is None:
-            with self.context():
-                self._shared = self._device().get_attribute(
-                    cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), False
-        limit, exact = self._shared
-        if need <= limit and not exact:
-            with self.context():
-                self._shared = self.shared_limit("pruned_period", SHARED_BLOCK), True
-            limit = self._shared[0]
-        return limit
+    def _period_shared(self, plan) -> int:
+        """The dynamic shared memory pruned_period may take for ``plan``'s fold:
+        the opt-in limit less the kernel's static memory; the opt-in limit
+        alone where the fold exceeds it (nothing compiled for such a fold)."""
+        limit = self.optin_shared()
+        if 8 * self.shared_doubles(plan) > limit:
+            return limit
+        return self.shared_limit("pruned_period", SHARED_BLOCK)
 
     def fold_sort(self, state, periods):
         """Per period (rows of b x M): the patched flux and weights in phase order."""

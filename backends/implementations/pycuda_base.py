@@ -131,6 +131,8 @@ class PyCUDABackend(TLSBackend):
         super().__init__()
         self.block_size = checked_block_size(block_size, BLOCK_SIZES)
         self._ctx = None
+        self._optin = None  # the device's opt-in shared memory per block, read once
+        self._shared_limits = {}  # (kernel, block) -> shared_limit
 
     @classmethod
     def missing(cls):
@@ -210,13 +212,25 @@ class PyCUDABackend(TLSBackend):
                            put(tp.overshoot, np.float64)),
             )
 
-    def shared_limit(self, kernel, block) -> int:
-        """Dynamic shared memory one block of ``kernel`` may opt into on this device."""
+    def optin_shared(self) -> int:
+        """Shared memory one block may opt into on this device, read once."""
         import pycuda.driver as cuda
 
-        optin = self._device().get_attribute(
-            cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        return optin - self.module(block).get_function(kernel).shared_size_bytes
+        if self._optin is None:
+            with self.context():
+                self._optin = self._device().get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        return self._optin
+
+    def shared_limit(self, kernel, block) -> int:
+        """Dynamic shared memory one block of ``kernel`` may opt into on this
+        device (its static memory off), learnt once per (kernel, block): backends
+        ask for every light curve (``refuses``) or batch."""
+        key = (kernel, block)
+        if key not in self._shared_limits:
+            with self.context():
+                static = self.module(block).get_function(kernel).shared_size_bytes
+            self._shared_limits[key] = self.optin_shared() - static
+        return self._shared_limits[key]
 
     def max_batch_periods(self, plan):
         per_launch = max(1, int(LAUNCH_MACS // max(1, scan_macs(plan))))
