@@ -1,10 +1,11 @@
-# Sourced by gpu_check.sh, gpu_peers.sh, gpu_protocol.sh and gpu_throughput.sh
-# (gpu_bench.sh installs into a site of its own), run from the repository root.
+# Sourced by gpu_check.sh, gpu_peers.sh, gpu_protocol.sh, gpu_suites.sh and
+# gpu_throughput.sh (gpu_bench.sh installs into a site of its own).
 # install_wheels FILES...: the carried wheels into /tmp/site, first on
 # PYTHONPATH (numpy 2.4 from the wheels: numba-cuda 0.30.4 fails on numpy
 # 2.5), with CUDA's tools on PATH; gpu_header: date, commit (COMMIT, else
 # git's: the device's checkout may be stale), GPU, CPU. Python runs
-# unbuffered, and a crashing process prints its Python stack.
+# unbuffered, a crashing process prints its Python stack, and progress bars
+# redraw at most every TQDM_MININTERVAL (10) seconds in the logs.
 install_wheels() {
     "${PYTHON:-python3}" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site "$@" || return 1
@@ -18,4 +19,4 @@ gpu_header() {
     echo "cpu: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 }
 
-export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
+export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 TQDM_MININTERVAL=${TQDM_MININTERVAL:-10}

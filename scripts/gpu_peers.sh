@@ -33,7 +33,6 @@ for wheel in gputls-0.4.4 cetra-1.0; do
 done
 source "$(dirname "$0")/gpu_env.sh"
 install_wheels .whl/*.whl .whl-bench/*.whl || exit 1
-export TQDM_MININTERVAL=10
 {
     gpu_header
     python3 -c "import backends; [print(f'{k}: {v or \"can run\"}') for k, v in backends.available_backends().items() if k.startswith('peer:')]"

@@ -32,9 +32,7 @@ source "$(dirname "$0")/gpu_env.sh"
 if compgen -G ".whl/*.whl" > /dev/null; then
     install_wheels .whl/*.whl || exit 2
 fi
-export TQDM_MININTERVAL=${TQDM_MININTERVAL:-10}
-log "commit ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}; $(nvidia-smi \
-    --query-gpu=name --format=csv,noheader 2>/dev/null || echo 'no GPU'); $(nproc) cores"
+gpu_header 2>&1 | tee -a "$DEST/protocol.log"
 if [[ -n ${RESUME_FROM:-} ]]; then
     tar -xzf "$RESUME_FROM" -C "$WORK" || { log "cannot unpack RESUME_FROM=$RESUME_FROM"; exit 2; }
     log "resumed from $RESUME_FROM"

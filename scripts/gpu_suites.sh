@@ -26,7 +26,7 @@ BACKENDS=${RECOVER_BACKENDS:-basic simple thrust cupy numba}
 PYTHON=${PYTHON:-python3}
 deadline=$((SECONDS + ${SUITES_S:-480}))
 left() { echo $((deadline - SECONDS > 1 ? deadline - SECONDS : 1)); }
-export TQDM_MININTERVAL=${TQDM_MININTERVAL:-10}
+source "$(dirname "$0")/gpu_env.sh"
 mkdir -p "$DEST/figures" "$WORK"
 rc=0
 log() { echo "$(date -u +%T) $*" | tee -a "$DEST/suites.txt"; }
