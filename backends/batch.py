@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from backends import inputs
-from backends.frontend import backend_meta, planned_search, prebinned
+from backends.frontend import backend_meta, planned_search, prebinned, stage_timings
 from backends.grids import plan_light_curve
 from backends.interrupts import reraise_interrupt
 from backends.protocol import InputTooLarge, TLSBackend
@@ -162,7 +162,6 @@ class _Runner:
         from backends.statistics import tls_results
 
         share = {stage: s / max(1, len(searched)) for stage, s in batch["timings"].items()}
-        top = sum(v for stage, v in share.items() if "." not in stage)
         for k, case, stats in searched:
             if isinstance(stats, BatchError):
                 out[k] = stats
@@ -174,9 +173,8 @@ class _Runner:
                 out[k] = BatchError.of(case.id, exc)
                 continue
             seconds = time.perf_counter() - start
-            timings = {"plan": case.seconds, **share, "statistics": seconds, "total": case.seconds + top + seconds}
-            results["meta"] = {**self.meta, "timings": timings, "cleaning": case.cleaning, "batch": batch,
-                               "id": case.id}
+            results["meta"] = {**self.meta, "timings": stage_timings(share, case.seconds, seconds),
+                               "cleaning": case.cleaning, "batch": batch, "id": case.id}
             out[k] = results
         return out
 

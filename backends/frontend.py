@@ -91,15 +91,27 @@ def planned_search(plan, periods, backend, cleaning, plan_seconds, lean=False):
     end = time.perf_counter()
 
     stages = dict(chosen.timings)
-    top = sum(v for k, v in stages.items() if "." not in k)  # "stage.part": inside a stage
-    stages.update(plan=plan_seconds, statistics=max(0.0, end - searching - top),
-                  total=plan_seconds + end - start)
-    results["meta"] = {**backend_meta(chosen, backend), "timings": stages, "cleaning": cleaning}
+    timings = stage_timings(stages, plan_seconds, max(0.0, end - searching - stage_seconds(stages)),
+                            searching - start)
+    results["meta"] = {**backend_meta(chosen, backend), "timings": timings, "cleaning": cleaning}
     if chosen.work:
         from backends.pruning import work_summary
 
         results["meta"]["work"] = work_summary(chosen.work)
     return results
+
+
+def stage_seconds(stages) -> float:
+    """Seconds of a backend's stages ("stage.part" keys time parts inside a stage)."""
+    return sum(v for k, v in stages.items() if "." not in k)
+
+
+def stage_timings(stages, plan_seconds, statistics_seconds, other_seconds=0.0) -> dict:
+    """``meta["timings"]`` [s]: the light curve's ``plan``, the backend's
+    ``stages``, the ``statistics`` and the ``total`` of them and
+    ``other_seconds`` (choosing the backend)."""
+    return {"plan": plan_seconds, **stages, "statistics": statistics_seconds,
+            "total": plan_seconds + stage_seconds(stages) + statistics_seconds + other_seconds}
 
 
 def talks(plan) -> bool:

@@ -43,14 +43,20 @@ def make_plan(t, y, dy=None, **options):
     return plan, model.grid.periods
 
 
-def plan_light_curve(t, y=None, dy=None, **options):
-    """(cleaned light curve, plan, periods) of raw input, as every search makes
-    them: unpacked and cleaned (``backends.inputs``), checked against the
-    search limits before any grid is built, then planned (``make_plan``)."""
+def checked_light_curve(t, y=None, dy=None, **options):
+    """Raw input unpacked and cleaned (``backends.inputs``) and checked against
+    the search limits for ``power()`` ``options``, before any grid is built."""
     from backends import inputs
 
     lc = inputs.clean(*inputs.unpack(t, y, dy))
     inputs.check_search(lc.t, options)
+    return lc
+
+
+def plan_light_curve(t, y=None, dy=None, **options):
+    """(cleaned light curve, plan, periods) of raw input, as every search makes
+    them: ``checked_light_curve``, then planned (``make_plan``)."""
+    lc = checked_light_curve(t, y, dy, **options)
     return (lc, *make_plan(lc.t, lc.y, lc.dy, **options))
 
 

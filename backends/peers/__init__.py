@@ -122,14 +122,12 @@ def search(name: str, t, y=None, dy=None, *, timeout: Optional[float] = None, **
     searches TLS's trial periods for them). Returns the flat outcome
     (``outcome.py``), with ``name``, ``device`` and ``version``.
     """
-    from backends import inputs
     from backends.frontend import device_name
     from backends.gpu import gpu_name
-    from backends.grids import trial_periods
+    from backends.grids import checked_light_curve, trial_periods
 
     peer = _peer(require(name))
-    lc = inputs.clean(*inputs.unpack(t, y, dy))
-    inputs.check_search(lc.t, options)
+    lc = checked_light_curve(t, y, dy, **options)
     periods = trial_periods(lc.t, lc.y, lc.dy, **options)
     request = dict(t=lc.t, y=lc.y, dy=lc.dy, periods=periods, options=options)
     worker = _WORKERS.setdefault(name, PeerProcess(name, _PEERS[name]))
