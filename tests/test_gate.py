@@ -49,6 +49,18 @@ def test_a_slower_median_with_fast_samples_left_is_noise_not_a_slowdown():
     assert verdict.passed and "fastest samples only 1.010x" in verdict.notes[0]
 
 
+def test_noise_is_calibrated_on_the_statistic_the_gate_decides_on(tmp_path, monkeypatch):
+    """A/A runs whose medians drift 30 % while the fastest samples stay within 2 %: the threshold comes
+    from the smaller ratio of each pair (1 + twice 2 %, at least 5 %)."""
+    noisy = gate.Timing("v1", 0.13, [0.102, 0.13, 0.13, 0.13, 0.13])
+    runs = [gate.Run(None, "b" * 40, {"base": {NAME: timing(0.1, spread=0)}, "head": {NAME: noisy}}, {})] * 2
+    monkeypatch.setattr(gate, "measure", lambda rev, rounds, work: runs.pop())
+    noise = gate.measure_noise(2, 2, str(tmp_path))
+    assert noise["ratios"]["median"] == [{NAME: pytest.approx(1.3)}] * 2
+    assert noise["worst"] == pytest.approx(1.02) and noise["threshold"] == 1.05
+    assert "median and fastest sample are both" in gate.noise_markdown({**noise, "commit": "c" * 40})
+
+
 def test_a_benchmark_failing_in_head_fails_a_skipped_or_new_or_changed_one_is_not_compared():
     skipped = "bench_search.EndToEnd.time_search_warm('simple', 500, 1000)"
     new, changed = "bench_search.Batch.time_search_batch('cpu')", "bench_stages.HostStages.time_plan(500, 1000)"
