@@ -2,7 +2,7 @@
 study for issue 12; uniform weights; not a backend).
 
 For each sampled period of the K2-like and TESS-like timing cases
-(``gpu_timing.light_curve``) and each allowed width, the seed threshold T
+(``gpu_timing.case_plan``) and each allowed width, the seed threshold T
 (the exact gain at each width's deepest box, as ``cpu``/``pruned`` seed) and
 the one-piece bound per shift (``coarse_bounds``, without rounding pads) give
 the per-shift survivors. A block of B consecutive shifts is bounded at once:
@@ -25,24 +25,26 @@ import argparse
 
 import numpy as np
 
-import backends
 from backends.implementations.cpu import fold_sort_period, shift_end
-from gpu_timing import light_curve  # scripts/ is on sys.path when run as a script
+from gpu_timing import case_plan  # scripts/ is on sys.path when run as a script
 
 
-def width_arrays(plan, fy, wi):
+def fold_sums(plan, fy):
+    """(u, prefix sums of the flux, of u, of u^2) of one patched fold, ``u = (1 - F) W``."""
+    u = (1.0 - fy) * plan.lc.uniform_weight
+    return (u, *(np.concatenate([[0.0], np.cumsum(x)]) for x in (fy, u, u * u)))
+
+
+def width_arrays(plan, sums, wi):
     """(shifts, box depths, k, listed mask, window sums S, centred V) of width ``wi`` on a fold."""
-    tp, lc = plan.templates, plan.lc
-    w, n, m = lc.uniform_weight, lc.size, fy.size
+    tp, n = plan.templates, plan.lc.size
+    u, c, p, p2 = sums
     d, stride = int(tp.widths[wi]), int(tp.strides[wi])
-    shifts = np.arange((shift_end(m, n, d, stride) - 1) // stride + 1) * stride
-    c = np.concatenate([[0.0], np.cumsum(fy)])
-    u = (1.0 - fy) * w
-    p, p2 = np.concatenate([[0.0], np.cumsum(u)]), np.concatenate([[0.0], np.cumsum(u * u)])
+    shifts = np.arange((shift_end(u.size, n, d, stride) - 1) // stride + 1) * stride
     box = 1.0 - (c[shifts + d] - c[shifts]) / d
     s = p[shifts + d] - p[shifts]
     v = np.maximum(p2[shifts + d] - p2[shifts] - s * s / d, 0.0)
-    return shifts, box, box * tp.overshoot[wi] / tp.signal_depth, box > tp.depth_min, s, v, u, p, p2
+    return shifts, box, box * tp.overshoot[wi] / tp.signal_depth, box > tp.depth_min, s, v
 
 
 def best_k_bound(x, a2, k_lo, k_hi):
@@ -50,50 +52,55 @@ def best_k_bound(x, a2, k_lo, k_hi):
     return 2.0 * k * x - k * k * a2
 
 
-def study(case, block, n_periods, seed=0) -> dict:
-    plan, periods = backends.make_plan(*light_curve(case))
+def study(case, blocks, n_periods, seed=0) -> dict:
+    """{B: tally} for every block size of ``blocks``, over the same sampled periods."""
+    plan, periods = case_plan(case)
     tp, pc, lc = plan.templates, plan.templates.pieces, plan.lc
     if not lc.uniform_weight > 0:
         raise SystemExit(f"{case}: uniform weights only")
     lo, hi = plan.width_windows(periods)
     picked = np.random.default_rng(seed).choice(periods.size, min(n_periods, periods.size), replace=False)
-    tally = dict(listed=0, coarse=0, blocks=0, exact_blocks=0, exact_shifts=0, aligned_blocks=0,
-                 aligned_shifts=0)
+    tallies = {block: dict(listed=0, coarse=0, blocks=0, exact_blocks=0, exact_shifts=0, aligned_blocks=0,
+                           aligned_shifts=0) for block in blocks}
     for p in picked:
-        fy, _ = fold_sort_period(lc.t, lc.y, lc.w, periods[p], tp.maxwidth)
-        widths = [(wi, *width_arrays(plan, fy, wi)) for wi in range(lo[p], hi[p])]
+        sums = fold_sums(plan, fold_sort_period(lc.t, lc.y, lc.w, periods[p], tp.maxwidth)[0])
+        u, _, prefix, prefix2 = sums
+        widths = [(wi, *width_arrays(plan, sums, wi)) for wi in range(lo[p], hi[p])]
         threshold = 0.0
-        for wi, shifts, box, k, listed, *_, u, _p, _p2 in widths:
+        for wi, shifts, box, k, listed, *_ in widths:
             if listed.any():
                 q = int(np.argmax(np.where(listed, box, -np.inf)))
                 a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
                 ar, a2 = a @ u[shifts[q]:shifts[q] + a.size], lc.uniform_weight * pc.sum_a2[wi]
                 threshold = max(threshold, 2 * k[q] * ar - k[q] ** 2 * a2)
-        for wi, shifts, box, k, listed, s, v, u, prefix, prefix2 in widths:
+        for wi, shifts, box, k, listed, s, v in widths:
             d, c1, r1 = int(tp.widths[wi]), pc.mean[wi, 0], pc.rho[wi, 0]
             a2, kmin = lc.uniform_weight * pc.sum_a2[wi], tp.depth_min * tp.overshoot[wi] / tp.signal_depth
-            tally["listed"] += int(listed.sum())
-            tally["coarse"] += int((listed & (2 * k * (c1 * s + r1 * np.sqrt(v)) - k * k * a2 >= threshold)).sum())
-            for start in range(0, shifts.size, block):
-                q = slice(start, min(start + block, shifts.size))
-                inside = listed[q]
-                tally["blocks"] += 1
-                if not inside.any():
-                    continue
-                first, last = shifts[q][0], shifts[q][-1]
-                su, qu, nu = prefix[last + d] - prefix[first], prefix2[last + d] - prefix2[first], last + d - first
-                root_v = np.sqrt(max(qu - su * su / nu, 0.0))
-                exact = best_k_bound(c1 * s[q][inside].max() + r1 * root_v, a2, k[q][inside].min(),
-                                     k[q][inside].max())
-                lo_at, hi_at = first // block * block, last // block * block + block
-                s_hi = prefix[first + d:min(hi_at + d, prefix.size)].max() - prefix[lo_at:min(hi_at, prefix.size)].min()
-                aligned = best_k_bound(c1 * s_hi + r1 * root_v, a2, kmin,
-                                       max(kmin, s_hi / (lc.uniform_weight * d) * tp.overshoot[wi] / tp.signal_depth))
-                for name, bound in (("exact", exact), ("aligned", aligned)):
-                    if bound >= threshold:
-                        tally[f"{name}_blocks"] += 1
-                        tally[f"{name}_shifts"] += int(inside.sum())
-    return tally
+            coarse = int((listed & (2 * k * (c1 * s + r1 * np.sqrt(v)) - k * k * a2 >= threshold)).sum())
+            for block, tally in tallies.items():
+                tally["listed"] += int(listed.sum())
+                tally["coarse"] += coarse
+                for start in range(0, shifts.size, block):
+                    q = slice(start, min(start + block, shifts.size))
+                    inside = listed[q]
+                    tally["blocks"] += 1
+                    if not inside.any():
+                        continue
+                    first, last = shifts[q][0], shifts[q][-1]
+                    su, qu, nu = prefix[last + d] - prefix[first], prefix2[last + d] - prefix2[first], last + d - first
+                    root_v = np.sqrt(max(qu - su * su / nu, 0.0))
+                    exact = best_k_bound(c1 * s[q][inside].max() + r1 * root_v, a2, k[q][inside].min(),
+                                         k[q][inside].max())
+                    lo_at, hi_at = first // block * block, last // block * block + block
+                    s_hi = (prefix[first + d:min(hi_at + d, prefix.size)].max()
+                            - prefix[lo_at:min(hi_at, prefix.size)].min())
+                    k_hi = max(kmin, s_hi / (lc.uniform_weight * d) * tp.overshoot[wi] / tp.signal_depth)
+                    aligned = best_k_bound(c1 * s_hi + r1 * root_v, a2, kmin, k_hi)
+                    for name, bound in (("exact", exact), ("aligned", aligned)):
+                        if bound >= threshold:
+                            tally[f"{name}_blocks"] += 1
+                            tally[f"{name}_shifts"] += int(inside.sum())
+    return tallies
 
 
 def main(argv=None):
@@ -105,8 +112,7 @@ def main(argv=None):
     print("| case | B | listed shifts | per-shift one-piece survivors | blocks reaching T (exact / aligned) "
           "| listed shifts in them (exact / aligned) |\n|---|---:|---:|---:|---:|---:|")
     for case in args.cases:
-        for block in args.blocks:
-            t = study(case, block, args.periods)
+        for block, t in study(case, args.blocks, args.periods).items():
             print(f"| {case} | {block} | {t['listed']:,} | {t['coarse'] / t['listed']:.3f} | "
                   f"{t['exact_blocks'] / t['blocks']:.3f} / {t['aligned_blocks'] / t['blocks']:.3f} | "
                   f"{t['exact_shifts'] / t['listed']:.3f} / {t['aligned_shifts'] / t['listed']:.3f} |", flush=True)

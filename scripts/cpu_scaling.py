@@ -1,11 +1,10 @@
 """CPU backend: microseconds per period on 1, 4, 8, 16 numba threads (K2-like case)."""
-import os, time, numba, warnings
+import time, numba, warnings
 warnings.simplefilter("ignore")
-import backends
 from backends.implementations.cpu import CPUBackend
-from gpu_timing import light_curve
+from gpu_timing import case_plan
 print("threading layer config:", numba.config.THREADING_LAYER, "threads", numba.get_num_threads())
-plan, periods = backends.make_plan(*light_curve("k2"))
+plan, periods = case_plan("k2")
 b = CPUBackend(); b.search(plan, periods[:50])
 print("layer used:", numba.threading_layer())
 for nt in (1, 4, 8, 16):

@@ -25,9 +25,8 @@ import numba
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_timing import OPTIONS, light_curve  # noqa: E402
+from gpu_timing import case_plan  # noqa: E402
 
-import backends  # noqa: E402
 from backends import pruning  # noqa: E402
 from backends.implementations.cpu import CPUBackend  # noqa: E402
 
@@ -49,7 +48,7 @@ def compare(case, threads, repeats):
     """One row: both backends' warm medians, the ratio, the agreement, the counters."""
     from transitleastsquares.backends import get_backend
 
-    plan, periods = backends.make_plan(*light_curve(case), **OPTIONS.get(case, {}))
+    plan, periods = case_plan(case)
     fused, cpu = get_backend("fused"), CPUBackend()
     numba.set_num_threads(threads)
 

@@ -35,6 +35,11 @@ def light_curve(case):
     return lc.t, lc.y, lc.dy
 
 
+def case_plan(case):
+    """(plan, periods) of a timing case with its ``power()`` options."""
+    return backends.make_plan(*light_curve(case), **OPTIONS.get(case, {}))
+
+
 def time_backend(name, plan, periods, repeats, clear=True, **options):
     """(cold s, warm median s, warm min s, stage seconds of one warm search)
     of backend ``name`` made with ``options``."""
@@ -95,7 +100,7 @@ def main():
     rows = []
     for case in args.cases.split(","):
         t, y, dy = light_curve(case)
-        plan, periods = backends.make_plan(t, y, dy, **OPTIONS.get(case, {}))
+        plan, periods = case_plan(case)
         from backends.implementations.pycuda_base import scan_macs
         lo, hi = plan.width_windows(periods)
         macs = sum(scan_macs(plan, a, b) for a, b in zip(lo, hi))

@@ -4,10 +4,10 @@ Compute (``ncu -k regex:pruned python scripts/profile_pruned.py k2``)."""
 import sys
 
 import backends
-from gpu_timing import light_curve  # scripts/ is on sys.path when run as a script
+from gpu_timing import case_plan  # scripts/ is on sys.path when run as a script
 
 case = sys.argv[1] if len(sys.argv) > 1 else "k2"
-plan, periods = backends.make_plan(*light_curve(case))
+plan, periods = case_plan(case)
 backend = backends.get_backend("pruned")
 backend.search(plan, periods[:64])  # compile outside the profiled launches
 backend.search(plan, periods)

@@ -6,7 +6,7 @@ import block_bound_study
 
 
 def test_block_bounds_keep_every_survivor_and_aligned_is_looser():
-    t = block_bound_study.study("k2", block=8, n_periods=3)
+    t = block_bound_study.study("k2", [8], n_periods=3)[8]
     assert t["listed"] > 0 and t["blocks"] > 0
     assert t["coarse"] <= t["exact_shifts"] <= t["aligned_shifts"] <= t["listed"]
     assert t["exact_blocks"] <= t["aligned_blocks"] <= t["blocks"]
