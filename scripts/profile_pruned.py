@@ -1,13 +1,61 @@
-"""One warm pruned search of the K2-like or TESS-like timing case, for Nsight
-Compute (``ncu -k regex:pruned python scripts/profile_pruned.py k2``)."""
+"""One warm pruned search of a timing case (``gpu_timing.CASES``), for Nsight
+Compute (``ncu -k regex:pruned python scripts/profile_pruned.py k2``), or with
+``--clocks``: where ``pruned_period``'s SM cycles go, stage by stage (a
+``-DSTAGE_CLOCKS`` build; its clock reads cost a little time of their own)."""
 
-import sys
+import argparse
+import os
+
+import numpy as np
 
 import backends
 from gpu_timing import case_plan  # scripts/ is on sys.path when run as a script
 
-case = sys.argv[1] if len(sys.argv) > 1 else "k2"
-plan, periods = case_plan(case)
-backend = backends.get_backend("pruned")
-backend.search(plan, periods[:64])  # compile outside the profiled launches
-backend.search(plan, periods)
+STAGES = ("fold and sort", "prefix sums", "seeds", "coarse stage", "flushes")
+PARTS = ("flushes: fine stage", "flushes: exact gains")  # parts of the flushes' cycles
+
+
+def stage_cycles(backend, plan, periods) -> dict:
+    """SM cycles per stage of one search of ``periods``, summed over blocks."""
+    import pycuda.driver as cuda
+
+    from backends.implementations.pruned import SHARED_BLOCK
+
+    with backend.context():
+        clocks, size = backend.module(SHARED_BLOCK).get_global("stage_clocks")
+        cuda.memset_d8(clocks, 0, size)
+    backend.search(plan, periods)
+    with backend.context():
+        cycles = np.empty(size // 8, np.uint64)
+        cuda.memcpy_dtoh(cycles, clocks)
+    cycles = cycles.astype(float)
+    cycles[3] -= cycles[4]  # the coarse mark spans the flushes
+    return dict(zip(STAGES + PARTS + ("flush count",), cycles))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("case", nargs="?", default="k2")
+    parser.add_argument("--clocks", action="store_true", help="stage cycles of pruned_period")
+    args = parser.parse_args()
+    if args.clocks:
+        os.environ["TLS_NVCC_FLAGS"] = (os.environ.get("TLS_NVCC_FLAGS", "") + " -DSTAGE_CLOCKS").strip()
+    plan, periods = case_plan(args.case)
+    backend = backends.get_backend("pruned")
+    if args.clocks and not backend.folds_in_scan(plan):
+        parser.error(f"--clocks times pruned_period; the {args.case} case's fold is not in shared memory")
+    backend.search(plan, periods[:64])  # compile outside the profiled launches
+    if not args.clocks:
+        backend.search(plan, periods)
+        return
+    cycles = stage_cycles(backend, plan, periods)
+    flushes = cycles.pop("flush count")
+    total = sum(cycles[s] for s in STAGES)
+    print(f"{args.case}: {len(periods)} periods, {total / len(periods):.3g} SM cycles per period, "
+          f"{flushes / len(periods):.2f} flushes per period")
+    for stage, c in cycles.items():
+        print(f"  {stage:34s} {c / len(periods):12.4g} cycles/period  {100 * c / total:5.1f} %")
+
+
+if __name__ == "__main__":
+    main()

@@ -81,3 +81,12 @@ def test_pruned_period_compiles_without_spills_at_its_block(tmp_path):
 def test_compile_error_is_reported(tmp_path):
     cmd = nvcc_command("basic.cu", "sm_90", {"BLOCK": "not_a_number"}, (), tmp_path / "k.cubin")
     assert subprocess.run(cmd, capture_output=True).returncode != 0
+
+
+def test_pruned_profile_build_keeps_the_period_kernel_unspilled(tmp_path):
+    """scripts/profile_pruned.py --clocks builds with STAGE_CLOCKS: the stage
+    cycles it reads must come from the same register layout, not a spilling one."""
+    from backends.implementations.pruned import SHARED_BLOCK
+
+    report = ptxas_report("pruned.cu", SHARED_BLOCK, {"STAGE_CLOCKS": 1}, tmp_path)
+    assert report["pruned_period"][1:] == (0, 0, 0)

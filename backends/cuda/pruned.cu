@@ -41,6 +41,29 @@
 #define W_GROUP 64    // widths per table of pruned_period
 #define SLOT_BITS 25  // queue entry: (width in its group) << SLOT_BITS | shift, below 2^31
 
+// Profile builds (-DSTAGE_CLOCKS, scripts/profile_pruned.py --clocks): SM
+// cycles of pruned_period's stages summed over its blocks, marked by thread 0
+// after a barrier, so each is the whole block's: fold and sort, prefix sums,
+// seeds, the cascade's coarse part, its flushes (their fine stage, exact
+// gains), and the count of flushes.
+enum { CLOCK_FOLD, CLOCK_PREFIX, CLOCK_SEEDS, CLOCK_COARSE, CLOCK_FLUSH, CLOCK_FINE, CLOCK_EXACT,
+       N_FLUSHES, N_CLOCKS };
+#ifdef STAGE_CLOCKS
+__device__ unsigned long long stage_clocks[N_CLOCKS];
+#define CLOCK_MARK(mark) long long mark = clock64()
+#define CLOCK_COUNT(slot) if (threadIdx.x == 0) atomicAdd(stage_clocks + (slot), 1ull)
+#define CLOCK_ADD(slot, mark)                                                                    \
+    if (threadIdx.x == 0) {                                                                       \
+        const long long now = clock64();                                                          \
+        atomicAdd(stage_clocks + (slot), (unsigned long long)(now - (mark)));                     \
+        mark = now;                                                                               \
+    }
+#else
+#define CLOCK_MARK(mark)
+#define CLOCK_ADD(slot, mark)
+#define CLOCK_COUNT(slot)
+#endif
+
 // counter slots, as backends.pruning.COUNTERS
 enum { SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_MACS, VIOLATIONS };
 
@@ -148,22 +171,33 @@ __device__ __forceinline__ double box_depth(const Fold &f, const Job &j, int i)
 
 // Exact gain of shift i by a group of LANES consecutive lanes (1: one thread;
 // 32: a warp), returned to every lane of the group. With LANES > 1 all 32
-// lanes of the warp call it together (the sums meet by shuffles).
+// lanes of the warp call it together (the sums meet by shuffles). The job's
+// fields are read once: a reference into shared memory is read again after
+// every __ldg, which then waits on the one before (K2: 3x slower).
 template <int LANES>
 __device__ __forceinline__ double group_gain(const Fold &f, const Job &j, int i, double k)
 {
+    const double *a = j.a, *rw = f.rw + i, *w = f.w + i;
+    const int length = j.length, first = LANES == 1 ? 0 : threadIdx.x % LANES;
+    const double a2u = j.a2u;
     double ar = 0.0, a2 = 0.0;
-    for (int q = LANES == 1 ? 0 : threadIdx.x % LANES; q < j.length; q += LANES) {
-        const double aq = __ldg(j.a + q);
-        ar = fma(aq, f.rw[i + q], ar);
-        if (j.a2u == 0.0) a2 = fma(aq * aq, f.w[i + q], a2);
+    if (a2u > 0.0) {
+#pragma unroll 4
+        for (int q = first; q < length; q += LANES) ar = fma(__ldg(a + q), rw[q], ar);
+    } else {
+#pragma unroll 4
+        for (int q = first; q < length; q += LANES) {
+            const double aq = __ldg(a + q);
+            ar = fma(aq, rw[q], ar);
+            a2 = fma(aq * aq, w[q], a2);
+        }
     }
 #pragma unroll
     for (int o = LANES / 2; o > 0; o >>= 1) {
         ar += __shfl_xor_sync(0xffffffffu, ar, o);
         a2 += __shfl_xor_sync(0xffffffffu, a2, o);
     }
-    return 2.0 * k * ar - k * k * (j.a2u > 0.0 ? j.a2u : a2);
+    return 2.0 * k * ar - k * k * (a2u > 0.0 ? a2u : a2);
 }
 
 // The deepest box of a job over lanes' shifts s = lane, lane + step, ...
@@ -231,6 +265,7 @@ __device__ __forceinline__ void piece_sums(const int *bounds, const double *inv_
 {
     mean = 0.0;
     var = 0.0;
+#pragma unroll 4  // the tables' loads in flight together (as in group_gain)
     for (int p = 0; p < n_pieces; ++p) {
         const int b0 = i + bounds[p], b1 = i + bounds[p + 1];
         const double s = p1[b1] - p1[b0];
@@ -312,6 +347,7 @@ template <bool ONE_JOB>
 __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job &one, const Tables &tb,
                                       const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
 {
+    CLOCK_MARK(mark);
     const int queued = sq.n_queue;
     for (int q = threadIdx.x; q < queued; q += BLOCK) {
         const int entry = sq.queue[q];
@@ -320,6 +356,7 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job 
         push(sq.survivor, &sq.n_survivors, keep, entry);
     }
     __syncthreads();
+    CLOCK_ADD(CLOCK_FINE, mark);
     const int survivors = sq.n_survivors;
     for (int round = threadIdx.x / 32 * GROUPS; round < survivors; round += BLOCK / EXACT_LANES) {
         const int q = round + threadIdx.x % 32 / EXACT_LANES;
@@ -334,6 +371,7 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job 
         }
     }
     __syncthreads();
+    CLOCK_ADD(CLOCK_EXACT, mark);
     if (threadIdx.x == 0) {
         sq.queued += queued; sq.survived += survivors;
         sq.n_queue = 0; sq.n_survivors = 0;
@@ -379,8 +417,11 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
             }
         }
         __syncthreads();
+        CLOCK_MARK(mark);
         const bool done = sq.next >= total;  // read before any warp takes entries again
         flush<ONE_JOB>(f, jobs, one, tb, cc, sq, best, tally);
+        CLOCK_ADD(CLOCK_FLUSH, mark);
+        CLOCK_COUNT(N_FLUSHES);
         if (done) return;
     }
 }
@@ -623,6 +664,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     __shared__ unsigned long long threshold;
     const int b = blockIdx.x, lane = threadIdx.x % 32;
     const bool uniform = w_uniform > 0.0;
+    CLOCK_MARK(mark);
     double *rw = smem, *cs = rw + m, *pu = cs + (m + 1), *pu2 = pu + (m + 1);
     double *wv = uniform ? nullptr : pu2 + (m + 1);
     double *pw = uniform ? nullptr : wv + m, *pw2 = uniform ? nullptr : pw + (m + 1);
@@ -644,8 +686,10 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         if (threadIdx.x == 0) { threshold = 0; sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0; }
         __syncthreads();
     }
+    CLOCK_ADD(CLOCK_FOLD, mark);
     prefix_sums(cs + 1, wv, w_uniform, m, rw, cs, pu, pu2, pw, pw2, scale);
     __syncthreads();
+    CLOCK_ADD(CLOCK_PREFIX, mark);
 
     const Tables tb = TABLES;
     const Fold f = {rw, wv, cs, pu, pu2, pw, pw2};
@@ -667,6 +711,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         }
     }
     __syncthreads();
+    CLOCK_ADD(CLOCK_SEEDS, mark);
 
     const Cascade cc = {depth_min, pad, prune_min, fine_min, debug, uniform};
     Best best = {0.0, 0.0, -1, 0x7fffffff};
@@ -681,6 +726,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         __syncthreads();
         scan_group<false>(f, jobs, count, tb, cc, sq, best, tally);
     }
+    CLOCK_ADD(CLOCK_COARSE, mark);  // the flushes' share is taken out on the host
     add_counts(tally, sq, seeds, counters);
     reduce_best(best, gain_out + b, index_out + b, depth_out + b);
 }
