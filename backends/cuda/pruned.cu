@@ -265,7 +265,6 @@ __device__ __forceinline__ void piece_sums(const int *bounds, const double *inv_
 {
     mean = 0.0;
     var = 0.0;
-#pragma unroll 4  // the tables' loads in flight together (as in group_gain)
     for (int p = 0; p < n_pieces; ++p) {
         const int b0 = i + bounds[p], b1 = i + bounds[p + 1];
         const double s = p1[b1] - p1[b0];
