@@ -221,16 +221,16 @@ def compare_timings(verdict: Verdict, base, head: dict, threshold: float) -> Non
             verdict.notes.append(f"{name}: the benchmark's code changed, not compared")
         else:
             old, new = statistics.median(b.samples), statistics.median(h.samples)
-            fastest = ratios(b, h)[1]
-            slower = min(new / old, fastest) > threshold
+            median, fastest = ratios(b, h)
+            slower = min(median, fastest) > threshold
             if slower:
-                verdict.failures.append(f"{name}: {new / old:.3f}x the parent's time "
+                verdict.failures.append(f"{name}: {median:.3f}x the parent's time "
                                         f"({old:.4g} s -> {new:.4g} s; fastest samples {fastest:.3f}x; "
                                         f"threshold {threshold:.2f}x)")
-            elif new / old > threshold:
-                verdict.notes.append(f"{name}: median {new / old:.3f}x the parent's, fastest samples only "
+            elif median > threshold:
+                verdict.notes.append(f"{name}: median {median:.3f}x the parent's, fastest samples only "
                                      f"{fastest:.3f}x: some samples slowed, not all")
-            verdict.timings.append((name, old, new, new / old, "SLOWER" if slower else "ok"))
+            verdict.timings.append((name, old, new, median, "SLOWER" if slower else "ok"))
 
 
 def allow_entry(name: str, old, new) -> str:
@@ -357,7 +357,7 @@ def measure_noise(repeats: int, rounds: int, work: str) -> dict:
     timing's ``ratios`` (head/base) by the median and by the minimum of all
     samples; the threshold ``threshold_rule`` derives from the smaller of the
     two, the statistic the gate decides on."""
-    found = {"median": [], "min": []}
+    found, every = {"median": [], "min": []}, []
     for k in range(repeats):
         run = measure("HEAD", rounds, os.path.join(work, f"noise{k}"))
         base, head = run.timings["base"], run.timings["head"]
@@ -365,7 +365,7 @@ def measure_noise(repeats: int, rounds: int, work: str) -> dict:
                  for name in sorted(head) if ran(head[name]) and ran(base.get(name))}
         for stat, index in (("median", 0), ("min", 1)):
             found[stat].append({name: pair[index] for name, pair in pairs.items()})
-    every = [min(m, f) for med, low in zip(found["median"], found["min"]) for m, f in zip(med.values(), low.values())]
+        every += [min(pair) for pair in pairs.values()]
     return {"commit": commit_of("HEAD"), "cpu_count": os.cpu_count(), "repeats": repeats, "rounds": rounds,
             "env": ENV, "ratios": found, "worst": max(every, key=lambda r: abs(math.log(r))),
             "threshold": threshold_rule(every)}

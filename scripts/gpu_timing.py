@@ -12,6 +12,7 @@ constructor options (warm medians of 3, kernels kept between them).
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -30,6 +31,7 @@ CASES = {"k2": dict(preset="k2", ndata=4320), "tess": dict(preset="tess", ndata=
 OPTIONS = {"tess78": dict(period_max=20.0)}  # power() options per case
 
 
+@functools.cache  # a case's curve is made once for its plan and TLS's timing
 def light_curve(case):
     lc = synthetic.simulate(seed=1, start=3000.0, **CASES[case])
     return lc.t, lc.y, lc.dy
@@ -95,7 +97,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
     ap.add_argument("--sweep", action="append", default=[], metavar="OPTION=V1,V2",
-                    help="also time every combination of these backend options (integers)")
+                    help="also time every combination of these backend options (Python literals or text)")
     args = ap.parse_args()
     rows = []
     for case in args.cases.split(","):
