@@ -89,7 +89,9 @@ class _BackendCase(Timing):
 
 
 class Upload(_BackendCase):
-    """Host to device copies (no kernel needed: nothing compiled)."""
+    """Host to device copies of a plan (no kernel needed: nothing compiled); the
+    PyCUDA backends keep the templates of the last one on the device, as a
+    search of the same plan or template cache finds them."""
 
     def time_upload(self, name, ndata, nperiods):
         self.backend.upload(self.plan)

@@ -69,8 +69,8 @@ def test_per_period_matches_cpu_with_bounds_checked(case, layout):
     assert_exact_stats(gpu.search(plan, periods), ref)
     assert gpu.folds_in_scan(plan) == (layout == "shared")
     assert gpu.work["bound_violations"] == 0
-    assert gpu.work["shifts"] == cpu_work["shifts"]
-    assert gpu.work["brute_force_macs"] == cpu_work["brute_force_macs"]
+    for name in ("shifts", "depth_pass", "brute_force_macs"):  # the depth filter: the same shifts
+        assert gpu.work[name] == cpu_work[name], name
     assert gpu.work["fine_pass"] < gpu.work["depth_pass"]
 
 
@@ -115,6 +115,22 @@ def test_memory_pool_keeps_one_light_curve_shape(case, layout):
     fresh = pruned_in(layout, other)
     fresh.search(other, periods[:50])
     assert gpu._pool.held_blocks == fresh._pool.held_blocks
+
+
+def test_templates_stay_on_the_device_for_the_same_templates(case, monkeypatch):
+    plan, _, _, _ = case
+    gpu = pruned()
+    first = gpu.upload(plan)
+    again = gpu.upload(plan)
+    assert again.tables is first.tables and again.base.templates is first.base.templates
+    other = backends.make_plan(*box_light_curve(days=21.3, seed=14))[0]
+    assert other.templates is not plan.templates
+    assert gpu.upload(other).tables is not first.tables
+    pieces = plan.templates.pieces
+    assert gpu.upload(plan).tables is not first.tables  # uploaded again after the other
+    latest = gpu.upload(plan).tables
+    monkeypatch.setitem(plan.templates.__dict__, "pieces", pruning.PieceTables(**pieces.__dict__))
+    assert gpu.upload(plan).tables is not latest  # new pieces: new tables
 
 
 def test_debug_mode_catches_a_broken_bound(layout, monkeypatch):

@@ -94,6 +94,7 @@ struct Job {
     const double *a;  // template (1 - signal), length L
     int wi, d, stride, length, n_shifts, kp, start;  // start: first entry in a flat list of shifts
     double kscale, a2u;  // k = box * kscale; A2 = a2u with uniform weights (0: not uniform)
+    double s_max;  // depth filter: window flux sum at most s_max (depth_limit)
     double rd, ov, inv_len, floor, c1, c12, r1, r12, rk, rk2;
     Allowances e;
 };
@@ -112,8 +113,29 @@ __device__ __forceinline__ int shift_count(int m, int n, int d, int stride)
     return (end - 1) / stride + 1;
 }
 
+// The double next to finite s towards +inf (dir 1) or -inf (dir -1).
+__device__ __forceinline__ double next_double(double s, int dir)
+{
+    if (s == 0.0) return dir * 4.9406564584124654e-324;
+    return __longlong_as_double(__double_as_longlong(s) + ((s > 0.0) == (dir > 0) ? 1 : -1));
+}
+
+// The largest window sum s of d fluxes whose box 1 - s / d (rounded as
+// box_depth rounds it) exceeds depth_min. Rounded division and subtraction are
+// monotone, so the box does not grow with s and the depth filter is exactly
+// s <= s_max: no division for a shift that fails it (or a seed's search).
+__device__ double depth_limit(int d, double rd, double depth_min)
+{
+    double s = d * (1.0 - depth_min);
+    while (!(1.0 - div_rn(s, d, rd) > depth_min)) s = next_double(s, -1);
+    for (double up = next_double(s, 1); 1.0 - div_rn(up, d, rd) > depth_min; up = next_double(s, 1))
+        s = up;
+    return s;
+}
+
 // The template part of width wi's job (what a seed needs).
-__device__ __forceinline__ Job job_of(int wi, int m, int n, const Tables &tb, double w_uniform)
+__device__ __forceinline__ Job job_of(int wi, int m, int n, const Tables &tb, double w_uniform,
+                                      double depth_min)
 {
     Job j;
     j.wi = wi;
@@ -125,6 +147,7 @@ __device__ __forceinline__ Job job_of(int wi, int m, int n, const Tables &tb, do
     j.kscale = tb.kscale[wi];
     j.a2u = w_uniform * tb.sum_a2[wi];
     j.rd = __drcp_rn((double)j.d);
+    j.s_max = depth_limit(j.d, j.rd, depth_min);
     return j;
 }
 
@@ -147,9 +170,10 @@ __device__ Allowances allowances(const double *mean, const double *sum_c, double
 // The whole job of width wi: template part, then the period's floor (from its
 // threshold bits), allowances (from its scales U1, U2, W1, W2) and piece stats.
 __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_uniform,
-                           const double *scale, unsigned long long threshold, double g, double pad)
+                           double depth_min, const double *scale, unsigned long long threshold,
+                           double g, double pad)
 {
-    Job j = job_of(wi, m, n, tb, w_uniform);
+    Job j = job_of(wi, m, n, tb, w_uniform, depth_min);
     const double t = __longlong_as_double((long long)threshold);
     j.floor = t - pad * t;
     j.e = allowances(tb.mean + 2 * wi, tb.sum_c + 2 * wi, tb.amax[wi], scale, g, w_uniform > 0.0);
@@ -200,10 +224,11 @@ __device__ __forceinline__ double group_gain(const Fold &f, const Job &j, int i,
     return 2.0 * k * ar - k * k * (a2u > 0.0 ? a2u : a2);
 }
 
-// The deepest box of a job over lanes' shifts s = lane, lane + step, ...
-// (box > depth_min; ties: the smaller shift); i = -1 if none.
+// The deepest box of a job over lanes' shifts s = first, first + step, ...:
+// the smallest window flux sum passing the depth filter (ties: the smaller
+// shift); i = -1 if none.
 struct Deepest {
-    double box;
+    double sum;
     int i;
 };
 
@@ -211,16 +236,17 @@ __device__ __forceinline__ Deepest deeper(const Deepest &p, const Deepest &q)
 {
     if (q.i < 0) return p;
     if (p.i < 0) return q;
-    return (q.box > p.box || (q.box == p.box && q.i < p.i)) ? q : p;
+    return (q.sum < p.sum || (q.sum == p.sum && q.i < p.i)) ? q : p;
 }
 
-__device__ __forceinline__ Deepest deepest_box(const Fold &f, const Job &j, int first, int step,
-                                               double depth_min)
+__device__ __forceinline__ Deepest deepest_box(const Fold &f, const Job &j, int first, int step)
 {
-    Deepest mine = {depth_min, -1};
+    Deepest mine = {INFINITY, -1};
+    const double s_max = j.s_max;
     for (int s = first; s < j.n_shifts; s += step) {
-        const double box = box_depth(f, j, s * j.stride);
-        if (box > mine.box) mine = {box, s * j.stride};
+        const int i = s * j.stride;
+        const double sum = f.cs[i + j.d] - f.cs[i];
+        if (sum <= s_max && sum < mine.sum) mine = {sum, i};
     }
     return mine;
 }
@@ -231,17 +257,20 @@ __device__ __forceinline__ Deepest deepest_box(const Fold &f, const Job &j, int 
 // the bound is at most 2k(1 + pad) S + B, so it is below floor iff
 // R = floor - B > 0 and 4k^2 (1 + pad)^2 rho^2 V < R^2.
 __device__ __forceinline__ bool may_win(double k, double mean, double var, double rho, double e_v,
-                                        double e_ar, double a2u, double mean_w, double var_w,
-                                        double rho2, double e_vw, double e_a2, double pad,
-                                        double floor)
+                                        double e_ar, double lb_a2, double pad, double floor)
 {
-    const double lb_a2 = a2u > 0.0 ? a2u
-                                   : fmax(mean_w - rho2 * sqrt(fmax(var_w + e_vw, 0.0)) - e_a2, 0.0);
     const double lin = mean + e_ar;
     const double r = floor - (2.0 * k * lin + pad * 2.0 * k * fabs(lin) - k * k * lb_a2 * (1.0 - pad));
-    if (!(r > 0.0)) return true;
     const double ks = 2.0 * k * (1.0 + pad) * rho;
-    return ks * ks * fmax(var + e_v, 0.0) >= r * r;
+    return !(r > 0.0) | (ks * ks * fmax(var + e_v, 0.0) >= r * r);
+}
+
+// LB_A2 of may_win: A2 itself with uniform weights (a2u > 0), else
+// mean_w - rho2 sqrt(V_w) less its allowance, at least 0.
+__device__ __forceinline__ double a2_floor(double a2u, double mean_w, double var_w, double rho2,
+                                          double e_vw, double e_a2)
+{
+    return a2u > 0.0 ? a2u : fmax(mean_w - rho2 * sqrt(fmax(var_w + e_vw, 0.0)) - e_a2, 0.0);
 }
 
 // Append ``value`` to ``list`` (``count`` entries so far) where ``keep``: one
@@ -275,7 +304,7 @@ __device__ __forceinline__ void piece_sums(const int *bounds, const double *inv_
 
 // Constants of a cascade launch.
 struct Cascade {
-    double depth_min, pad;
+    double pad;
     int prune_min, fine_min, debug;
     bool uniform;
 };
@@ -289,27 +318,37 @@ __device__ __forceinline__ void offer(Best &best, const Job &j, int i, double bo
 
 // Stage 1 of shift i: the depth filter, then the one-piece bound, which a
 // template shorter than prune_min skips (its exact gain is cheaper: it goes
-// on through the queues to the exact stage). Whether shift i is queued.
-// Debug: a skipped shift whose exact gain reaches the floor is a violation.
-__device__ __forceinline__ bool coarse_stage(const Fold &f, const Job &j, int i, const Cascade &cc,
-                                             Tally &tally)
+// on through the queues to the exact stage); i must be a shift of the job even
+// where valid is false (the shift then fails). EAGER: straight-line code, so
+// a thread's shifts overlap (prefix sums in shared memory); otherwise a shift
+// that fails the depth filter loads nothing more (prefix sums in global
+// memory: the 78-day curve's cascade 73 -> 79 ms when eager).
+struct Coarse {
+    bool deep, keep;  // passed the depth filter; queued
+    double k;
+};
+
+template <bool UNIFORM, bool EAGER>
+__device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int i, bool valid,
+                                               const Cascade &cc)
 {
-    const double box = box_depth(f, j, i);
-    if (!(box > cc.depth_min)) return false;
-    ++tally.passed;
-    const double k = box * j.kscale;
-    if (j.length < cc.prune_min || !(k > 0.0)) return true;
+    const double s = f.cs[i + j.d] - f.cs[i];
+    const bool deep = valid && s <= j.s_max;
+    Coarse c = {deep, false, 0.0};
+    if (!EAGER && !c.deep) return c;
+    c.k = (1.0 - div_rn(s, j.d, j.rd)) * j.kscale;  // box_depth(f, j, i) * kscale
     const double su = f.pu[i + j.length] - f.pu[i];
     const double vu = (f.pu2[i + j.length] - f.pu2[i]) - su * su * j.inv_len;
-    double sw = 0.0, vw = 0.0;
-    if (!cc.uniform) {
-        sw = f.pw[i + j.length] - f.pw[i];
-        vw = (f.pw2[i + j.length] - f.pw2[i]) - sw * sw * j.inv_len;
+    double lb_a2 = j.a2u;
+    if (!UNIFORM) {
+        const double sw = f.pw[i + j.length] - f.pw[i];
+        const double vw = (f.pw2[i + j.length] - f.pw2[i]) - sw * sw * j.inv_len;
+        lb_a2 = a2_floor(j.a2u, j.c12 * sw, vw, j.r12, j.e.e_vw, j.e.e_a21);
     }
-    const bool keep = may_win(k, j.c1 * su, vu, j.r1, j.e.e_v, j.e.e_ar1, j.a2u, j.c12 * sw, vw,
-                              j.r12, j.e.e_vw, j.e.e_a21, cc.pad, j.floor);
-    if (!keep && cc.debug) tally.violations += group_gain<1>(f, j, i, k) >= j.floor;
-    return keep;
+    const bool bound = (j.length < cc.prune_min) | !(c.k > 0.0) |
+                       may_win(c.k, j.c1 * su, vu, j.r1, j.e.e_v, j.e.e_ar1, lb_a2, cc.pad, j.floor);
+    c.keep = c.deep & bound;
+    return c;
 }
 
 // Stage 2 of a queued shift: the K-piece bound (templates of fine_min and
@@ -325,8 +364,8 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
     double mu, vu, mw = 0.0, vw = 0.0;
     piece_sums(bw, nw, tb.c + j.wi * tb.k_max, j.kp, f.pu, f.pu2, i, mu, vu);
     if (!cc.uniform) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
-    const bool keep = may_win(k, mu, vu, j.rk, j.kp * j.e.e_v, j.e.e_ark, j.a2u, mw, vw, j.rk2,
-                              j.kp * j.e.e_vw, j.e.e_a2k, cc.pad, j.floor);
+    const double lb_a2 = a2_floor(j.a2u, mw, vw, j.rk2, j.kp * j.e.e_vw, j.e.e_a2k);
+    const bool keep = may_win(k, mu, vu, j.rk, j.kp * j.e.e_v, j.e.e_ark, lb_a2, cc.pad, j.floor);
     if (!keep && cc.debug) tally.violations += group_gain<1>(f, j, i, k) >= j.floor;
     return keep;
 }
@@ -378,9 +417,53 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job 
     __syncthreads();
 }
 
+// Shift lists of jobs start at multiples of TAKE entries, so a warp's take
+// (32 x GRAB_ITEMS entries) lies within one job.
+#define TAKE (32 * GRAB_ITEMS)
+
+__device__ __forceinline__ int padded(int n_shifts)
+{
+    return (n_shifts + TAKE - 1) / TAKE * TAKE;
+}
+
+// A warp's take: stage 1 of the job's shifts first + lane + 32 r (r <
+// GRAB_ITEMS, those below n_shifts), survivors appended to the queue (entries
+// g << SLOT_BITS | shift), AT_ONCE shifts per thread at a time: GRAB_ITEMS
+// where registers allow (pruned_period: eager stages whose loads and
+// arithmetic overlap, K2-like coarse stage -24 % of cycles), 1 in pruned_scan
+// (64 registers; lazy stages).
+// Debug: a depth-passing shift the bound skips whose exact gain reaches the
+// floor is a violation.
+template <bool UNIFORM, int AT_ONCE>
+__device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int first,
+                                     const Cascade &cc, ScanQueues &sq, Tally &tally)
+{
+#pragma unroll 1
+    for (int r0 = 0; r0 < GRAB_ITEMS; r0 += AT_ONCE) {
+        Coarse c[AT_ONCE];
+        int at[AT_ONCE];
+#pragma unroll
+        for (int r = 0; r < AT_ONCE; ++r) {
+            const int s = first + 32 * (r0 + r) + threadIdx.x % 32;
+            const bool valid = s < j.n_shifts;
+            at[r] = (valid ? s : 0) * j.stride;
+            c[r] = coarse_stage<UNIFORM, (AT_ONCE > 1)>(f, j, at[r], valid, cc);
+        }
+#pragma unroll
+        for (int r = 0; r < AT_ONCE; ++r) {
+            tally.passed += c[r].deep;
+            push(sq.queue, &sq.n_queue, c[r].keep, g << SLOT_BITS | at[r]);
+        }
+        if (cc.debug)
+            for (int r = 0; r < AT_ONCE; ++r)
+                if (c[r].deep && !c[r].keep)
+                    tally.violations += group_gain<1>(f, j, at[r], c[r].k) >= j.floor;
+    }
+}
+
 // The cascade over the flat list of shifts of jobs[0 .. count) (job g's
-// shifts are entries jobs[g].start .. + n_shifts, ascending). Warps take
-// 32 x GRAB_ITEMS entries at a time, with no barrier, through the depth filter
+// shifts are entries jobs[g].start .. + n_shifts, ascending; starts padded).
+// Warps take TAKE entries at a time, with no barrier, through the depth filter
 // and the one-piece bound into the shared queue until it could overflow (fewer
 // than GRAB_ITEMS x BLOCK places left), then the block flushes it. Every
 // thread of the block calls it. ONE_JOB (count 1): no walk over jobs, which
@@ -390,30 +473,26 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
                            const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
 {
     const int total = jobs[count - 1].start + jobs[count - 1].n_shifts, lane = threadIdx.x % 32;
-    Job one = jobs[0];  // this thread's job in registers (78-day curve: 0.20 -> 0.175 s)
-    int g = 0;  // this thread's job: its entries only grow
+    Job one = jobs[0];  // the warp's job in registers (78-day curve: 0.20 -> 0.175 s)
+    int g = 0;  // the warp's job: its takes only grow
     if (threadIdx.x == 0) sq.next = 0;
     __syncthreads();
     for (;;) {
         for (;;) {
             int first = total;
             if (lane == 0 && *(volatile int *)&sq.n_queue <= CHUNK - GRAB_ITEMS * BLOCK)
-                first = atomicAdd(&sq.next, 32 * GRAB_ITEMS);
+                first = atomicAdd(&sq.next, TAKE);
             first = __shfl_sync(0xffffffffu, first, 0);
             if (first >= total) break;
-#pragma unroll
-            for (int r = 0; r < GRAB_ITEMS; ++r) {
-                const int e = first + 32 * r + lane;
-                bool keep = false;
-                if (e < total) {
-                    if (!ONE_JOB && e >= one.start + one.n_shifts) {
-                        while (e >= jobs[g].start + jobs[g].n_shifts) ++g;
-                        one = jobs[g];
-                    }
-                    keep = coarse_stage(f, one, (e - one.start) * one.stride, cc, tally);
-                }
-                push(sq.queue, &sq.n_queue, keep, g << SLOT_BITS | (e - one.start) * one.stride);
+            if (!ONE_JOB && first >= one.start + one.n_shifts) {
+                while (first >= jobs[g].start + padded(jobs[g].n_shifts)) ++g;
+                one = jobs[g];
             }
+            constexpr int at_once = ONE_JOB ? 1 : GRAB_ITEMS;
+            if (cc.uniform)
+                take<true, at_once>(f, one, g, first - one.start, cc, sq, tally);
+            else
+                take<false, at_once>(f, one, g, first - one.start, cc, sq, tally);
         }
         __syncthreads();
         CLOCK_MARK(mark);
@@ -596,13 +675,13 @@ pruned_seed(const double *rw, const double *w, const double *cs, const double *p
     if (!slot(blockIdx.x, slots, lo, hi, b, wi)) return;
     const Tables tb = TABLES;
     const Fold f = global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2);
-    const Job j = job_of(wi, m, n, tb, w_uniform);
-    const Deepest top = Max(temp).Reduce(deepest_box(f, j, threadIdx.x, BLOCK, depth_min),
+    const Job j = job_of(wi, m, n, tb, w_uniform, depth_min);
+    const Deepest top = Max(temp).Reduce(deepest_box(f, j, threadIdx.x, BLOCK),
                                          [](const Deepest &p, const Deepest &q) { return deeper(p, q); });
     if (threadIdx.x == 0) deepest = top;
     __syncthreads();
     if (deepest.i < 0 || threadIdx.x >= 32) return;
-    const double gain = group_gain<32>(f, j, deepest.i, deepest.box * j.kscale);
+    const double gain = group_gain<32>(f, j, deepest.i, box_depth(f, j, deepest.i) * j.kscale);
     if (threadIdx.x == 0) {
         if (gain > 0.0) atomicMax(threshold + b, (unsigned long long)__double_as_longlong(gain));
         atomicAdd(counters + SEED_DOTS, 1ull);
@@ -630,12 +709,12 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     }
     const Tables tb = TABLES;
     if (threadIdx.x == 0) {
-        job = cascade_job(wi, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g, pad);
+        job = cascade_job(wi, m, n, tb, w_uniform, depth_min, scales + 4 * b, threshold[b], g, pad);
         job.start = 0;
         sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0;
     }
     __syncthreads();
-    const Cascade cc = {depth_min, pad, prune_min, fine_min, debug, w_uniform > 0.0};
+    const Cascade cc = {pad, prune_min, fine_min, debug, w_uniform > 0.0};
     Best best = {0.0, 0.0, -1, 0x7fffffff};
     Tally tally = {0, 0, 0};
     scan_group<true>(global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2), &job, 1, tb, cc, sq, best, tally);
@@ -696,13 +775,13 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     Tally tally = {0, 0, 0};
     unsigned long long seeds = 0;
     for (int q = threadIdx.x / 32; q < n_widths; q += BLOCK / 32) {
-        const Job j = job_of(first_width + q, m, n, tb, w_uniform);
-        Deepest top = deepest_box(f, j, lane, 32, depth_min);
+        const Job j = job_of(first_width + q, m, n, tb, w_uniform, depth_min);
+        Deepest top = deepest_box(f, j, lane, 32);
         for (int o = 16; o > 0; o >>= 1)
-            top = deeper(top, {__shfl_xor_sync(0xffffffffu, top.box, o),
+            top = deeper(top, {__shfl_xor_sync(0xffffffffu, top.sum, o),
                                __shfl_xor_sync(0xffffffffu, top.i, o)});
         if (top.i < 0) continue;
-        const double gain = group_gain<32>(f, j, top.i, top.box * j.kscale);
+        const double gain = group_gain<32>(f, j, top.i, box_depth(f, j, top.i) * j.kscale);
         if (lane == 0) {
             if (gain > 0.0) atomicMax(&threshold, (unsigned long long)__double_as_longlong(gain));
             ++seeds;
@@ -712,16 +791,16 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     __syncthreads();
     CLOCK_ADD(CLOCK_SEEDS, mark);
 
-    const Cascade cc = {depth_min, pad, prune_min, fine_min, debug, uniform};
+    const Cascade cc = {pad, prune_min, fine_min, debug, uniform};
     Best best = {0.0, 0.0, -1, 0x7fffffff};
     for (int g0 = 0; g0 < n_widths; g0 += W_GROUP) {
         const int count = min(W_GROUP, n_widths - g0);
         if (threadIdx.x < count)
             jobs[threadIdx.x] = cascade_job(first_width + g0 + threadIdx.x, m, n, tb, w_uniform,
-                                            scale, threshold, g, pad);
+                                            depth_min, scale, threshold, g, pad);
         __syncthreads();
         if (threadIdx.x == 0)
-            for (int q = 0, s = 0; q < count; s += jobs[q].n_shifts, ++q) jobs[q].start = s;
+            for (int q = 0, s = 0; q < count; s += padded(jobs[q].n_shifts), ++q) jobs[q].start = s;
         __syncthreads();
         scan_group<false>(f, jobs, count, tb, cc, sq, best, tally);
     }

@@ -108,22 +108,27 @@ class PrunedBackend(PyCUDABackend):
         return out
 
     def upload(self, plan):
+        base = super().upload(plan)
+        with self.context():
+            tables = self.device_templates(plan.templates)[1]
+        return PrunedState(base, tables, self.folds_in_scan(plan))
+
+    def template_arrays(self, tp):
+        """The templates, then the pruning tables of every width."""
         import pycuda.gpuarray as ga
 
-        base = super().upload(plan)
-        tp, pc = plan.templates, plan.templates.pieces
+        pc = tp.pieces
         put = lambda x, dt: ga.to_gpu(np.ascontiguousarray(x, dtype=dt))  # noqa: E731
-        with self.context():
-            tables = dict(
-                kscale=put(tp.overshoot / tp.signal_depth, np.float64),
-                sum_a2=put(pc.sum_a2, np.float64),
-                n_pieces=put(pc.n_pieces, np.int32), bounds=put(pc.bounds, np.int32),
-                inv_n=put(pc.inv_n, np.float64), c=put(pc.c, np.float64),
-                c2=put(pc.c2, np.float64), rho=put(pc.rho, np.float64),
-                rho2=put(pc.rho2, np.float64), mean=put(pc.mean, np.float64),
-                amax=put(pc.amax, np.float64), sum_c=put(pc.sum_c, np.float64),
-            )
-        return PrunedState(base, tables, self.folds_in_scan(plan))
+        tables = dict(
+            kscale=put(tp.overshoot / tp.signal_depth, np.float64),
+            sum_a2=put(pc.sum_a2, np.float64),
+            n_pieces=put(pc.n_pieces, np.int32), bounds=put(pc.bounds, np.int32),
+            inv_n=put(pc.inv_n, np.float64), c=put(pc.c, np.float64),
+            c2=put(pc.c2, np.float64), rho=put(pc.rho, np.float64),
+            rho2=put(pc.rho2, np.float64), mean=put(pc.mean, np.float64),
+            amax=put(pc.amax, np.float64), sum_c=put(pc.sum_c, np.float64),
+        )
+        return (*super().template_arrays(tp), tables)
 
     @staticmethod
     def shared_doubles(plan) -> int:
