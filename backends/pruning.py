@@ -288,6 +288,21 @@ def _line_tables(templates, k_lines: int) -> tuple:
     return pieces, bounds, c, slope, centre, rho, defects
 
 
+def depth_limits(widths, depth_min: float) -> np.ndarray:
+    """Per width d, the largest window flux sum s whose box 1 - s / d (IEEE
+    division and subtraction, as every backend rounds it) exceeds depth_min.
+    Both roundings are monotone, so the depth filter is exactly s <= limit:
+    ``pruned`` tests shifts and searches its seeds with no division."""
+    d = np.asarray(widths, np.float64)
+    passes = lambda x: 1.0 - x / d > depth_min  # noqa: E731
+    s = d * (1.0 - depth_min)
+    while not (ok := passes(s)).all():
+        s = np.where(ok, s, np.nextafter(s, -np.inf))
+    while (up := passes(np.nextafter(s, np.inf))).any():
+        s = np.where(up, np.nextafter(s, np.inf), s)
+    return s
+
+
 def tuning(m: int, prune_min: int = PRUNE_MIN_LENGTH, fine_min: int = FINE_MIN_LENGTH) -> tuple:
     """(g, PAD, prune_min, fine_min) for a patched fold of M samples,
     g = (M + 16) eps (module docstring): templates shorter than ``prune_min``

@@ -126,3 +126,16 @@ def test_a_template_that_skips_the_bounds_skips_the_k_piece_bound_too():
     """As pruned.cu's fine stage does: fine_min is raised to prune_min, so cpu and GPU count alike."""
     assert pruning.tuning(100, prune_min=64, fine_min=8)[2:] == (64, 64)
     assert pruning.tuning(100, prune_min=1, fine_min=32)[2:] == (1, 32)
+
+
+@pytest.mark.parametrize("depth_min", [1e-5, 3.3e-4, 0.0])
+def test_depth_limits_are_the_depth_filters_edge(depth_min):
+    """A window sum passes the depth filter (1 - s / d > depth_min, as every
+    backend rounds it) exactly when it is at most its width's limit."""
+    widths = np.arange(1, 700)
+    limit = pruning.depth_limits(widths, depth_min)
+    assert np.all(1.0 - limit / widths > depth_min)
+    assert not np.any(1.0 - np.nextafter(limit, np.inf) / widths > depth_min)
+    rng = np.random.default_rng(3)
+    s = limit[:, None] + widths[:, None] * rng.normal(0.0, 1e-15, (widths.size, 50))
+    np.testing.assert_array_equal(s <= limit[:, None], 1.0 - s / widths[:, None] > depth_min)

@@ -81,6 +81,7 @@ struct Tables {
     const double *a, *kscale, *sum_a2, *overshoot;
     const int *n_pieces, *bounds;
     const double *inv_n, *c, *c2, *rho, *rho2, *mean, *amax, *sum_c;
+    const double *s_max;  // pruning.depth_limits per width
     int k_max;
 };
 
@@ -94,7 +95,7 @@ struct Job {
     const double *a;  // template (1 - signal), length L
     int wi, d, stride, length, n_shifts, kp, start;  // start: first entry in a flat list of shifts
     double kscale, a2u;  // k = box * kscale; A2 = a2u with uniform weights (0: not uniform)
-    double s_max;  // depth filter: window flux sum at most s_max (depth_limit)
+    double s_max;  // depth filter: window flux sum at most s_max (pruning.depth_limits)
     double rd, ov, inv_len, floor, c1, c12, r1, r12, rk, rk2;
     Allowances e;
 };
@@ -113,29 +114,8 @@ __device__ __forceinline__ int shift_count(int m, int n, int d, int stride)
     return (end - 1) / stride + 1;
 }
 
-// The double next to finite s towards +inf (dir 1) or -inf (dir -1).
-__device__ __forceinline__ double next_double(double s, int dir)
-{
-    if (s == 0.0) return dir * 4.9406564584124654e-324;
-    return __longlong_as_double(__double_as_longlong(s) + ((s > 0.0) == (dir > 0) ? 1 : -1));
-}
-
-// The largest window sum s of d fluxes whose box 1 - s / d (rounded as
-// box_depth rounds it) exceeds depth_min. Rounded division and subtraction are
-// monotone, so the box does not grow with s and the depth filter is exactly
-// s <= s_max: no division for a shift that fails it (or a seed's search).
-__device__ double depth_limit(int d, double rd, double depth_min)
-{
-    double s = d * (1.0 - depth_min);
-    while (!(1.0 - div_rn(s, d, rd) > depth_min)) s = next_double(s, -1);
-    for (double up = next_double(s, 1); 1.0 - div_rn(up, d, rd) > depth_min; up = next_double(s, 1))
-        s = up;
-    return s;
-}
-
 // The template part of width wi's job (what a seed needs).
-__device__ __forceinline__ Job job_of(int wi, int m, int n, const Tables &tb, double w_uniform,
-                                      double depth_min)
+__device__ __forceinline__ Job job_of(int wi, int m, int n, const Tables &tb, double w_uniform)
 {
     Job j;
     j.wi = wi;
@@ -147,7 +127,7 @@ __device__ __forceinline__ Job job_of(int wi, int m, int n, const Tables &tb, do
     j.kscale = tb.kscale[wi];
     j.a2u = w_uniform * tb.sum_a2[wi];
     j.rd = __drcp_rn((double)j.d);
-    j.s_max = depth_limit(j.d, j.rd, depth_min);
+    j.s_max = tb.s_max[wi];
     return j;
 }
 
@@ -170,10 +150,9 @@ __device__ Allowances allowances(const double *mean, const double *sum_c, double
 // The whole job of width wi: template part, then the period's floor (from its
 // threshold bits), allowances (from its scales U1, U2, W1, W2) and piece stats.
 __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_uniform,
-                           double depth_min, const double *scale, unsigned long long threshold,
-                           double g, double pad)
+                           const double *scale, unsigned long long threshold, double g, double pad)
 {
-    Job j = job_of(wi, m, n, tb, w_uniform, depth_min);
+    Job j = job_of(wi, m, n, tb, w_uniform);
     const double t = __longlong_as_double((long long)threshold);
     j.floor = t - pad * t;
     j.e = allowances(tb.mean + 2 * wi, tb.sum_c + 2 * wi, tb.amax[wi], scale, g, w_uniform > 0.0);
@@ -351,12 +330,12 @@ __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int 
     return c;
 }
 
-// Stage 2 of a queued shift: the K-piece bound (templates of fine_min and
-// prune_min samples or more). Whether shift i is evaluated exactly.
+// Stage 2 of a queued shift: the K-piece bound (templates of fine_min
+// samples or more). Whether shift i is evaluated exactly.
 __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, const Tables &tb,
                                            const Cascade &cc, Tally &tally)
 {
-    if (j.length < cc.fine_min || j.length < cc.prune_min) return true;
+    if (j.length < cc.fine_min) return true;  // fine_min >= prune_min (pruning.tuning)
     const double k = box_depth(f, j, i) * j.kscale;
     if (!(k > 0.0)) return true;
     const int *bw = tb.bounds + j.wi * (tb.k_max + 1);
@@ -598,9 +577,9 @@ __device__ void prefix_sums(const double *f, const double *wf, double w_uniform,
         const double *kscale, const double *sum_a2, const double *overshoot,                      \
         const int *n_pieces, const int *bounds, const double *inv_n, const double *c,             \
         const double *c2, const double *rho, const double *rho2, const double *mean,              \
-        const double *amax, const double *sum_c, int k_max
+        const double *amax, const double *sum_c, const double *s_max, int k_max
 #define TABLES {widths, strides, offsets, a, kscale, sum_a2, overshoot, n_pieces, bounds, inv_n, c, \
-                c2, rho, rho2, mean, amax, sum_c, k_max}
+                c2, rho, rho2, mean, amax, sum_c, s_max, k_max}
 
 // Period b's arrays in global memory (laid out by pruned_fold and pruned_prefix).
 __device__ __forceinline__ Fold global_fold(int b, int m, const double *rw, const double *w,
@@ -666,7 +645,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 pruned_seed(const double *rw, const double *w, const double *cs, const double *pu,
             const double *pu2, const double *pw, const double *pw2, int m, int n,
             const int *lo, const int *hi, int slots, TABLE_PARAMS, double w_uniform,
-            double depth_min, unsigned long long *threshold, unsigned long long *counters)
+            unsigned long long *threshold, unsigned long long *counters)
 {
     typedef cub::BlockReduce<Deepest, BLOCK> Max;
     __shared__ typename Max::TempStorage temp;
@@ -675,7 +654,7 @@ pruned_seed(const double *rw, const double *w, const double *cs, const double *p
     if (!slot(blockIdx.x, slots, lo, hi, b, wi)) return;
     const Tables tb = TABLES;
     const Fold f = global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2);
-    const Job j = job_of(wi, m, n, tb, w_uniform, depth_min);
+    const Job j = job_of(wi, m, n, tb, w_uniform);
     const Deepest top = Max(temp).Reduce(deepest_box(f, j, threadIdx.x, BLOCK),
                                          [](const Deepest &p, const Deepest &q) { return deeper(p, q); });
     if (threadIdx.x == 0) deepest = top;
@@ -695,8 +674,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SCAN_BLOCKS_PER_SM)
 pruned_scan(const double *rw, const double *w, const double *cs, const double *pu,
             const double *pu2, const double *pw, const double *pw2, const double *scales,
             int m, int n, const int *lo, const int *hi, int slots, TABLE_PARAMS,
-            double w_uniform, double depth_min, double g, double pad, int prune_min,
-            int fine_min, const unsigned long long *threshold, int debug, double *job_gain,
+            double w_uniform, double g, double pad, int prune_min, int fine_min,
+            const unsigned long long *threshold, int debug, double *job_gain,
             int *job_index, double *job_depth, unsigned long long *counters)
 {
     __shared__ Job job;
@@ -709,7 +688,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     }
     const Tables tb = TABLES;
     if (threadIdx.x == 0) {
-        job = cascade_job(wi, m, n, tb, w_uniform, depth_min, scales + 4 * b, threshold[b], g, pad);
+        job = cascade_job(wi, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g, pad);
         job.start = 0;
         sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0;
     }
@@ -731,8 +710,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 extern "C" __global__ void __launch_bounds__(BLOCK, BLOCK < 512 ? 512 / BLOCK : 1)  // 128 registers
 pruned_period(const double *t, const double *y, const double *w, int n, int m,
               const double *periods, const int *lo, const int *hi, TABLE_PARAMS,
-              double w_uniform, double depth_min, double g, double pad, int prune_min,
-              int fine_min, int debug, double *gain_out, int *index_out, double *depth_out,
+              double w_uniform, double g, double pad, int prune_min, int fine_min, int debug, double *gain_out, int *index_out, double *depth_out,
               unsigned long long *counters)
 {
     extern __shared__ double smem[];
@@ -775,7 +753,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     Tally tally = {0, 0, 0};
     unsigned long long seeds = 0;
     for (int q = threadIdx.x / 32; q < n_widths; q += BLOCK / 32) {
-        const Job j = job_of(first_width + q, m, n, tb, w_uniform, depth_min);
+        const Job j = job_of(first_width + q, m, n, tb, w_uniform);
         Deepest top = deepest_box(f, j, lane, 32);
         for (int o = 16; o > 0; o >>= 1)
             top = deeper(top, {__shfl_xor_sync(0xffffffffu, top.sum, o),
@@ -797,7 +775,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         const int count = min(W_GROUP, n_widths - g0);
         if (threadIdx.x < count)
             jobs[threadIdx.x] = cascade_job(first_width + g0 + threadIdx.x, m, n, tb, w_uniform,
-                                            depth_min, scale, threshold, g, pad);
+                                            scale, threshold, g, pad);
         __syncthreads();
         if (threadIdx.x == 0)
             for (int q = 0, s = 0; q < count; s += padded(jobs[q].n_shifts), ++q) jobs[q].start = s;

@@ -127,6 +127,7 @@ class PrunedBackend(PyCUDABackend):
             c2=put(pc.c2, np.float64), rho=put(pc.rho, np.float64),
             rho2=put(pc.rho2, np.float64), mean=put(pc.mean, np.float64),
             amax=put(pc.amax, np.float64), sum_c=put(pc.sum_c, np.float64),
+            s_max=put(pruning.depth_limits(tp.widths, tp.depth_min), np.float64),
         )
         return (*super().template_arrays(tp), tables)
 
@@ -218,7 +219,7 @@ class PrunedBackend(PyCUDABackend):
         tab = state.tables
         return (widths, strides, offsets, a, tab["kscale"], tab["sum_a2"], overshoot,
                 tab["n_pieces"], tab["bounds"], tab["inv_n"], tab["c"], tab["c2"], tab["rho"],
-                tab["rho2"], tab["mean"], tab["amax"], tab["sum_c"],
+                tab["rho2"], tab["mean"], tab["amax"], tab["sum_c"], tab["s_max"],
                 np.int32(state.base.plan.templates.pieces.k_max))
 
     def chi2_scan(self, state, folded, periods, lo, hi):
@@ -226,8 +227,7 @@ class PrunedBackend(PyCUDABackend):
         layout = STAGE_MIN["shared" if state.shared else "global"]
         g, pad, prune_min, fine_min = pruning.tuning(
             base.m, *(mine or default for mine, default in zip(self.stage_min, layout)))
-        cascade = (np.float64(plan.templates.depth_min), np.float64(g), np.float64(pad),
-                   np.int32(prune_min), np.int32(fine_min))
+        cascade = (np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min))
         with self.context():
             counters = self._put(np.zeros(len(pruning.COUNTERS)), np.uint64)
             b = len(periods)
@@ -256,7 +256,7 @@ class PrunedBackend(PyCUDABackend):
         """Prefix sums, seeds, one block per (period, width) job, reduction."""
         base, block = state.base, state.base.block
         n, m, b = base.n, base.m, len(periods)
-        depth_min, g, pad, prune_min, fine_min = cascade
+        g, pad, prune_min, fine_min = cascade
         w_uniform = np.float64(base.plan.lc.uniform_weight)
         tables = self._table_args(state)
         mod = self.module(block)
@@ -272,14 +272,14 @@ class PrunedBackend(PyCUDABackend):
         slots = max(1, int(np.max(hi - lo, initial=0)))
         windows = (self._put(lo, np.int32), self._put(hi, np.int32), np.int32(slots))
         self._launch("chi2_scan.seed", mod, "pruned_seed", *data, np.int32(m), np.int32(n),
-                     *windows, *tables, w_uniform, depth_min, threshold, counters,
+                     *windows, *tables, w_uniform, threshold, counters,
                      block=(block, 1, 1), grid=(b * slots, 1))
         jobs = b * slots
         job_outs = (self._empty(jobs, np.float64), self._empty(jobs, np.int32),
                     self._empty(jobs, np.float64))
         self._launch("chi2_scan.cascade", mod, "pruned_scan", *data, scales, np.int32(m),
-                     np.int32(n), *windows, *tables, w_uniform, depth_min, g, pad, prune_min,
-                     fine_min, threshold, np.int32(self.debug), *job_outs, counters,
+                     np.int32(n), *windows, *tables, w_uniform, g, pad, prune_min, fine_min,
+                     threshold, np.int32(self.debug), *job_outs, counters,
                      block=(block, 1, 1), grid=(jobs, 1))
         self._launch("chi2_scan.reduce", mod, "reduce_jobs", *job_outs,
                      self._put(np.arange(b + 1) * slots, np.int32), np.int32(b), *outs,

@@ -133,7 +133,7 @@ class PyCUDABackend(TLSBackend):
         self._ctx = None
         self._optin = None  # the device's opt-in shared memory per block, read once
         self._shared_limits = {}  # (kernel, block) -> shared_limit
-        self._templates = None  # ((templates, pieces), their device arrays) of the last upload
+        self._templates = None  # (templates, pieces, their device arrays) of the last upload
 
     @classmethod
     def missing(cls):
@@ -215,11 +215,11 @@ class PyCUDABackend(TLSBackend):
         the same templates object (a plan searched again, a survey's light curves
         sharing TLS's template cache): 20 uploads were ~1 ms of a K2-like
         search. Call inside the backend's context."""
-        pieces = lambda: tp.__dict__.get("pieces")  # noqa: E731 (built on first use)
-        if self._templates is None or any(a is not b for a, b in zip(self._templates[0], (tp, pieces()))):
-            arrays = self.template_arrays(tp)
-            self._templates = ((tp, pieces()), arrays)
-        return self._templates[1]
+        kept = self._templates
+        if kept is None or kept[0] is not tp or kept[1] is not tp.__dict__.get("pieces"):
+            arrays = self.template_arrays(tp)  # may build tp.pieces (a cached property)
+            self._templates = kept = (tp, tp.__dict__.get("pieces"), arrays)
+        return kept[2]
 
     def template_arrays(self, tp) -> tuple:
         """(widths, strides, offsets, a, overshoot) of ``tp`` on the device."""
