@@ -178,6 +178,17 @@ def test_fold_with_fewer_buckets_than_samples_is_the_same(monkeypatch):
         np.testing.assert_array_equal(folds[0][1], other[1])
 
 
+@pytest.mark.parametrize("dy, uniform", [("varying", False), ("constant", True)])
+def test_global_fold_gathers_weights_only_where_they_differ(dy, uniform):
+    """With uniform weights the global layout writes no folded weights (nor
+    their prefix sums): the scan takes plan.lc.uniform_weight."""
+    plan, periods = backends.make_plan(*box_light_curve(dy=dy, seed=4))
+    gpu = pruned(layout="global")
+    flux, weights = gpu.fold_sort(gpu.upload(plan), periods[:8])
+    assert (weights is None) == uniform == (plan.lc.uniform_weight > 0.0)
+    assert flux.size == 8 * (plan.lc.size + plan.templates.maxwidth)
+
+
 def test_auto_layout_folds_in_shared_memory_when_it_fits():
     small = backends.make_plan(*box_light_curve(seed=13))[0]
     large = backends.make_plan(*box_light_curve(**CASES["large-n"]))[0]

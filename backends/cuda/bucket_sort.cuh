@@ -39,10 +39,14 @@ __device__ void exclusive_scan_n(int *count, int n)
     __syncthreads();
 }
 
-// idx[0 .. n) := the indices i of key[i] in (key, i) order. count: nb ints
-// of scratch (nb <= n buckets, shared memory where it fits). idx must hold
-// 0 .. n - 1 on entry (the fallback sorts it).
-__device__ void bucket_sort_n(double *key, int *idx, int n, int *count, int nb)
+// idx[0 .. n) := the indices i of sample phases phase(i) in (phase, i) order.
+// phase: an array's reads, or the phase recomputed from the (cached) times,
+// which spares a global array of n keys its write and three reads. key: n
+// doubles that the crowded fallback fills from phase and sorts. count: nb
+// ints of scratch (nb <= n buckets, shared memory where it fits). idx must
+// hold 0 .. n - 1 on entry (the fallback sorts it).
+template <class Phase>
+__device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *count, int nb)
 {
     __shared__ int crowded;
     const int crowd = BUCKET_MAX * ((n + nb - 1) / nb);
@@ -50,25 +54,33 @@ __device__ void bucket_sort_n(double *key, int *idx, int n, int *count, int nb)
     for (int b = threadIdx.x; b < nb; b += BLOCK) count[b] = 0;
     __syncthreads();
     for (int i = threadIdx.x; i < n; i += BLOCK)
-        if (atomicAdd(&count[bucket(key[i], nb)], 1) == crowd) crowded = 1;
+        if (atomicAdd(&count[bucket(phase(i), nb)], 1) == crowd) crowded = 1;
     __syncthreads();
     if (crowded) {
+        for (int i = threadIdx.x; i < n; i += BLOCK) key[i] = phase(i);
+        __syncthreads();
         bitonic_sort_n(key, idx, n);
         return;
     }
     exclusive_scan_n(count, nb);
     for (int i = threadIdx.x; i < n; i += BLOCK)
-        idx[atomicAdd(&count[bucket(key[i], nb)], 1)] = i;  // count[b]: end of bucket b
+        idx[atomicAdd(&count[bucket(phase(i), nb)], 1)] = i;  // count[b]: end of bucket b
     __syncthreads();
     for (int b = threadIdx.x; b < nb; b += BLOCK) {
         const int begin = b ? count[b - 1] : 0;
         for (int a = begin + 1; a < count[b]; ++a) {
             const int v = idx[a];
-            const double kv = key[v];
+            const double kv = phase(v);
             int c = a;
-            for (; c > begin && key_less(kv, v, key[idx[c - 1]], idx[c - 1]); --c) idx[c] = idx[c - 1];
+            for (; c > begin && key_less(kv, v, phase(idx[c - 1]), idx[c - 1]); --c) idx[c] = idx[c - 1];
             idx[c] = v;
         }
     }
     __syncthreads();
+}
+
+// The same, phases already in key[0 .. n).
+__device__ __forceinline__ void bucket_sort_n(double *key, int *idx, int n, int *count, int nb)
+{
+    bucket_sort_n([key](int i) { return key[i]; }, key, idx, n, count, nb);
 }

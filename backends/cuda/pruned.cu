@@ -267,17 +267,23 @@ __device__ __forceinline__ void push(int *list, int *count, bool keep, int value
 }
 
 // Sum c_p S_p and sum (Q_p - S_p^2 / n_p) over the pieces [i + b_p, i + b_{p+1}).
+// Piece p's end is piece p + 1's start: each boundary's prefix sums are loaded
+// once (the fine stage's shared-memory loads halved; the sums are the same).
 __device__ __forceinline__ void piece_sums(const int *bounds, const double *inv_n, const double *c,
                                            int n_pieces, const double *p1, const double *p2, int i,
                                            double &mean, double &var)
 {
     mean = 0.0;
     var = 0.0;
+    int b = i + bounds[0];
+    double x1 = p1[b], x2 = p2[b];
     for (int p = 0; p < n_pieces; ++p) {
-        const int b0 = i + bounds[p], b1 = i + bounds[p + 1];
-        const double s = p1[b1] - p1[b0];
+        b = i + bounds[p + 1];
+        const double y1 = p1[b], y2 = p2[b], s = y1 - x1;
         mean = fma(c[p], s, mean);
-        var += (p2[b1] - p2[b0]) - s * s * inv_n[p];
+        var += (y2 - x2) - s * s * inv_n[p];
+        x1 = y1;
+        x2 = y2;
     }
 }
 
@@ -581,53 +587,55 @@ __device__ void prefix_sums(const double *f, const double *wf, double w_uniform,
 #define TABLES {widths, strides, offsets, a, kscale, sum_a2, overshoot, n_pieces, bounds, inv_n, c, \
                 c2, rho, rho2, mean, amax, sum_c, s_max, k_max}
 
-// Period b's arrays in global memory (laid out by pruned_fold and pruned_prefix).
+// Period b's arrays in global memory (laid out by pruned_fold and pruned_prefix;
+// w, pw, pw2 null with uniform weights).
 __device__ __forceinline__ Fold global_fold(int b, int m, const double *rw, const double *w,
                                             const double *cs, const double *pu, const double *pu2,
                                             const double *pw, const double *pw2)
 {
     const size_t fb = (size_t)b * m, pb = (size_t)b * (m + 1);
+    if (!w) return {rw + fb, nullptr, cs + pb, pu + pb, pu2 + pb, nullptr, nullptr};  // uniform weights
     return {rw + fb, w + fb, cs + pb, pu + pb, pu2 + pb, pw + pb, pw2 + pb};
 }
 
-// One block per period b: key, idx (n each, at b * n) are scratch, the
-// bucket counts (nb <= n of them) in dynamic shared memory; f_out, w_out (m
-// each, at b * m): the flux and weight of the patched fold in (phase, index)
-// order, as the cpu backend's stable sort gives it.
+// One block per period b: idx (n, at b * n) is scratch, keys (n, at b * n)
+// only for bucket_sort_n's crowded fallback (phases are recomputed from the
+// times, which stay in cache, instead of read from it), the bucket counts (nb
+// <= n of them) in dynamic shared memory; f_out, w_out (m each, at b * m):
+// the flux and weight of the patched fold in (phase, index) order, as the cpu
+// backend's stable sort gives it (w_out null with uniform weights: not written).
 extern "C" __global__ void __launch_bounds__(BLOCK)
 pruned_fold(const double *t, const double *y, const double *w, int n, int m, int nb,
             const double *periods, double *keys, int *order, double *f_out, double *w_out)
 {
     extern __shared__ double smem[];
     const int b = blockIdx.x;
-    double *key = keys + (size_t)b * n;
     int *idx = order + (size_t)b * n;
     const double period = periods[b];
-    for (int i = threadIdx.x; i < n; i += BLOCK) {
-        key[i] = fold_phase(t[i], period);
-        idx[i] = i;
-    }
+    for (int i = threadIdx.x; i < n; i += BLOCK) idx[i] = i;
     __syncthreads();
-    bucket_sort_n(key, idx, n, (int *)smem, nb);
+    bucket_sort_n([=](int i) { return fold_phase(__ldg(t + i), period); }, keys + (size_t)b * n, idx, n,
+                  (int *)smem, nb);
     double *f_b = f_out + (size_t)b * m, *w_b = w_out + (size_t)b * m;
     for (int k = threadIdx.x; k < m; k += BLOCK) {
         const int src = idx[k % n];
         f_b[k] = y[src];
-        w_b[k] = w[src];
+        if (w_out) w_b[k] = w[src];
     }
 }
 
-// One block per period: from the folded flux and weights (m each, at b * m),
-// rw = u = (1 - f) w (m) and the prefix sums cs, pu, pu2, pw, pw2 (m + 1
-// each, at b * (m + 1)); scales[4 b ..] = (U1, U2, W1, W2).
+// One block per period: from the folded flux and weights (m each, at b * m;
+// w null: w_uniform each), rw = u = (1 - f) w (m) and the prefix sums cs,
+// pu, pu2 and, unless null (uniform weights), pw, pw2 (m + 1 each, at
+// b * (m + 1)); scales[4 b ..] = (U1, U2, W1, W2).
 extern "C" __global__ void __launch_bounds__(BLOCK, 512 / BLOCK)
-pruned_prefix(const double *f, const double *w, int m, double *rw, double *cs, double *pu,
-              double *pu2, double *pw, double *pw2, double *scales)
+pruned_prefix(const double *f, const double *w, double w_uniform, int m, double *rw, double *cs,
+              double *pu, double *pu2, double *pw, double *pw2, double *scales)
 {
     const int b = blockIdx.x;
     const size_t fb = (size_t)b * m, pb = (size_t)b * (m + 1);
-    prefix_sums(f + fb, w + fb, 0.0, m, rw + fb, cs + pb, pu + pb, pu2 + pb, pw + pb, pw2 + pb,
-                scales + 4 * b);
+    prefix_sums(f + fb, w ? w + fb : nullptr, w_uniform, m, rw + fb, cs + pb, pu + pb, pu2 + pb,
+                pw ? pw + pb : nullptr, pw ? pw2 + pb : nullptr, scales + 4 * b);
 }
 
 // The width slot a block serves: period b, width index wi; false for a slot

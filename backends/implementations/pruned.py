@@ -41,6 +41,7 @@ LAYOUTS = ("auto", "shared", "global")
 # (fine_min) are skipped, per layout: measured on the H100 (reports/gpu/
 # pruned_flush_2026-11-23_H100/sweep_e89d913.*): bounds on every template cost
 # least with the fold in shared memory (K2-like 20.9 -> 17.2 ms), 32 in global.
+NULL = np.intp(0)  # a null device pointer as a PyCUDA kernel argument
 STAGE_MIN = {"shared": (1, pruning.FINE_MIN_LENGTH), "global": (pruning.PRUNE_MIN_LENGTH, pruning.FINE_MIN_LENGTH)}
 
 
@@ -164,7 +165,8 @@ class PrunedBackend(PyCUDABackend):
         return self.shared_limit("pruned_period", SHARED_BLOCK)
 
     def fold_sort(self, state, periods):
-        """Per period (rows of b x M): the patched flux and weights in phase order."""
+        """Per period (rows of b x M): the patched flux and weights in phase
+        order (weights None where they are uniform: the scan takes the one weight)."""
         with self.context():
             return self._fold(state, periods)
 
@@ -176,13 +178,14 @@ class PrunedBackend(PyCUDABackend):
         base = state.base
         b, n, m = len(periods), base.n, base.m
         keys, order = self._empty(b * n, np.float64), self._empty(b * n, np.int32)
-        f, w = self._empty(b * m, np.float64), self._empty(b * m, np.float64)
+        uniform = base.plan.lc.uniform_weight > 0.0
+        f, w = self._empty(b * m, np.float64), None if uniform else self._empty(b * m, np.float64)
         block = FOLD_BLOCK if n >= FOLD_BLOCK_MIN_N else base.block
         buckets = min(n, FOLD_BUCKETS)
         fn = self.module(block).get_function("pruned_fold")
         fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 4 * buckets)
         fn(base.t, base.y, base.w, np.int32(n), np.int32(m), np.int32(buckets),
-           self._put(periods, np.float64), keys, order, f, w,
+           self._put(periods, np.float64), keys, order, f, NULL if w is None else w,
            block=(block, 1, 1), grid=(b, 1), shared=4 * buckets)
         return f, w
 
@@ -262,10 +265,13 @@ class PrunedBackend(PyCUDABackend):
         mod = self.module(block)
         f, w = folded
         rw = self._empty(b * m, np.float64)
-        prefix = [self._empty(b * (m + 1), np.float64) for _ in range(5)]  # cs, pu, pu2, pw, pw2
+        # cs, pu, pu2, then pw, pw2 (null with uniform weights, as w)
+        prefix = [self._empty(b * (m + 1), np.float64) if k < 3 or w is not None else NULL
+                  for k in range(5)]
+        w = NULL if w is None else w
         scales = self._empty(4 * b, np.float64)
-        self._launch("chi2_scan.prefix", mod, "pruned_prefix", f, w, np.int32(m), rw, *prefix,
-                     scales, block=(block, 1, 1), grid=(b, 1))
+        self._launch("chi2_scan.prefix", mod, "pruned_prefix", f, w, w_uniform, np.int32(m), rw,
+                     *prefix, scales, block=(block, 1, 1), grid=(b, 1))
         data = (rw, w, *prefix)
         threshold = self._put(np.zeros(b), np.uint64)
         # jobs by index (pruned.cu): `slots` widths per period
