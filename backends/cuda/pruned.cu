@@ -35,6 +35,10 @@
 #define EXACT_LANES 8  // lanes per survivor's exact dot products (NOTES.md step 11)
 #endif
 #define GROUPS (32 / EXACT_LANES)  // survivors per warp at a time
+#ifndef EXACT_TILE
+#define EXACT_TILE 4  // survivors per warp at a time of one job's long template (pruned_scan)
+#endif
+#define TILE_MIN_LENGTH 64  // templates from this long take exact_tiles
 #ifndef GRAB_ITEMS
 #define GRAB_ITEMS 2  // a warp takes 32 x GRAB_ITEMS shifts at a time (NOTES.md step 12)
 #endif
@@ -172,35 +176,60 @@ __device__ __forceinline__ double box_depth(const Fold &f, const Job &j, int i)
     return 1.0 - div_rn(f.cs[i + j.d] - f.cs[i], j.d, j.rd);
 }
 
-// Exact gain of shift i by a group of LANES consecutive lanes (1: one thread;
-// 32: a warp), returned to every lane of the group. With LANES > 1 all 32
-// lanes of the warp call it together (the sums meet by shuffles). The job's
-// fields are read once: a reference into shared memory is read again after
-// every __ldg, which then waits on the one before (K2: 3x slower).
-template <int LANES>
-__device__ __forceinline__ double group_gain(const Fold &f, const Job &j, int i, double k)
+// Exact gains of TILE shifts i[r] (depths k[r]) of one job by a group of
+// LANES consecutive lanes (1: one thread; 32: a warp), into gain[r] of every
+// lane of the group: each template load serves the TILE dot products, whose
+// sums are those of TILE calls with one shift (the same order, the same
+// results). With LANES > 1 all 32 lanes of the warp call it together (the
+// sums meet by shuffles). The job's fields are read once: a reference into
+// shared memory is read again after every __ldg, which then waits on the one
+// before (K2: 3x slower).
+template <int LANES, int TILE>
+__device__ __forceinline__ void group_gains(const Fold &f, const Job &j, const int *i, const double *k,
+                                            double *gain)
 {
-    const double *a = j.a, *rw = f.rw + i, *w = f.w + i;
+    const double *a = j.a;
     const int length = j.length, first = LANES == 1 ? 0 : threadIdx.x % LANES;
     const double a2u = j.a2u;
-    double ar = 0.0, a2 = 0.0;
+    double ar[TILE], a2[TILE];
+#pragma unroll
+    for (int r = 0; r < TILE; ++r) ar[r] = a2[r] = 0.0;
     if (a2u > 0.0) {
-#pragma unroll 4
-        for (int q = first; q < length; q += LANES) ar = fma(__ldg(a + q), rw[q], ar);
-    } else {
-#pragma unroll 4
+#pragma unroll(TILE > 1 ? 2 : 4)
         for (int q = first; q < length; q += LANES) {
             const double aq = __ldg(a + q);
-            ar = fma(aq, rw[q], ar);
-            a2 = fma(aq * aq, w[q], a2);
+#pragma unroll
+            for (int r = 0; r < TILE; ++r) ar[r] = fma(aq, f.rw[i[r] + q], ar[r]);
+        }
+    } else {
+#pragma unroll(TILE > 1 ? 2 : 4)
+        for (int q = first; q < length; q += LANES) {
+            const double aq = __ldg(a + q);
+#pragma unroll
+            for (int r = 0; r < TILE; ++r) {
+                ar[r] = fma(aq, f.rw[i[r] + q], ar[r]);
+                a2[r] = fma(aq * aq, f.w[i[r] + q], a2[r]);
+            }
         }
     }
 #pragma unroll
-    for (int o = LANES / 2; o > 0; o >>= 1) {
-        ar += __shfl_xor_sync(0xffffffffu, ar, o);
-        a2 += __shfl_xor_sync(0xffffffffu, a2, o);
+    for (int r = 0; r < TILE; ++r) {
+#pragma unroll
+        for (int o = LANES / 2; o > 0; o >>= 1) {
+            ar[r] += __shfl_xor_sync(0xffffffffu, ar[r], o);
+            a2[r] += __shfl_xor_sync(0xffffffffu, a2[r], o);
+        }
+        gain[r] = 2.0 * k[r] * ar[r] - k[r] * k[r] * (a2u > 0.0 ? a2u : a2[r]);
     }
-    return 2.0 * k * ar - k * k * (a2u > 0.0 ? a2u : a2);
+}
+
+// The exact gain of one shift i (group_gains with one).
+template <int LANES>
+__device__ __forceinline__ double group_gain(const Fold &f, const Job &j, int i, double k)
+{
+    double gain;
+    group_gains<LANES, 1>(f, j, &i, &k, &gain);
+    return gain;
 }
 
 // The deepest box of a job over lanes' shifts s = first, first + step, ...:
@@ -362,10 +391,54 @@ struct ScanQueues {
     unsigned long long queued, survived;  // totals over the block's flushes
 };
 
+// The exact gains of survivors [0, count) (entries g << SLOT_BITS | shift),
+// EXACT_LANES lanes each: a warp's groups take survivors in rounds, a group
+// past the last repeating the round's first, unoffered.
+template <bool ONE_JOB>
+__device__ __forceinline__ void exact_groups(const Fold &f, const Job *jobs, const Job &one,
+                                             const int *survivor, int count, Best &best, Tally &tally)
+{
+    for (int round = threadIdx.x / 32 * GROUPS; round < count; round += BLOCK / EXACT_LANES) {
+        const int q = round + threadIdx.x % 32 / EXACT_LANES;
+        const int entry = survivor[q < count ? q : round];
+        const Job &j = ONE_JOB ? one : jobs[entry >> SLOT_BITS];
+        const int i = entry & ((1 << SLOT_BITS) - 1);
+        const double box = box_depth(f, j, i);
+        const double gain = group_gain<EXACT_LANES>(f, j, i, box * j.kscale);
+        if (q < count) {
+            offer(best, j, i, box, gain);
+            if (threadIdx.x % EXACT_LANES == 0) tally.macs += j.length;
+        }
+    }
+}
+
+// The same for survivors of one job whose template is long: a warp takes
+// EXACT_TILE of them at a time (the last repeated past the end, unoffered),
+// each template load serving all of them (pruned_scan: one job per block).
+__device__ __forceinline__ void exact_tiles(const Fold &f, const Job &j, const int *survivor, int count,
+                                            Best &best, Tally &tally)
+{
+    for (int round = threadIdx.x / 32 * EXACT_TILE; round < count; round += BLOCK / 32 * EXACT_TILE) {
+        int i[EXACT_TILE];
+        double k[EXACT_TILE], gain[EXACT_TILE];
+#pragma unroll
+        for (int r = 0; r < EXACT_TILE; ++r) {
+            i[r] = survivor[min(round + r, count - 1)] & ((1 << SLOT_BITS) - 1);
+            k[r] = box_depth(f, j, i[r]) * j.kscale;
+        }
+        group_gains<32, EXACT_TILE>(f, j, i, k, gain);
+#pragma unroll
+        for (int r = 0; r < EXACT_TILE; ++r)
+            if (round + r < count) {
+                offer(best, j, i[r], box_depth(f, j, i[r]), gain[r]);
+                if (threadIdx.x % 32 == 0) tally.macs += j.length;
+            }
+    }
+}
+
 // The K-piece bound on every queued shift, then the exact gains of its
-// survivors (EXACT_LANES lanes each; a warp's groups take survivors in rounds,
-// a group past the last repeating the round's first, unoffered). Every thread
-// of the block calls it; the queues are empty again on return.
+// survivors (exact_groups; exact_tiles for one job's long template). Every
+// thread of the block calls it; the queues are empty again on return.
 template <bool ONE_JOB>
 __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job &one, const Tables &tb,
                                       const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
@@ -381,18 +454,10 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job 
     __syncthreads();
     CLOCK_ADD(CLOCK_FINE, mark);
     const int survivors = sq.n_survivors;
-    for (int round = threadIdx.x / 32 * GROUPS; round < survivors; round += BLOCK / EXACT_LANES) {
-        const int q = round + threadIdx.x % 32 / EXACT_LANES;
-        const int entry = sq.survivor[q < survivors ? q : round];
-        const Job &j = ONE_JOB ? one : jobs[entry >> SLOT_BITS];
-        const int i = entry & ((1 << SLOT_BITS) - 1);
-        const double box = box_depth(f, j, i);
-        const double gain = group_gain<EXACT_LANES>(f, j, i, box * j.kscale);
-        if (q < survivors) {
-            offer(best, j, i, box, gain);
-            if (threadIdx.x % EXACT_LANES == 0) tally.macs += j.length;
-        }
-    }
+    if (ONE_JOB && one.length >= TILE_MIN_LENGTH)
+        exact_tiles(f, one, sq.survivor, survivors, best, tally);
+    else
+        exact_groups<ONE_JOB>(f, jobs, one, sq.survivor, survivors, best, tally);
     __syncthreads();
     CLOCK_ADD(CLOCK_EXACT, mark);
     if (threadIdx.x == 0) {
