@@ -22,8 +22,10 @@ KERNELS = {
 }
 REGISTER_BUDGET = 128  # keeps 256-thread blocks at full residency
 # Measured exceptions, bytes: pruned_scan keeps its job in registers and spills
-# a little to L1; without, the 78-day TESS-like search takes 0.197 s, not 0.175 s (H100).
-SPILLS_ALLOWED = {"pruned_scan": 128}
+# a little to L1; without, the 78-day TESS-like search takes 0.197 s, not 0.175 s
+# (H100); its exact tiles of two survivors (140 bytes of spill loads) took the
+# 78-day cascade from 72.7 to 63 ms (reports/gpu/pruned_global_2026-11-23f_H100).
+SPILLS_ALLOWED = {"pruned_scan": 160}
 
 
 def ptxas_report(source, block, extra, tmp_path):

@@ -36,7 +36,7 @@
 #endif
 #define GROUPS (32 / EXACT_LANES)  // survivors per warp at a time
 #ifndef EXACT_TILE
-#define EXACT_TILE 4  // survivors per warp at a time of one job's long template (pruned_scan)
+#define EXACT_TILE 2  // survivors per warp at a time of one job's long template (pruned_scan; 4 spills, NOTES.md step 26)
 #endif
 #define TILE_MIN_LENGTH 64  // templates from this long take exact_tiles
 #ifndef GRAB_ITEMS
