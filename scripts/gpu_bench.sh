@@ -60,8 +60,9 @@ publish() {
     commit=$(git rev-parse --verify "${commit:?give the commit the device ran}^{commit}")
     python3 scripts/bench_import.py "$tmp/reports/asv/results" "$commit"
     for machine in "$tmp"/reports/asv/results/gpu-*/; do
-        [ -d "$machine" ] || continue
         machine=$(basename "$machine")
+        # only the GPUs this run measured: the archive holds the committed results of the others
+        compgen -G "reports/asv/results/$machine/${commit:0:8}-*.json" > /dev/null || continue
         gpu=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["gpu"])' \
             "$tmp/backends/data/variants/${machine#gpu-}.json")
         python3 -m benchmarks.select --asv "$machine" --gpu "$gpu"
