@@ -150,7 +150,16 @@ class Plan:
 
     def width_windows(self, periods) -> tuple[np.ndarray, np.ndarray]:
         """Per period, the half-open index range [lo, hi) into
-        ``templates.widths`` of the template widths searched at that period."""
+        ``templates.widths`` of the template widths searched at that period.
+        For the model's own grid (the array ``make_plan`` returned) they are
+        made once per template cache, so light curves that share it share
+        them (read-only arrays)."""
+        model = self.model
+        if model is not None and periods is model.grid.periods:
+            return model.cache.windows.get("grid", lambda: _read_only(*self._width_windows(periods)))
+        return self._width_windows(periods)
+
+    def _width_windows(self, periods):
         periods = np.ascontiguousarray(periods, dtype=np.float64)
         dmin, dmax = _width_limits(
             periods,
@@ -165,6 +174,12 @@ class Plan:
         lo = np.searchsorted(widths, dmin, side="left").astype(np.int32)
         hi = np.searchsorted(widths, dmax, side="right").astype(np.int32)
         return lo, np.maximum(hi, lo)
+
+
+def _read_only(*arrays) -> tuple:
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
 
 
 @numba.njit(cache=True)

@@ -45,6 +45,26 @@ def test_grids_and_templates_are_built_once_for_curves_alike(empty_caches, monke
     assert len(grids) == 2 and len(templates) == 2
 
 
+def test_width_windows_of_the_grid_are_made_once_for_curves_alike(empty_caches, monkeypatch):
+    """Plans sharing a template cache share their grid's width windows (read
+    only, equal to a fresh computation); other periods are computed each time."""
+    from backends import plan as plan_module
+
+    made = counting(monkeypatch, plan_module, "_width_limits")
+    (first, periods), (second, same_periods) = (backends.make_plan(*box_light_curve(seed=k)) for k in (1, 2))
+    lo, hi = first.width_windows(periods)
+    assert all(a is b for a, b in zip(second.width_windows(same_periods), (lo, hi))) and len(made) == 1
+    fresh = first.width_windows(periods.copy())
+    assert len(made) == 2
+    np.testing.assert_array_equal(fresh[0], lo)
+    np.testing.assert_array_equal(fresh[1], hi)
+    with pytest.raises(ValueError, match="read-only"):
+        lo[0] = 0
+    other, other_periods = backends.make_plan(*box_light_curve(days=19.0))  # its own templates
+    other.width_windows(other_periods)
+    assert len(made) == 3
+
+
 def test_power_takes_the_plan_and_builds_nothing_again(small_lc, monkeypatch):
     plan, _ = backends.make_plan(*small_lc, period_max=6.0)
     built = [counting(monkeypatch, tls_main, name) for name in ("period_grid", "duration_grid", "get_cache")]
