@@ -415,6 +415,7 @@ __device__ __forceinline__ void exact_groups(const Fold &f, const Job *jobs, con
 // The same for survivors of one job whose template is long: a warp takes
 // EXACT_TILE of them at a time (the last repeated past the end, unoffered),
 // each template load serving all of them (pruned_scan: one job per block).
+// Their boxes are computed again to be offered rather than kept (registers).
 __device__ __forceinline__ void exact_tiles(const Fold &f, const Job &j, const int *survivor, int count,
                                             Best &best, Tally &tally)
 {

@@ -265,10 +265,12 @@ class PrunedBackend(PyCUDABackend):
         mod = self.module(block)
         f, w = folded
         rw = self._empty(b * m, np.float64)
-        # cs, pu, pu2, then pw, pw2 (null with uniform weights, as w)
-        prefix = [self._empty(b * (m + 1), np.float64) if k < 3 or w is not None else NULL
-                  for k in range(5)]
-        w = NULL if w is None else w
+        sums = [self._empty(b * (m + 1), np.float64) for _ in range(3)]  # cs, pu, pu2
+        if w is None:  # uniform weights: no folded weights, no pw, pw2
+            w, weight_sums = NULL, [NULL, NULL]
+        else:
+            weight_sums = [self._empty(b * (m + 1), np.float64) for _ in range(2)]
+        prefix = sums + weight_sums
         scales = self._empty(4 * b, np.float64)
         self._launch("chi2_scan.prefix", mod, "pruned_prefix", f, w, w_uniform, np.int32(m), rw,
                      *prefix, scales, block=(block, 1, 1), grid=(b, 1))
