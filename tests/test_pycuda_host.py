@@ -244,3 +244,21 @@ def test_pruned_learns_its_shared_memory_limit_once(monkeypatch):
     assert shared.refuses(plan(4_320)) is None
     assert "layout 'shared'" in shared.refuses(plan(20_000)) and not shared.folds_in_scan(plan(20_000))
     assert not PrunedBackend(layout="global").folds_in_scan(plan(100))
+
+
+def test_templates_are_uploaded_once_per_sources(monkeypatch):
+    """device_templates uploads again only when template_sources changes (by
+    identity): another templates object, or for pruned another pieces table."""
+    from backends.implementations.pruned import PrunedBackend
+
+    for gpu, swap_pieces in ((simple.SimpleBackend(), False), (PrunedBackend(), True)):
+        uploads = []
+        monkeypatch.setattr(gpu, "template_arrays", lambda tp: uploads.append(tp) or (object(), object()))
+        first, other = SimpleNamespace(pieces=object()), SimpleNamespace(pieces=object())
+        kept = gpu.device_templates(first)
+        assert gpu.device_templates(first) is kept and len(uploads) == 1
+        gpu.device_templates(other)
+        assert gpu.device_templates(first) is not kept and len(uploads) == 3
+        first.pieces = object()
+        gpu.device_templates(first)
+        assert len(uploads) == (4 if swap_pieces else 3)

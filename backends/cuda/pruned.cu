@@ -169,11 +169,22 @@ __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_unif
     return j;
 }
 
-// Box depth 1 - (sum of d fluxes) / d, the division rounded as '/' (div_rn,
-// given rd = 1 / d), so every shift passes the depth filter as on the CPU.
+// The flux sum of the box of shift i (the depth filter passes it where it is
+// at most j.s_max), and the box's depth 1 - sum / d, the division rounded as
+// '/' (div_rn, given rd = 1 / d), as on the CPU.
+__device__ __forceinline__ double window_sum(const Fold &f, const Job &j, int i)
+{
+    return f.cs[i + j.d] - f.cs[i];
+}
+
+__device__ __forceinline__ double depth_of(double sum, const Job &j)
+{
+    return 1.0 - div_rn(sum, j.d, j.rd);
+}
+
 __device__ __forceinline__ double box_depth(const Fold &f, const Job &j, int i)
 {
-    return 1.0 - div_rn(f.cs[i + j.d] - f.cs[i], j.d, j.rd);
+    return depth_of(window_sum(f, j, i), j);
 }
 
 // Exact gains of TILE shifts i[r] (depths k[r]) of one job by a group of
@@ -253,7 +264,7 @@ __device__ __forceinline__ Deepest deepest_box(const Fold &f, const Job &j, int 
     const double s_max = j.s_max;
     for (int s = first; s < j.n_shifts; s += step) {
         const int i = s * j.stride;
-        const double sum = f.cs[i + j.d] - f.cs[i];
+        const double sum = window_sum(f, j, i);
         if (sum <= s_max && sum < mine.sum) mine = {sum, i};
     }
     return mine;
@@ -346,11 +357,11 @@ template <bool UNIFORM, bool EAGER>
 __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int i, bool valid,
                                                const Cascade &cc)
 {
-    const double s = f.cs[i + j.d] - f.cs[i];
+    const double s = window_sum(f, j, i);
     const bool deep = valid && s <= j.s_max;
     Coarse c = {deep, false, 0.0};
     if (!EAGER && !c.deep) return c;
-    c.k = (1.0 - div_rn(s, j.d, j.rd)) * j.kscale;  // box_depth(f, j, i) * kscale
+    c.k = depth_of(s, j) * j.kscale;
     const double su = f.pu[i + j.length] - f.pu[i];
     const double vu = (f.pu2[i + j.length] - f.pu2[i]) - su * su * j.inv_len;
     double lb_a2 = j.a2u;

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backends.implementations.pycuda_base import FoldedScanBackend
+from backends.implementations.pycuda_base import FoldedScanBackend, to_device
 
 
 def next_pow2(n: int) -> int:
@@ -29,7 +29,7 @@ class BasicBackend(FoldedScanBackend):
             keys, order = ga.empty(b * n2, np.float64), ga.empty(b * n2, np.int32)
             fn = self.module(state.block).get_function("basic_fold_sort")
             fn(state.t, state.y, state.w, np.int32(state.n), np.int32(n2), np.int32(state.m),
-               ga.to_gpu(np.ascontiguousarray(periods, np.float64)), keys, order, *folded,
+               to_device(periods, np.float64), keys, order, *folded,
                block=(state.block, 1, 1), grid=(b, 1))
             return folded
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends import pruning
-from backends.implementations.pycuda_base import PyCUDABackend
+from backends.implementations.pycuda_base import PyCUDABackend, to_device
 from backends.protocol import PeriodStats
 
 CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
@@ -114,12 +114,13 @@ class PrunedBackend(PyCUDABackend):
             tables = self.device_templates(plan.templates)[1]
         return PrunedState(base, tables, self.folds_in_scan(plan))
 
+    def template_sources(self, tp):
+        """The templates and their pruning tables (a test may swap the tables)."""
+        return (tp, tp.pieces)
+
     def template_arrays(self, tp):
         """The templates, then the pruning tables of every width."""
-        import pycuda.gpuarray as ga
-
-        pc = tp.pieces
-        put = lambda x, dt: ga.to_gpu(np.ascontiguousarray(x, dtype=dt))  # noqa: E731
+        pc, put = tp.pieces, to_device
         tables = dict(
             kscale=put(tp.overshoot / tp.signal_depth, np.float64),
             sum_a2=put(pc.sum_a2, np.float64),

@@ -35,6 +35,13 @@ LAUNCH_MACS = 1.2e11
 SHIFTS_PER_THREAD = 8  # phase_scan.cuh's SHIFTS_PER_THREAD
 
 
+def to_device(array, dtype):
+    """``array`` as a contiguous ``dtype`` array on the current context's device."""
+    import pycuda.gpuarray as ga
+
+    return ga.to_gpu(np.ascontiguousarray(array, dtype=dtype))
+
+
 def block_size_for(n: int) -> int:
     """Threads per block from the number of samples. The 32/64/128/256 rule
     of thumb was replaced by a measurement for n >= 2000 (H200, n = 4,320 and
@@ -133,7 +140,7 @@ class PyCUDABackend(TLSBackend):
         self._ctx = None
         self._optin = None  # the device's opt-in shared memory per block, read once
         self._shared_limits = {}  # (kernel, block) -> shared_limit
-        self._templates = None  # (templates, pieces, their device arrays) of the last upload
+        self._templates = None  # (template_sources, template_arrays) of the last upload
 
     @classmethod
     def missing(cls):
@@ -194,8 +201,6 @@ class PyCUDABackend(TLSBackend):
         return self.block_size or block_size_for(n)
 
     def upload(self, plan):
-        import pycuda.gpuarray as ga
-
         n = plan.lc.size
         block = self._block(n)
         with self.context():
@@ -203,11 +208,10 @@ class PyCUDABackend(TLSBackend):
             if why is not None:
                 raise InputTooLarge(why)
             tp = plan.templates
-            put = lambda x, dt: ga.to_gpu(np.ascontiguousarray(x, dtype=dt))  # noqa: E731
             return DeviceState(
                 plan=plan, n=n, m=n + tp.maxwidth, block=block,
-                t=put(plan.lc.t, np.float64), y=put(plan.lc.y, np.float64),
-                w=put(plan.lc.w, np.float64), templates=self.device_templates(tp)[0],
+                t=to_device(plan.lc.t, np.float64), y=to_device(plan.lc.y, np.float64),
+                w=to_device(plan.lc.w, np.float64), templates=self.device_templates(tp)[0],
             )
 
     def device_templates(self, tp) -> tuple:
@@ -215,19 +219,20 @@ class PyCUDABackend(TLSBackend):
         the same templates object (a plan searched again, a survey's light curves
         sharing TLS's template cache): 20 uploads were ~1 ms of a K2-like
         search. Call inside the backend's context."""
-        kept = self._templates
-        if kept is None or kept[0] is not tp or kept[1] is not tp.__dict__.get("pieces"):
-            arrays = self.template_arrays(tp)  # may build tp.pieces (a cached property)
-            self._templates = kept = (tp, tp.__dict__.get("pieces"), arrays)
-        return kept[2]
+        key, kept = self.template_sources(tp), self._templates
+        if kept is None or any(a is not b for a, b in zip(kept[0], key)):
+            self._templates = kept = (key, self.template_arrays(tp))
+        return kept[1]
+
+    def template_sources(self, tp) -> tuple:
+        """The host objects ``template_arrays(tp)`` is made from (compared by identity)."""
+        return (tp,)
 
     def template_arrays(self, tp) -> tuple:
         """(widths, strides, offsets, a, overshoot) of ``tp`` on the device."""
-        import pycuda.gpuarray as ga
-
-        put = lambda x, dt: ga.to_gpu(np.ascontiguousarray(x, dtype=dt))  # noqa: E731
-        return ((put(tp.widths, np.int32), put(tp.strides, np.int32), put(tp.offsets, np.int64),
-                 put(tp.a, np.float64), put(tp.overshoot, np.float64)),)
+        return ((to_device(tp.widths, np.int32), to_device(tp.strides, np.int32),
+                 to_device(tp.offsets, np.int64), to_device(tp.a, np.float64),
+                 to_device(tp.overshoot, np.float64)),)
 
     def optin_shared(self) -> int:
         """Shared memory one block may opt into on this device, read once."""
@@ -281,8 +286,7 @@ class FoldedScanBackend(PyCUDABackend):
         tp = state.plan.templates
         b = len(lo)
         outs = (ga.empty(b, np.float64), ga.empty(b, np.int32), ga.empty(b, np.float64))
-        args = (ga.to_gpu(np.ascontiguousarray(lo, np.int32)),
-                ga.to_gpu(np.ascontiguousarray(hi, np.int32)),
+        args = (to_device(lo, np.int32), to_device(hi, np.int32),
                 *templates, np.float64(tp.depth_min), np.float64(tp.signal_depth))
         return args, outs
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backends.implementations.pycuda_base import BLOCK_SIZES, FoldedScanBackend
+from backends.implementations.pycuda_base import BLOCK_SIZES, FoldedScanBackend, to_device
 
 THRUST_ITEMS = 8  # samples per thread in a CUB tile
 
@@ -37,7 +37,7 @@ class ThrustBackend(FoldedScanBackend):
             order = [ga.empty(b * padded, np.int32) for _ in range(2)]
             mod.get_function("thrust_tile_sort")(
                 state.t, np.int32(state.n), np.int32(padded),
-                ga.to_gpu(np.ascontiguousarray(periods, np.float64)), keys[0], order[0],
+                to_device(periods, np.float64), keys[0], order[0],
                 block=(block, 1, 1), grid=(padded // (block * THRUST_ITEMS), b))
             merge = mod.get_function("thrust_merge_pass")
             width, src = block * THRUST_ITEMS, 0
