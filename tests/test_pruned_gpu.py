@@ -179,6 +179,32 @@ def test_fold_with_fewer_buckets_than_samples_is_the_same(monkeypatch):
         np.testing.assert_array_equal(folds[0][1], other[1])
 
 
+@pytest.mark.parametrize("buckets", [None, 512])
+def test_fold_ranks_large_buckets_in_phase_and_index_order(buckets, monkeypatch):
+    """Periods near a multiple of the cadence fill buckets of 5 to 54 entries
+    (some with tied phases), which a warp ranks instead of one thread's
+    insertion sort (bucket_sort.cuh's SMALL_BUCKET); the fold is still in
+    (phase, index) order, as numpy's lexsort gives it."""
+    from backends.implementations import pruned as module
+
+    t, y, dy = box_light_curve(days=40.0, seed=10)  # 30-min cadence, 1,920 points
+    plan, _ = backends.make_plan(t, y, dy, period_min=0.7, period_max=2.5)
+    n, m = plan.lc.size, plan.lc.size + plan.templates.maxwidth
+    nb = buckets or n
+    monkeypatch.setattr(module, "FOLD_BUCKETS", nb)
+    periods = 0.75 * (1 + np.array([0.0, 2e-5, 5e-5, 1e-4, 2e-4]))
+    phases = [plan.lc.t * (1 / p) - np.floor(plan.lc.t * (1 / p)) for p in periods]
+    largest = [np.bincount(np.minimum((ph * nb).astype(int), nb - 1)).max() for ph in phases]
+    crowd = 32 * -(-n // nb)
+    assert any(4 < size <= crowd for size in largest)  # ranked by a warp, not the crowded fallback
+    gpu = pruned(layout="global")
+    with gpu.context():  # the pooled arrays are read in the device's context
+        flux = gpu.fold_sort(gpu.upload(plan), periods)[0].get().reshape(len(periods), m)
+    for row, ph in zip(flux, phases):
+        order = np.lexsort((np.arange(n), ph))
+        np.testing.assert_array_equal(row, plan.lc.y[order[np.arange(m) % n]])
+
+
 @pytest.mark.parametrize("dy, uniform", [("varying", False), ("constant", True)])
 def test_global_fold_gathers_weights_only_where_they_differ(dy, uniform):
     """With uniform weights the global layout writes no folded weights (nor

@@ -7,17 +7,23 @@
 // almost uniformly (K2/TESS grids: median largest bucket 2, 99th percentile
 // 11), so after a histogram, a block scan and a scatter, one thread per bucket
 // finishes with an insertion sort of a few entries: ~6x fewer instructions
-// than the bitonic network's log2(n)^2 / 2 steps. Fewer buckets than samples
-// (counts that must fit in shared memory) hold n / nb times as many. A fold
-// whose phases crowd into a bucket of more than BUCKET_MAX times that (a
-// period commensurate with the cadence) takes the bitonic network instead, so
-// no input costs O(n^2).
+// than the bitonic network's log2(n)^2 / 2 steps. A bucket of more than
+// SMALL_BUCKET entries is ranked by its warp instead (rank_bucket): a period
+// near a multiple of the cadence fills buckets of tens, whose quadratic
+// insertion sorts by one thread held a whole launch of the global layout
+// waiting (78-day curve: one block of 37,000 dependent steps). Fewer buckets
+// than samples (counts that must fit in shared memory) hold n / nb times as
+// many. A fold whose phases crowd into a bucket of more than BUCKET_MAX times
+// that, or more than a warp ranks (a period commensurate with the cadence),
+// takes the bitonic network instead, so no input costs O(n^2).
 #pragma once
 #include <cub/block/block_scan.cuh>
 
 #include "phase_scan.cuh"
 
 #define BUCKET_MAX 32
+#define SMALL_BUCKET 4  // larger buckets are ranked by a warp
+#define RANK_ITEMS 3    // entries per lane of a ranked bucket: at most 96 per bucket (4: pruned_fold spills)
 
 __device__ __forceinline__ int bucket(double phase, int nb) { return min((int)(phase * nb), nb - 1); }
 
@@ -45,11 +51,42 @@ __device__ void exclusive_scan_n(int *count, int n)
 // doubles that the crowded fallback fills from phase and sorts. count: nb
 // ints of scratch (nb <= n buckets, shared memory where it fits). idx must
 // hold 0 .. n - 1 on entry (the fallback sorts it).
+// Bucket idx[begin .. end) (at most 32 RANK_ITEMS entries) in (phase, index)
+// order by the 32 lanes of a warp, which all call it: each entry's rank is
+// the count of smaller ones (keys are unique, so the ranks are a permutation).
+template <class Phase>
+__device__ __forceinline__ void rank_bucket(Phase phase, int *idx, int begin, int end)
+{
+    const int lane = threadIdx.x % 32, size = end - begin;
+    double k[RANK_ITEMS];
+    int v[RANK_ITEMS], rank[RANK_ITEMS];
+#pragma unroll
+    for (int r = 0; r < RANK_ITEMS; ++r) {
+        const bool mine = 32 * r + lane < size;
+        v[r] = mine ? idx[begin + 32 * r + lane] : 0;
+        k[r] = mine ? phase(v[r]) : 0.0;
+        rank[r] = 0;
+    }
+#pragma unroll
+    for (int q = 0; q < RANK_ITEMS; ++q)
+        for (int src = 0; src < min(32, size - 32 * q); ++src) {
+            const double ku = __shfl_sync(0xffffffffu, k[q], src);
+            const int u = __shfl_sync(0xffffffffu, v[q], src);
+#pragma unroll
+            for (int r = 0; r < RANK_ITEMS; ++r) rank[r] += key_less(ku, u, k[r], v[r]);
+        }
+    __syncwarp();  // every entry read before any is moved
+#pragma unroll
+    for (int r = 0; r < RANK_ITEMS; ++r)
+        if (32 * r + lane < size) idx[begin + rank[r]] = v[r];
+    __syncwarp();
+}
+
 template <class Phase>
 __device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *count, int nb)
 {
     __shared__ int crowded;
-    const int crowd = BUCKET_MAX * ((n + nb - 1) / nb);
+    const int crowd = min(BUCKET_MAX * ((n + nb - 1) / nb), 32 * RANK_ITEMS);
     if (threadIdx.x == 0) crowded = 0;
     for (int b = threadIdx.x; b < nb; b += BLOCK) count[b] = 0;
     __syncthreads();
@@ -66,14 +103,20 @@ __device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *co
     for (int i = threadIdx.x; i < n; i += BLOCK)
         idx[atomicAdd(&count[bucket(phase(i), nb)], 1)] = i;  // count[b]: end of bucket b
     __syncthreads();
-    for (int b = threadIdx.x; b < nb; b += BLOCK) {
-        const int begin = b ? count[b - 1] : 0;
-        for (int a = begin + 1; a < count[b]; ++a) {
+    const int lane = threadIdx.x % 32;
+    for (int b = threadIdx.x; b - lane < nb; b += BLOCK) {  // whole warps, for rank_bucket
+        const int begin = b < nb && b ? count[b - 1] : 0, end = b < nb ? count[b] : 0;
+        const bool small = end - begin <= SMALL_BUCKET;
+        for (int a = begin + 1; small && a < end; ++a) {
             const int v = idx[a];
             const double kv = phase(v);
             int c = a;
             for (; c > begin && key_less(kv, v, phase(idx[c - 1]), idx[c - 1]); --c) idx[c] = idx[c - 1];
             idx[c] = v;
+        }
+        for (unsigned large = __ballot_sync(0xffffffffu, !small); large; large &= large - 1) {
+            const int src = __ffs(large) - 1;
+            rank_bucket(phase, idx, __shfl_sync(0xffffffffu, begin, src), __shfl_sync(0xffffffffu, end, src));
         }
     }
     __syncthreads();

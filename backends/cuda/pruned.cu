@@ -681,7 +681,7 @@ __device__ __forceinline__ Fold global_fold(int b, int m, const double *rw, cons
 // <= n of them) in dynamic shared memory; f_out, w_out (m each, at b * m):
 // the flux and weight of the patched fold in (phase, index) order, as the cpu
 // backend's stable sort gives it (w_out null with uniform weights: not written).
-extern "C" __global__ void __launch_bounds__(BLOCK)
+extern "C" __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)  // 32 registers: two 1,024-thread blocks per SM
 pruned_fold(const double *t, const double *y, const double *w, int n, int m, int nb,
             const double *periods, double *keys, int *order, double *f_out, double *w_out)
 {
