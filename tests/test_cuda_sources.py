@@ -24,8 +24,10 @@ REGISTER_BUDGET = 128  # keeps 256-thread blocks at full residency
 # Measured exceptions, bytes: pruned_scan keeps its job in registers and spills
 # a little to L1; without, the 78-day TESS-like search takes 0.197 s, not 0.175 s
 # (H100); its exact tiles of two survivors (140 bytes of spill loads) took the
-# 78-day cascade from 72.7 to 63 ms (reports/gpu/pruned_global_2026-11-23f_H100).
-SPILLS_ALLOWED = {"pruned_scan": 160}
+# 78-day cascade from 72.7 to 63 ms (reports/gpu/pruned_global_2026-11-23f_H100),
+# the linear K-piece bound (240-256 bytes) from 64 to 42 ms
+# (reports/gpu/pruned_rank_2026-11-23g_H100).
+SPILLS_ALLOWED = {"pruned_scan": 256}
 
 
 def ptxas_report(source, block, extra, tmp_path):

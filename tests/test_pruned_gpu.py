@@ -71,6 +71,8 @@ def test_per_period_matches_cpu_with_bounds_checked(case, layout):
     assert gpu.work["bound_violations"] == 0
     for name in ("shifts", "depth_pass", "brute_force_macs"):  # the depth filter: the same shifts
         assert gpu.work[name] == cpu_work[name], name
+    if layout == "global":  # cpu's linear K-piece bound: the same survivors
+        assert gpu.work["fine_pass"] == cpu_work["fine_pass"]
     assert gpu.work["fine_pass"] < gpu.work["depth_pass"]
 
 

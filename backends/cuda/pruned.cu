@@ -1,7 +1,8 @@
 // pruned: TLS's exact statistic with the certified pruning cascade of
 // backends/pruning.py (the same cascade as the cpu backend), float64 throughout.
 //
-// Two layouts of one search, the same stages and counters:
+// Two layouts of one search, the same stages (and counters but the K-piece
+// bound's, whose pieces differ):
 // pruned_period (light curves whose fold fits in shared memory): one block per
 //   period does everything in shared memory: fold, bucket sort, prefix sums,
 //   seeds, then the cascade over all the period's (width, shift) pairs as one
@@ -13,7 +14,9 @@
 //   per (period, width slot)), then reduce_jobs (job_reduce.cuh) per period.
 // The cascade of a shift (scan_group): depth filter and one-piece bound (which
 // short templates skip), survivors compacted into a shared queue, K-piece
-// bound per queued shift (short ones skip it), survivors compacted again, then
+// bound per queued shift (short ones skip it; linear pieces in the global
+// layout, as the cpu backend, constant ones in pruned_period, which has no
+// shared memory left for their moments), survivors compacted again, then
 // EXACT_LANES lanes per survivor for the exact dot products (group_gain, the
 // one dot product of every stage and seed); the best fit by TLS's total
 // order (tls_common.cuh). A period's threshold T is the largest exact gain at
@@ -42,7 +45,7 @@
 #ifndef GRAB_ITEMS
 #define GRAB_ITEMS 2  // a warp takes 32 x GRAB_ITEMS shifts at a time (NOTES.md step 12)
 #endif
-#define W_GROUP 64    // widths per table of pruned_period
+#define W_GROUP 48    // widths per table of pruned_period (TLS's grids allow at most ~32 per period)
 #define SLOT_BITS 25  // queue entry: (width in its group) << SLOT_BITS | shift, below 2^31
 
 // Profile builds (-DSTAGE_CLOCKS, scripts/profile_pruned.py --clocks): SM
@@ -73,9 +76,13 @@ enum { SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_
 
 // The folded arrays of one period (global or shared memory): rw = u = (1 - f) w
 // and w (length m); cs, pu, pu2, pw, pw2: prefix sums of f, u, u^2, w, w^2
-// (length m + 1; pw, pw2 unused with uniform weights).
+// (length m + 1; pw, pw2 unused with uniform weights); pj: prefix sums of
+// (j - origin) u, origin = m / 2, for the K-piece linear bound (the global
+// layout; null: constant pieces, pruned_period, whose shared memory has no
+// room for it).
 struct Fold {
-    const double *rw, *w, *cs, *pu, *pu2, *pw, *pw2;
+    const double *rw, *w, *cs, *pu, *pu2, *pw, *pw2, *pj;
+    double origin;
 };
 
 // The template and piece tables of every width, as the kernels receive them.
@@ -86,7 +93,11 @@ struct Tables {
     const int *n_pieces, *bounds;
     const double *inv_n, *c, *c2, *rho, *rho2, *mean, *amax, *sum_c;
     const double *s_max;  // pruning.depth_limits per width
-    int k_max;
+    // the K-piece linear bound (PieceTables.line_*): pieces, boundaries, means,
+    // slopes, centres, residual norm; terms: (sum |c|, sum |slope|, defects)
+    const int *line_n, *line_bounds;
+    const double *line_c, *line_slope, *line_centre, *line_rho, *line_terms;
+    int k_max, k_lines;
 };
 
 // Rounding allowances of one (period, width), doubled (backends/pruning.py).
@@ -102,6 +113,8 @@ struct Job {
     double s_max;  // depth filter: window flux sum at most s_max (pruning.depth_limits)
     double rd, ov, inv_len, floor, c1, c12, r1, r12, rk, rk2;
     Allowances e;
+    double inv_t, rl, e_arl, e_vl;  // linear bound: 12 / (L (L^2 - 1)), rho_L, allowances
+    int kl;  // its pieces
 };
 
 // Per-thread work counts of a scan.
@@ -151,6 +164,22 @@ __device__ Allowances allowances(const double *mean, const double *sum_c, double
     return e;
 }
 
+// The linear bound's rounding allowances, doubled (cpu.line_allowances):
+// its data moments are off by at most 3 g m U1 (backends/pruning.py).
+__device__ void line_allowances(Job &j, const double *terms, double amax, const double *scale, double g,
+                                int m)
+{
+    const double u1 = scale[0], u2 = scale[1], len = j.length, gm = g * m;
+    const double t = len * (len * len - 1.0) / 12.0, root = sqrt(u2 / t);
+    const double on_mean = terms[0] * 4.0 * g * u1 + terms[1] * 4.0 * gm * u1 + terms[2] * u1 / len
+                           + terms[3] * root + g * amax * u1;
+    const double on_squares = 4.0 * g * u2 + 7.0 * g * u1 * u1 + 6.0 * gm * u1 * root
+                              + 9.0 * (gm * u1) * (gm * u1) / t;
+    j.inv_t = 1.0 / t;  // L = 1: inf, and the bound NaN, which keeps the shift
+    j.e_arl = 2.0 * on_mean;
+    j.e_vl = 2.0 * on_squares;
+}
+
 // The whole job of width wi: template part, then the period's floor (from its
 // threshold bits), allowances (from its scales U1, U2, W1, W2) and piece stats.
 __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_uniform,
@@ -166,6 +195,9 @@ __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_unif
     j.r1 = tb.rho[2 * wi]; j.r12 = tb.rho2[2 * wi];
     j.rk = tb.rho[2 * wi + 1]; j.rk2 = tb.rho2[2 * wi + 1];
     j.kp = tb.n_pieces[wi];
+    line_allowances(j, tb.line_terms + 4 * wi, tb.amax[wi], scale, g, m);
+    j.rl = tb.line_rho[wi];
+    j.kl = tb.line_n[wi];
     return j;
 }
 
@@ -376,8 +408,33 @@ __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int 
     return c;
 }
 
+// AR's K-piece linear bound at shift i (cpu.line_sums, detrended_squares):
+// sum_p (c_p S_p + slope_p M_p) into mean, the window's squares left after
+// its least-squares line into var; each boundary's prefix sums loaded once.
+__device__ __forceinline__ void line_terms(const Fold &f, const Job &j, const Tables &tb, int i,
+                                           double &mean, double &var)
+{
+    const int *lb = tb.line_bounds + j.wi * (tb.k_lines + 1);
+    const double *c = tb.line_c + j.wi * tb.k_lines, *slope = tb.line_slope + j.wi * tb.k_lines;
+    const double *centre = tb.line_centre + j.wi * tb.k_lines;
+    int b = i + lb[0];
+    const double u0 = f.pu[b], j0 = f.pj[b];
+    double xu = u0, xj = j0;
+    mean = 0.0;
+    for (int p = 0; p < j.kl; ++p) {
+        b = i + lb[p + 1];
+        const double yu = f.pu[b], yj = f.pj[b], s = yu - xu;
+        mean += c[p] * s + slope[p] * ((yj - xj) - (i + (centre[p] - f.origin)) * s);
+        xu = yu;
+        xj = yj;
+    }
+    const double s = xu - u0, moment = (xj - j0) - (i + (0.5 * (j.length - 1) - f.origin)) * s;
+    var = (f.pu2[i + j.length] - f.pu2[i]) - s * s * j.inv_len - moment * moment * j.inv_t;
+}
+
 // Stage 2 of a queued shift: the K-piece bound (templates of fine_min
-// samples or more). Whether shift i is evaluated exactly.
+// samples or more): AR's linear pieces where the fold has pj, else its
+// constant pieces; A2's constant pieces. Whether shift i is evaluated exactly.
 __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, const Tables &tb,
                                            const Cascade &cc, Tally &tally)
 {
@@ -387,10 +444,14 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
     const int *bw = tb.bounds + j.wi * (tb.k_max + 1);
     const double *nw = tb.inv_n + j.wi * tb.k_max;
     double mu, vu, mw = 0.0, vw = 0.0;
-    piece_sums(bw, nw, tb.c + j.wi * tb.k_max, j.kp, f.pu, f.pu2, i, mu, vu);
+    if (f.pj)
+        line_terms(f, j, tb, i, mu, vu);
+    else
+        piece_sums(bw, nw, tb.c + j.wi * tb.k_max, j.kp, f.pu, f.pu2, i, mu, vu);
     if (!cc.uniform) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
     const double lb_a2 = a2_floor(j.a2u, mw, vw, j.rk2, j.kp * j.e.e_vw, j.e.e_a2k);
-    const bool keep = may_win(k, mu, vu, j.rk, j.kp * j.e.e_v, j.e.e_ark, lb_a2, cc.pad, j.floor);
+    const bool keep = f.pj ? may_win(k, mu, vu, j.rl, j.e_vl, j.e_arl, lb_a2, cc.pad, j.floor)
+                           : may_win(k, mu, vu, j.rk, j.kp * j.e.e_v, j.e.e_ark, lb_a2, cc.pad, j.floor);
     if (!keep && cc.debug) tally.violations += group_gain<1>(f, j, i, k) >= j.floor;
     return keep;
 }
@@ -459,7 +520,7 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job 
     const int queued = sq.n_queue;
     for (int q = threadIdx.x; q < queued; q += BLOCK) {
         const int entry = sq.queue[q];
-        const Job &j = ONE_JOB ? one : jobs[entry >> SLOT_BITS];
+        const Job &j = jobs[entry >> SLOT_BITS];  // shared memory: the fine stage's fields stay out of registers
         const bool keep = fine_stage(f, j, entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
         push(sq.survivor, &sq.n_survivors, keep, entry);
     }
@@ -597,36 +658,50 @@ __device__ void add_counts(const Tally &tally, const ScanQueues &sq, unsigned lo
     __syncthreads();
 }
 
-// Running sums of one sample: flux, u, u^2, w, w^2, |u|.
+// Running sums of one sample: flux, u, u^2, w, w^2, |u| and, with LINE,
+// (k - m / 2) u (pj).
+template <bool LINE>
 struct Sums {
     double f, u, u2, w, w2, au;
 };
 
+template <>
+struct Sums<true> {
+    double f, u, u2, w, w2, au, j;
+};
+
 struct SumsAdd {
-    __device__ Sums operator()(const Sums &a, const Sums &b) const
+    __device__ Sums<false> operator()(const Sums<false> &a, const Sums<false> &b) const
     {
         return {a.f + b.f, a.u + b.u, a.u2 + b.u2, a.w + b.w, a.w2 + b.w2, a.au + b.au};
+    }
+    __device__ Sums<true> operator()(const Sums<true> &a, const Sums<true> &b) const
+    {
+        return {a.f + b.f, a.u + b.u, a.u2 + b.u2, a.w + b.w, a.w2 + b.w2, a.au + b.au, a.j + b.j};
     }
 };
 
 // One period's prefix sums, by the whole block: sample k < m has flux f[k]
 // and weight wf[k] (w_uniform where wf is null); writes rw[k] = u_k and cs,
-// pu, pu2 (pw, pw2 unless null) at k + 1 (zero at 0); scale = (U1 = sum|u|,
-// U2, W1, W2). In place is fine (f = cs + 1): a tile is read before it is
-// written.
+// pu, pu2 (pw, pw2 unless null; pj with LINE) at k + 1 (zero at 0); scale =
+// (U1 = sum|u|, U2, W1, W2). In place is fine (f = cs + 1): a tile is read
+// before it is written.
+template <bool LINE>
 __device__ void prefix_sums(const double *f, const double *wf, double w_uniform, int m, double *rw,
-                            double *cs, double *pu, double *pu2, double *pw, double *pw2,
+                            double *cs, double *pu, double *pu2, double *pw, double *pw2, double *pj,
                             double *scale)
 {
-    typedef cub::BlockScan<Sums, BLOCK, cub::BLOCK_SCAN_WARP_SCANS> Scan;
+    typedef cub::BlockScan<Sums<LINE>, BLOCK, cub::BLOCK_SCAN_WARP_SCANS> Scan;
     __shared__ typename Scan::TempStorage temp;
+    const double origin = 0.5 * m;
     if (threadIdx.x == 0) {
         cs[0] = 0.0; pu[0] = 0.0; pu2[0] = 0.0;
         if (pw) { pw[0] = 0.0; pw2[0] = 0.0; }
+        if (LINE) pj[0] = 0.0;
     }
-    Sums carry = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    Sums<LINE> carry = {};
     for (int start = 0; start < m; start += BLOCK * PREFIX_ITEMS) {
-        Sums x[PREFIX_ITEMS];
+        Sums<LINE> x[PREFIX_ITEMS];
         double u[PREFIX_ITEMS];
         const int base = start + threadIdx.x * PREFIX_ITEMS;
 #pragma unroll
@@ -635,17 +710,19 @@ __device__ void prefix_sums(const double *f, const double *wf, double w_uniform,
             const double fk = k < m ? f[k] : 1.0, v = k >= m ? 0.0 : wf ? wf[k] : w_uniform;
             u[r] = (1.0 - fk) * v;
             x[r] = {k < m ? fk : 0.0, u[r], u[r] * u[r], v, v * v, fabs(u[r])};
+            if constexpr (LINE) x[r].j = (k - origin) * u[r];
         }
-        Sums total;
+        Sums<LINE> total;
         Scan(temp).InclusiveScan(x, x, SumsAdd(), total);
 #pragma unroll
         for (int r = 0; r < PREFIX_ITEMS; ++r) {
             const int k = base + r;
             if (k < m) {
-                const Sums s = SumsAdd()(carry, x[r]);
+                const Sums<LINE> s = SumsAdd()(carry, x[r]);
                 rw[k] = u[r];
                 cs[k + 1] = s.f; pu[k + 1] = s.u; pu2[k + 1] = s.u2;
                 if (pw) { pw[k + 1] = s.w; pw2[k + 1] = s.w2; }
+                if constexpr (LINE) pj[k + 1] = s.j;
             }
         }
         carry = SumsAdd()(carry, total);
@@ -660,19 +737,23 @@ __device__ void prefix_sums(const double *f, const double *wf, double w_uniform,
         const double *kscale, const double *sum_a2, const double *overshoot,                      \
         const int *n_pieces, const int *bounds, const double *inv_n, const double *c,             \
         const double *c2, const double *rho, const double *rho2, const double *mean,              \
-        const double *amax, const double *sum_c, const double *s_max, int k_max
+        const double *amax, const double *sum_c, const double *s_max, const int *line_n,           \
+        const int *line_bounds, const double *line_c, const double *line_slope,                   \
+        const double *line_centre, const double *line_rho, const double *line_terms, int k_max,   \
+        int k_lines
 #define TABLES {widths, strides, offsets, a, kscale, sum_a2, overshoot, n_pieces, bounds, inv_n, c, \
-                c2, rho, rho2, mean, amax, sum_c, s_max, k_max}
+                c2, rho, rho2, mean, amax, sum_c, s_max, line_n, line_bounds, line_c, line_slope,  \
+                line_centre, line_rho, line_terms, k_max, k_lines}
 
 // Period b's arrays in global memory (laid out by pruned_fold and pruned_prefix;
-// w, pw, pw2 null with uniform weights).
+// w, pw, pw2 null with uniform weights; pj null where not needed).
 __device__ __forceinline__ Fold global_fold(int b, int m, const double *rw, const double *w,
                                             const double *cs, const double *pu, const double *pu2,
-                                            const double *pw, const double *pw2)
+                                            const double *pw, const double *pw2, const double *pj)
 {
     const size_t fb = (size_t)b * m, pb = (size_t)b * (m + 1);
-    if (!w) return {rw + fb, nullptr, cs + pb, pu + pb, pu2 + pb, nullptr, nullptr};  // uniform weights
-    return {rw + fb, w + fb, cs + pb, pu + pb, pu2 + pb, pw + pb, pw2 + pb};
+    return {rw + fb, w ? w + fb : nullptr, cs + pb, pu + pb, pu2 + pb, w ? pw + pb : nullptr,
+            w ? pw2 + pb : nullptr, pj ? pj + pb : nullptr, 0.5 * m};
 }
 
 // One block per period b: idx (n, at b * n) is scratch, keys (n, at b * n)
@@ -703,16 +784,16 @@ pruned_fold(const double *t, const double *y, const double *w, int n, int m, int
 
 // One block per period: from the folded flux and weights (m each, at b * m;
 // w null: w_uniform each), rw = u = (1 - f) w (m) and the prefix sums cs,
-// pu, pu2 and, unless null (uniform weights), pw, pw2 (m + 1 each, at
+// pu, pu2, pj and, unless null (uniform weights), pw, pw2 (m + 1 each, at
 // b * (m + 1)); scales[4 b ..] = (U1, U2, W1, W2).
 extern "C" __global__ void __launch_bounds__(BLOCK, 512 / BLOCK)
 pruned_prefix(const double *f, const double *w, double w_uniform, int m, double *rw, double *cs,
-              double *pu, double *pu2, double *pw, double *pw2, double *scales)
+              double *pu, double *pu2, double *pw, double *pw2, double *pj, double *scales)
 {
     const int b = blockIdx.x;
     const size_t fb = (size_t)b * m, pb = (size_t)b * (m + 1);
-    prefix_sums(f + fb, w ? w + fb : nullptr, w_uniform, m, rw + fb, cs + pb, pu + pb, pu2 + pb,
-                pw ? pw + pb : nullptr, pw ? pw2 + pb : nullptr, scales + 4 * b);
+    prefix_sums<true>(f + fb, w ? w + fb : nullptr, w_uniform, m, rw + fb, cs + pb, pu + pb, pu2 + pb,
+                      pw ? pw + pb : nullptr, pw ? pw2 + pb : nullptr, pj + pb, scales + 4 * b);
 }
 
 // The width slot a block serves: period b, width index wi; false for a slot
@@ -738,7 +819,7 @@ pruned_seed(const double *rw, const double *w, const double *cs, const double *p
     int b, wi;
     if (!slot(blockIdx.x, slots, lo, hi, b, wi)) return;
     const Tables tb = TABLES;
-    const Fold f = global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2);
+    const Fold f = global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2, nullptr);
     const Job j = job_of(wi, m, n, tb, w_uniform);
     const Deepest top = Max(temp).Reduce(deepest_box(f, j, threadIdx.x, BLOCK),
                                          [](const Deepest &p, const Deepest &q) { return deeper(p, q); });
@@ -757,7 +838,7 @@ pruned_seed(const double *rw, const double *w, const double *cs, const double *p
 // shifts; job_* get the job's best fit (gain 0, index -1 for none).
 extern "C" __global__ void __launch_bounds__(BLOCK, SCAN_BLOCKS_PER_SM)
 pruned_scan(const double *rw, const double *w, const double *cs, const double *pu,
-            const double *pu2, const double *pw, const double *pw2, const double *scales,
+            const double *pu2, const double *pw, const double *pw2, const double *pj, const double *scales,
             int m, int n, const int *lo, const int *hi, int slots, TABLE_PARAMS,
             double w_uniform, double g, double pad, int prune_min, int fine_min,
             const unsigned long long *threshold, int debug, double *job_gain,
@@ -781,7 +862,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     const Cascade cc = {pad, prune_min, fine_min, debug, w_uniform > 0.0};
     Best best = {0.0, 0.0, -1, 0x7fffffff};
     Tally tally = {0, 0, 0};
-    scan_group<true>(global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2), &job, 1, tb, cc, sq, best, tally);
+    scan_group<true>(global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2, pj), &job, 1, tb, cc, sq, best, tally);
     add_counts(tally, sq, 0, counters);
     reduce_best(best, job_gain + id, job_index + id, job_depth + id);
 }
@@ -828,12 +909,12 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         __syncthreads();
     }
     CLOCK_ADD(CLOCK_FOLD, mark);
-    prefix_sums(cs + 1, wv, w_uniform, m, rw, cs, pu, pu2, pw, pw2, scale);
+    prefix_sums<false>(cs + 1, wv, w_uniform, m, rw, cs, pu, pu2, pw, pw2, nullptr, scale);
     __syncthreads();
     CLOCK_ADD(CLOCK_PREFIX, mark);
 
     const Tables tb = TABLES;
-    const Fold f = {rw, wv, cs, pu, pu2, pw, pw2};
+    const Fold f = {rw, wv, cs, pu, pu2, pw, pw2, nullptr, 0.0};
     const int first_width = lo[b], n_widths = hi[b] - first_width;
     Tally tally = {0, 0, 0};
     unsigned long long seeds = 0;

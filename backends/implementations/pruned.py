@@ -1,7 +1,8 @@
 """``pruned``: TLS's exact statistic on the GPU with the certified pruning
 cascade of ``backends.pruning`` (the one the ``cpu`` backend runs): per period
 a threshold from the exact gain at each width's deepest box, then per shift the
-depth filter and a one-piece bound, a K-piece bound on the survivors and the
+depth filter and a one-piece bound, a K-piece bound on the survivors (linear
+pieces as ``cpu``'s; constant ones where the fold is in shared memory) and the
 exact float64 dot products on what is left, typically 2-5 % of brute force's
 multiply-adds (``results.meta["work"]``).
 
@@ -130,6 +131,11 @@ class PrunedBackend(PyCUDABackend):
             rho2=put(pc.rho2, np.float64), mean=put(pc.mean, np.float64),
             amax=put(pc.amax, np.float64), sum_c=put(pc.sum_c, np.float64),
             s_max=put(pruning.depth_limits(tp.widths, tp.depth_min), np.float64),
+            line_n=put(pc.line_pieces, np.int32), line_bounds=put(pc.line_bounds, np.int32),
+            line_c=put(pc.line_c, np.float64), line_slope=put(pc.line_slope, np.float64),
+            line_centre=put(pc.line_centre, np.float64), line_rho=put(pc.line_rho, np.float64),
+            line_terms=put(np.column_stack([np.abs(pc.line_c).sum(axis=1), np.abs(pc.line_slope).sum(axis=1),
+                                            pc.line_defects]), np.float64),
         )
         return (*super().template_arrays(tp), tables)
 
@@ -192,9 +198,9 @@ class PrunedBackend(PyCUDABackend):
 
     def scratch_bytes(self, plan):
         """Device bytes per period: sort scratch (12 n), folded flux and
-        weights, u (3 x 8 M), cumulative flux and four prefix sums (5 x 8 (M + 1))."""
+        weights, u (3 x 8 M), cumulative flux and five prefix sums (6 x 8 (M + 1))."""
         n, m = plan.lc.size, plan.lc.size + plan.templates.maxwidth
-        return 12 * n + 24 * m + 40 * (m + 1)
+        return 12 * n + 24 * m + 48 * (m + 1)
 
     def max_batch_periods(self, plan):
         import pycuda.driver as cuda
@@ -220,11 +226,12 @@ class PrunedBackend(PyCUDABackend):
     def _table_args(state) -> tuple:
         """pruned.cu's TABLE_PARAMS: template and piece tables of every width."""
         widths, strides, offsets, a, overshoot = state.base.templates
-        tab = state.tables
+        tab, pieces = state.tables, state.base.plan.templates.pieces
         return (widths, strides, offsets, a, tab["kscale"], tab["sum_a2"], overshoot,
                 tab["n_pieces"], tab["bounds"], tab["inv_n"], tab["c"], tab["c2"], tab["rho"],
-                tab["rho2"], tab["mean"], tab["amax"], tab["sum_c"], tab["s_max"],
-                np.int32(state.base.plan.templates.pieces.k_max))
+                tab["rho2"], tab["mean"], tab["amax"], tab["sum_c"], tab["s_max"], tab["line_n"],
+                tab["line_bounds"], tab["line_c"], tab["line_slope"], tab["line_centre"],
+                tab["line_rho"], tab["line_terms"], np.int32(pieces.k_max), np.int32(pieces.k_lines))
 
     def chi2_scan(self, state, folded, periods, lo, hi):
         base, plan = state.base, state.base.plan
@@ -267,6 +274,7 @@ class PrunedBackend(PyCUDABackend):
         f, w = folded
         rw = self._empty(b * m, np.float64)
         sums = [self._empty(b * (m + 1), np.float64) for _ in range(3)]  # cs, pu, pu2
+        pj = self._empty(b * (m + 1), np.float64)  # the linear bound's moments
         if w is None:  # uniform weights: no folded weights, no pw, pw2
             w, weight_sums = NULL, [NULL, NULL]
         else:
@@ -274,7 +282,7 @@ class PrunedBackend(PyCUDABackend):
         prefix = sums + weight_sums
         scales = self._empty(4 * b, np.float64)
         self._launch("chi2_scan.prefix", mod, "pruned_prefix", f, w, w_uniform, np.int32(m), rw,
-                     *prefix, scales, block=(block, 1, 1), grid=(b, 1))
+                     *prefix, pj, scales, block=(block, 1, 1), grid=(b, 1))
         data = (rw, w, *prefix)
         threshold = self._put(np.zeros(b), np.uint64)
         # jobs by index (pruned.cu): `slots` widths per period
@@ -286,7 +294,7 @@ class PrunedBackend(PyCUDABackend):
         jobs = b * slots
         job_outs = (self._empty(jobs, np.float64), self._empty(jobs, np.int32),
                     self._empty(jobs, np.float64))
-        self._launch("chi2_scan.cascade", mod, "pruned_scan", *data, scales, np.int32(m),
+        self._launch("chi2_scan.cascade", mod, "pruned_scan", *data, pj, scales, np.int32(m),
                      np.int32(n), *windows, *tables, w_uniform, g, pad, prune_min, fine_min,
                      threshold, np.int32(self.debug), *job_outs, counters,
                      block=(block, 1, 1), grid=(jobs, 1))
