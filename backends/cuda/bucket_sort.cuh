@@ -45,12 +45,6 @@ __device__ void exclusive_scan_n(int *count, int n)
     __syncthreads();
 }
 
-// idx[0 .. n) := the indices i of sample phases phase(i) in (phase, i) order.
-// phase: an array's reads, or the phase recomputed from the (cached) times,
-// which spares a global array of n keys its write and three reads. key: n
-// doubles that the crowded fallback fills from phase and sorts. count: nb
-// ints of scratch (nb <= n buckets, shared memory where it fits). idx must
-// hold 0 .. n - 1 on entry (the fallback sorts it).
 // Bucket idx[begin .. end) (at most 32 RANK_ITEMS entries) in (phase, index)
 // order by the 32 lanes of a warp, which all call it: each entry's rank is
 // the count of smaller ones (keys are unique, so the ranks are a permutation).
@@ -82,6 +76,12 @@ __device__ __forceinline__ void rank_bucket(Phase phase, int *idx, int begin, in
     __syncwarp();
 }
 
+// idx[0 .. n) := the indices i of sample phases phase(i) in (phase, i) order.
+// phase: an array's reads, or the phase recomputed from the (cached) times,
+// which spares a global array of n keys its write and three reads. key: n
+// doubles that the crowded fallback fills from phase and sorts. count: nb
+// ints of scratch (nb <= n buckets, shared memory where it fits). idx must
+// hold 0 .. n - 1 on entry (the fallback sorts it).
 template <class Phase>
 __device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *count, int nb)
 {
