@@ -172,6 +172,12 @@ class TLSBackend:
         periods = np.ascontiguousarray(periods, dtype=np.float64)
         lo, hi = self._timed("duration_grid", plan.width_windows, periods)
         state = self._timed("upload", self.upload, plan)
+        return self.search_batches(state, plan, periods, lo, hi, progress)
+
+    def search_batches(self, state, plan: Plan, periods, lo, hi, progress=None) -> PeriodStats:
+        """``search`` after the upload: ``fold_sort`` and ``chi2_scan`` of each
+        batch of ``max_batch_periods``, in turn (a backend that can queue one
+        batch while the device runs another overrides it)."""
         step = max(1, int(self.max_batch_periods(plan)))
         fused = self.folds_in_scan(plan)
         parts = []

@@ -105,6 +105,25 @@ def test_counters_deterministic_and_batching_invariant(case, layout, monkeypatch
     assert runs[0] == runs[1]
 
 
+def test_queued_batches_give_one_batch_results_progress_and_device_stage_times(layout, monkeypatch):
+    """Batches of 7 periods queued two at a time (their scratch reused from the
+    pool in stream order) give one batch's fits bit for bit; progress counts
+    every period once; the event clock's stages are all timed."""
+    plan, periods = backends.make_plan(*box_light_curve(seed=11))
+    periods = periods[::4]
+    whole = pruned_in(layout, plan).search(plan, periods)
+    gpu = pruned_in(layout, plan)
+    monkeypatch.setattr(gpu, "max_batch_periods", lambda plan: 7)
+    seen = []
+    batched = gpu.search(plan, periods, progress=seen.append)
+    for name in ("chi2", "rows", "depths"):
+        np.testing.assert_array_equal(getattr(batched, name), getattr(whole, name))
+    assert sum(seen) == periods.size and max(seen) == 7 and len(seen) == -(-periods.size // 7)
+    stages = {"chi2_scan"} | ({"fold_sort", "chi2_scan.prefix", "chi2_scan.seed", "chi2_scan.cascade",
+                               "chi2_scan.reduce"} if layout == "global" else set())
+    assert {name for name, seconds in gpu.timings.items() if seconds > 0} >= stages | {"upload"}
+
+
 def test_memory_pool_keeps_one_light_curve_shape(case, layout):
     plan, periods, _, _ = case
     other = backends.make_plan(*box_light_curve(days=21.3, seed=14))[0]
@@ -175,23 +194,22 @@ def test_fold_with_fewer_buckets_than_samples_is_the_same(monkeypatch):
         monkeypatch.setattr(module, "FOLD_BUCKETS", buckets)
         gpu = pruned(layout="global")
         with gpu.context():  # the pooled arrays are read in the device's context
-            folds.append([a.get() for a in gpu.fold_sort(gpu.upload(plan), periods)])
+            folds.append(gpu.fold_sort(gpu.upload(plan), periods).get())
     for other in folds[1:]:
-        np.testing.assert_array_equal(folds[0][0], other[0])
-        np.testing.assert_array_equal(folds[0][1], other[1])
+        np.testing.assert_array_equal(folds[0], other)
 
 
 @pytest.mark.parametrize("buckets", [None, 512])
 def test_fold_ranks_large_buckets_in_phase_and_index_order(buckets, monkeypatch):
     """Periods near a multiple of the cadence fill buckets of 5 to 54 entries
     (some with tied phases), which a warp ranks instead of one thread's
-    insertion sort (bucket_sort.cuh's SMALL_BUCKET); the fold is still in
-    (phase, index) order, as numpy's lexsort gives it."""
+    insertion sort (bucket_sort.cuh's SMALL_BUCKET); the fold's order is still
+    (phase, index), as numpy's lexsort gives it."""
     from backends.implementations import pruned as module
 
     t, y, dy = box_light_curve(days=40.0, seed=10)  # 30-min cadence, 1,920 points
     plan, _ = backends.make_plan(t, y, dy, period_min=0.7, period_max=2.5)
-    n, m = plan.lc.size, plan.lc.size + plan.templates.maxwidth
+    n = plan.lc.size
     nb = buckets or n
     monkeypatch.setattr(module, "FOLD_BUCKETS", nb)
     periods = 0.75 * (1 + np.array([0.0, 2e-5, 5e-5, 1e-4, 2e-4]))
@@ -201,21 +219,9 @@ def test_fold_ranks_large_buckets_in_phase_and_index_order(buckets, monkeypatch)
     assert any(4 < size <= crowd for size in largest)  # ranked by a warp, not the crowded fallback
     gpu = pruned(layout="global")
     with gpu.context():  # the pooled arrays are read in the device's context
-        flux = gpu.fold_sort(gpu.upload(plan), periods)[0].get().reshape(len(periods), m)
-    for row, ph in zip(flux, phases):
-        order = np.lexsort((np.arange(n), ph))
-        np.testing.assert_array_equal(row, plan.lc.y[order[np.arange(m) % n]])
-
-
-@pytest.mark.parametrize("dy, uniform", [("varying", False), ("constant", True)])
-def test_global_fold_gathers_weights_only_where_they_differ(dy, uniform):
-    """With uniform weights the global layout writes no folded weights (nor
-    their prefix sums): the scan takes plan.lc.uniform_weight."""
-    plan, periods = backends.make_plan(*box_light_curve(dy=dy, seed=4))
-    gpu = pruned(layout="global")
-    flux, weights = gpu.fold_sort(gpu.upload(plan), periods[:8])
-    assert (weights is None) == uniform == (plan.lc.uniform_weight > 0.0)
-    assert flux.size == 8 * (plan.lc.size + plan.templates.maxwidth)
+        orders = gpu.fold_sort(gpu.upload(plan), periods).get().reshape(len(periods), n)
+    for row, ph in zip(orders, phases):
+        np.testing.assert_array_equal(row, np.lexsort((np.arange(n), ph)))
 
 
 def test_auto_layout_folds_in_shared_memory_when_it_fits():

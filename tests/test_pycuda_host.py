@@ -262,3 +262,81 @@ def test_templates_are_uploaded_once_per_sources(monkeypatch):
         first.pieces = object()
         gpu.device_templates(first)
         assert len(uploads) == (4 if swap_pieces else 3)
+
+
+def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatch):
+    """search_batches launches batch k + 1 before it waits for batch k, never
+    more than two ahead of the host; progress counts a batch once the device
+    has finished it; each batch sees its own part of the search's arrays (job
+    offsets from 0); the stage clock is settled once, before the results."""
+    import contextlib
+
+    from backends.implementations import pruned as module
+
+    log = []
+
+    class Event:
+        def __init__(self, k):
+            self.k = k
+
+        def synchronize(self):
+            log.append(("wait", self.k))
+
+    marks = iter(range(100))
+    monkeypatch.setattr(module, "mark", lambda: Event(next(marks)))
+    monkeypatch.setattr(module.EventClock, "settle", lambda clock: log.append("settle"))
+    gpu = module.PrunedBackend()
+    periods = np.arange(10.0)
+    arrays = module.ScanArrays(periods=periods, lo=periods + 1, hi=periods + 3, slots=2,
+                               starts=np.arange(11) * 2, threshold=np.zeros(10),
+                               outs=(periods * 10, np.zeros(10), np.zeros(10)), cascade=(), counters=None)
+    monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
+    monkeypatch.setattr(gpu, "max_batch_periods", lambda plan: 4)
+    monkeypatch.setattr(gpu, "_scan_arrays", lambda *args: arrays)
+    monkeypatch.setattr(gpu, "_queue_batch", lambda state, batch, clock: log.append(
+        ("queue", batch.periods.tolist(), batch.hi.tolist(), batch.starts.tolist(), batch.outs[0].tolist())))
+    monkeypatch.setattr(gpu, "_results", lambda plan, whole, lo, hi: log.append("results") or whole)
+    assert gpu.search_batches(None, None, periods, None, None, progress=lambda k: log.append(("done", k))) is arrays
+    assert log == [
+        ("queue", [0, 1, 2, 3], [3, 4, 5, 6], [0, 2, 4, 6, 8], [0, 10, 20, 30]),
+        ("queue", [4, 5, 6, 7], [7, 8, 9, 10], [0, 2, 4, 6, 8], [40, 50, 60, 70]),
+        ("wait", 0), ("done", 4),
+        ("queue", [8, 9], [11, 12], [0, 2, 4], [80, 90]),
+        ("wait", 1), ("done", 4), ("wait", 2), ("done", 2),
+        "settle", "results",
+    ]
+
+
+def test_an_error_in_the_context_frees_the_failed_frames_locals_while_it_is_current(monkeypatch):
+    """PyCUDA aborts the process when a pooled array or event is freed with
+    no current context: an error leaving ``context()`` must not carry them
+    out in its traceback's frames."""
+    import sys
+
+    current = []
+    freed = []
+
+    class Context:
+        def push(self):
+            current.append(self)
+
+        def pop(self):
+            current.pop()
+
+    class DeviceObject:
+        def __del__(self):
+            freed.append(bool(current))
+
+    driver = SimpleNamespace(init=lambda: None, Device=lambda k: SimpleNamespace(retain_primary_context=Context))
+    monkeypatch.setitem(sys.modules, "pycuda", SimpleNamespace(driver=driver))
+    monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
+
+    def failing_stage():
+        held = DeviceObject()  # noqa: F841 (a local of the failed frame)
+        raise ValueError("bound violated")
+
+    gpu = simple.SimpleBackend()
+    with pytest.raises(ValueError, match="bound violated"):
+        with gpu.context():
+            failing_stage()
+    assert freed == [True] and not current

@@ -23,11 +23,13 @@ add a sort and temporaries per stage.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import collections
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from backends import pruning
+from backends.implementations.event_clock import EventClock, mark
 from backends.implementations.pycuda_base import PyCUDABackend, to_device
 from backends.protocol import PeriodStats
 
@@ -54,6 +56,34 @@ class PrunedState:
     base: object
     tables: dict
     shared: bool
+
+
+@dataclass
+class ScanArrays:
+    """One search's per-period arrays on the device (periods, width windows,
+    thresholds, the best fits' gain, index, depth), the job layout (``slots``
+    widths per period, job offsets ``starts``), the cascade's constants and
+    the work counters; ``view`` gives a batch's part of them."""
+
+    periods: object
+    lo: object
+    hi: object
+    slots: int
+    starts: object
+    threshold: object
+    outs: tuple
+    cascade: tuple
+    counters: object
+
+    @property
+    def size(self) -> int:
+        return self.periods.size
+
+    def view(self, start, stop) -> "ScanArrays":
+        part = slice(start, stop)
+        return replace(self, periods=self.periods[part], lo=self.lo[part], hi=self.hi[part],
+                       starts=self.starts[:stop - start + 1], threshold=self.threshold[part],
+                       outs=tuple(o[part] for o in self.outs))
 
 
 class PrunedBackend(PyCUDABackend):
@@ -172,35 +202,34 @@ class PrunedBackend(PyCUDABackend):
         return self.shared_limit("pruned_period", SHARED_BLOCK)
 
     def fold_sort(self, state, periods):
-        """Per period (rows of b x M): the patched flux and weights in phase
-        order (weights None where they are uniform: the scan takes the one weight)."""
+        """Per period (rows of b x n): the sample indices in (phase, index)
+        order, as the cpu backend's stable sort gives them; the prefix sums
+        gather the patched fold's flux and weights through it."""
         with self.context():
-            return self._fold(state, periods)
+            return self._fold(state, self._put(periods, np.float64))
 
     def _fold(self, state, periods):
-        """fold_sort in the device's context: its scratch arrays go back to the
-        pool before the context is left (a pooled array freed without one aborts)."""
+        """pruned_fold of the device array ``periods``, queued; the pooled
+        scratch goes back to the pool in the device's context (a pooled array
+        freed without one aborts), to be reused by later launches in stream order."""
         import pycuda.driver as cuda
 
         base = state.base
-        b, n, m = len(periods), base.n, base.m
+        b, n = periods.size, base.n
         keys, order = self._empty(b * n, np.float64), self._empty(b * n, np.int32)
-        uniform = base.plan.lc.uniform_weight > 0.0
-        f, w = self._empty(b * m, np.float64), None if uniform else self._empty(b * m, np.float64)
         block = FOLD_BLOCK if n >= FOLD_BLOCK_MIN_N else base.block
         buckets = min(n, FOLD_BUCKETS)
         fn = self.module(block).get_function("pruned_fold")
         fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 4 * buckets)
-        fn(base.t, base.y, base.w, np.int32(n), np.int32(m), np.int32(buckets),
-           self._put(periods, np.float64), keys, order, f, NULL if w is None else w,
+        fn(base.t, np.int32(n), np.int32(buckets), periods, keys, order,
            block=(block, 1, 1), grid=(b, 1), shared=4 * buckets)
-        return f, w
+        return order
 
     def scratch_bytes(self, plan):
-        """Device bytes per period: sort scratch (12 n), folded flux and
-        weights, u (3 x 8 M), cumulative flux and five prefix sums (6 x 8 (M + 1))."""
+        """Device bytes per period: sort keys and order (12 n), u and folded
+        weights (2 x 8 M), cumulative flux and five prefix sums (6 x 8 (M + 1))."""
         n, m = plan.lc.size, plan.lc.size + plan.templates.maxwidth
-        return 12 * n + 24 * m + 48 * (m + 1)
+        return 12 * n + 16 * m + 48 * (m + 1)
 
     def max_batch_periods(self, plan):
         import pycuda.driver as cuda
@@ -233,23 +262,85 @@ class PrunedBackend(PyCUDABackend):
                 tab["line_bounds"], tab["line_c"], tab["line_slope"], tab["line_centre"],
                 tab["line_rho"], tab["line_terms"], np.int32(pieces.k_max), np.int32(pieces.k_lines))
 
+    def search_batches(self, state, plan, periods, lo, hi, progress=None):
+        """The protocol's batches, queued: the host launches batch k + 1 while
+        the device runs batch k (at most two in flight, so Ctrl-C waits for
+        little), stage times from CUDA events, results read once at the end.
+        A batch's scratch goes back to the pool once its launches are queued
+        and is reused by the next batch in stream order. Each batch's host
+        work (uploads, argument packing, reads: ~1-2 ms) no longer idles the device."""
+        with self.context():  # events and pooled arrays must be freed in it: a frame of their own
+            return self._search_queued(state, plan, periods, lo, hi, progress)
+
+    def _search_queued(self, state, plan, periods, lo, hi, progress):
+        step = max(1, int(self.max_batch_periods(plan)))
+        arrays = self._scan_arrays(state, periods, lo, hi)
+        clock = EventClock(self.timings)
+        in_flight = collections.deque()
+        for start in range(0, arrays.size, step):
+            batch = arrays.view(start, min(start + step, arrays.size))
+            self._queue_batch(state, batch, clock)
+            in_flight.append((mark(), batch.size))
+            if len(in_flight) > 1:
+                self._wait(*in_flight.popleft(), progress)
+        while in_flight:
+            self._wait(*in_flight.popleft(), progress)
+        clock.settle()
+        return self._results(plan, arrays, lo, hi)
+
+    @staticmethod
+    def _wait(done, size, progress):
+        done.synchronize()
+        if progress is not None:
+            progress(size)
+
+    def _queue_batch(self, state, batch, clock):
+        folded = None
+        if not state.shared:
+            with clock.stage("fold_sort"):
+                folded = self._fold(state, batch.periods)
+        with clock.stage("chi2_scan"):
+            self._scan(state, folded, batch, clock)
+
     def chi2_scan(self, state, folded, periods, lo, hi):
-        base, plan = state.base, state.base.plan
+        with self.context():
+            return self._scan_now(state, folded, periods, lo, hi)
+
+    def _scan_now(self, state, folded, periods, lo, hi):
+        arrays = self._scan_arrays(state, periods, lo, hi)
+        clock = EventClock(self.timings)
+        self._scan(state, folded, arrays, clock)
+        clock.settle()
+        return self._results(state.base.plan, arrays, lo, hi)
+
+    def _scan_arrays(self, state, periods, lo, hi) -> ScanArrays:
+        """``ScanArrays`` of ``periods``, uploaded before any launch (a
+        synchronous copy would wait for the launches queued before it)."""
         layout = STAGE_MIN["shared" if state.shared else "global"]
         g, pad, prune_min, fine_min = pruning.tuning(
-            base.m, *(mine or default for mine, default in zip(self.stage_min, layout)))
-        cascade = (np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min))
-        with self.context():
-            counters = self._put(np.zeros(len(pruning.COUNTERS)), np.uint64)
-            b = len(periods)
-            gain, index, depth = (self._empty(b, np.float64), self._empty(b, np.int32),
-                                  self._empty(b, np.float64))
-            scan = self._scan_shared if state.shared else self._scan_global
-            scan(state, folded, periods, lo, hi, cascade, counters, (gain, index, depth))
-            pruning.add_work(self.work, counters.get(), plan, lo, hi, self.debug)
-            return PeriodStats.from_gains(plan, gain.get(), index.get(), depth.get())
+            state.base.m, *(mine or default for mine, default in zip(self.stage_min, layout)))
+        b = len(periods)
+        slots = max(1, int(np.max(hi - lo, initial=0)))  # widths per period (pruned.cu's jobs by index)
+        return ScanArrays(
+            periods=self._put(periods, np.float64), lo=self._put(lo, np.int32), hi=self._put(hi, np.int32),
+            slots=slots, starts=self._put(np.arange(b + 1) * slots, np.int32),
+            threshold=self._put(np.zeros(b), np.uint64),
+            outs=(self._empty(b, np.float64), self._empty(b, np.int32), self._empty(b, np.float64)),
+            cascade=(np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min)),
+            counters=self._put(np.zeros(len(pruning.COUNTERS)), np.uint64))
 
-    def _scan_shared(self, state, folded, periods, lo, hi, cascade, counters, outs):
+    def _results(self, plan, arrays, lo, hi):
+        """The search's work counters and ``PeriodStats`` (waits for the device)."""
+        pruning.add_work(self.work, arrays.counters.get(), plan, lo, hi, self.debug)
+        return PeriodStats.from_gains(plan, *(o.get() for o in arrays.outs))
+
+    def _scan(self, state, folded, arrays, clock):
+        if state.shared:
+            self._scan_shared(state, arrays)
+        else:
+            self._scan_global(state, folded, arrays, clock)
+
+    def _scan_shared(self, state, arrays):
         """pruned_period: one block per period, everything in shared memory."""
         import pycuda.driver as cuda
 
@@ -257,57 +348,44 @@ class PrunedBackend(PyCUDABackend):
         fn = self.module(SHARED_BLOCK).get_function("pruned_period")
         shared = 8 * self.shared_doubles(base.plan)
         fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-        fn(base.t, base.y, base.w, np.int32(base.n), np.int32(base.m),
-           self._put(periods, np.float64), self._put(lo, np.int32), self._put(hi, np.int32),
-           *self._table_args(state), np.float64(base.plan.lc.uniform_weight), *cascade,
-           np.int32(self.debug), *outs, counters,
-           block=(SHARED_BLOCK, 1, 1), grid=(len(periods), 1), shared=shared)
+        fn(base.t, base.y, base.w, np.int32(base.n), np.int32(base.m), arrays.periods, arrays.lo, arrays.hi,
+           *self._table_args(state), np.float64(base.plan.lc.uniform_weight), *arrays.cascade,
+           np.int32(self.debug), *arrays.outs, arrays.counters,
+           block=(SHARED_BLOCK, 1, 1), grid=(arrays.size, 1), shared=shared)
 
-    def _scan_global(self, state, folded, periods, lo, hi, cascade, counters, outs):
+    def _scan_global(self, state, folded, arrays, clock):
         """Prefix sums, seeds, one block per (period, width) job, reduction."""
         base, block = state.base, state.base.block
-        n, m, b = base.n, base.m, len(periods)
-        g, pad, prune_min, fine_min = cascade
+        n, m, b = base.n, base.m, arrays.size
         w_uniform = np.float64(base.plan.lc.uniform_weight)
         tables = self._table_args(state)
         mod = self.module(block)
-        f, w = folded
         rw = self._empty(b * m, np.float64)
         sums = [self._empty(b * (m + 1), np.float64) for _ in range(3)]  # cs, pu, pu2
         pj = self._empty(b * (m + 1), np.float64)  # the linear bound's moments
-        if w is None:  # uniform weights: no folded weights, no pw, pw2
-            w, weight_sums = NULL, [NULL, NULL]
+        if w_uniform > 0.0:  # uniform weights: the scan takes the one weight, no wf, pw, pw2
+            w, wf, weight_sums = NULL, NULL, [NULL, NULL]
         else:
+            w, wf = base.w, self._empty(b * m, np.float64)
             weight_sums = [self._empty(b * (m + 1), np.float64) for _ in range(2)]
         prefix = sums + weight_sums
         scales = self._empty(4 * b, np.float64)
-        self._launch("chi2_scan.prefix", mod, "pruned_prefix", f, w, w_uniform, np.int32(m), rw,
-                     *prefix, pj, scales, block=(block, 1, 1), grid=(b, 1))
-        data = (rw, w, *prefix)
-        threshold = self._put(np.zeros(b), np.uint64)
-        # jobs by index (pruned.cu): `slots` widths per period
-        slots = max(1, int(np.max(hi - lo, initial=0)))
-        windows = (self._put(lo, np.int32), self._put(hi, np.int32), np.int32(slots))
-        self._launch("chi2_scan.seed", mod, "pruned_seed", *data, np.int32(m), np.int32(n),
-                     *windows, *tables, w_uniform, threshold, counters,
-                     block=(block, 1, 1), grid=(b * slots, 1))
-        jobs = b * slots
-        job_outs = (self._empty(jobs, np.float64), self._empty(jobs, np.int32),
-                    self._empty(jobs, np.float64))
-        self._launch("chi2_scan.cascade", mod, "pruned_scan", *data, pj, scales, np.int32(m),
-                     np.int32(n), *windows, *tables, w_uniform, g, pad, prune_min, fine_min,
-                     threshold, np.int32(self.debug), *job_outs, counters,
-                     block=(block, 1, 1), grid=(jobs, 1))
-        self._launch("chi2_scan.reduce", mod, "reduce_jobs", *job_outs,
-                     self._put(np.arange(b + 1) * slots, np.int32), np.int32(b), *outs,
-                     block=(128, 1, 1), grid=(-(-b // 128), 1))
-
-    def _launch(self, stage, module, kernel, *args, **launch):
-        """Launch ``kernel`` and wait for it, its time under ``timings[stage]``
-        (the scan's parts: prefix sums, seeds, cascade, reduction; dotted
-        names are parts of a stage, not added to the total again)."""
-        import pycuda.driver as cuda
-
-        with self.clock(stage):
-            module.get_function(kernel)(*args, **launch)
-            cuda.Context.synchronize()
+        launch = dict(block=(block, 1, 1), grid=(b, 1))
+        with clock.stage("chi2_scan.prefix"):
+            mod.get_function("pruned_prefix")(base.y, w, folded, w_uniform, np.int32(n), np.int32(m), rw, wf,
+                                              *prefix, pj, scales, **launch)
+        data = (rw, wf, *prefix)
+        windows = (arrays.lo, arrays.hi, np.int32(arrays.slots))
+        jobs = b * arrays.slots
+        launch = dict(block=(block, 1, 1), grid=(jobs, 1))
+        with clock.stage("chi2_scan.seed"):
+            mod.get_function("pruned_seed")(*data, np.int32(m), np.int32(n), *windows, *tables, w_uniform,
+                                            arrays.threshold, arrays.counters, **launch)
+        job_outs = (self._empty(jobs, np.float64), self._empty(jobs, np.int32), self._empty(jobs, np.float64))
+        with clock.stage("chi2_scan.cascade"):
+            mod.get_function("pruned_scan")(*data, pj, scales, np.int32(m), np.int32(n), *windows, *tables,
+                                            w_uniform, *arrays.cascade, arrays.threshold,
+                                            np.int32(self.debug), *job_outs, arrays.counters, **launch)
+        with clock.stage("chi2_scan.reduce"):
+            mod.get_function("reduce_jobs")(*job_outs, arrays.starts, np.int32(b), *arrays.outs,
+                                            block=(128, 1, 1), grid=(-(-b // 128), 1))

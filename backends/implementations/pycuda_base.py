@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import traceback
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,7 +150,10 @@ class PyCUDABackend(TLSBackend):
     # ---- context and kernels -------------------------------------------------------
     @contextlib.contextmanager
     def context(self):
-        """The device's primary context, current for the duration."""
+        """The device's primary context, current for the duration. An error
+        leaving it clears the locals of the frames it passed through first:
+        their pooled arrays and events must be freed with the context current
+        (PyCUDA aborts the process otherwise), not when the traceback goes."""
         import pycuda.driver as cuda
 
         if self._ctx is None:
@@ -158,6 +162,9 @@ class PyCUDABackend(TLSBackend):
         self._ctx.push()
         try:
             yield
+        except BaseException as exc:
+            traceback.clear_frames(exc.__traceback__)
+            raise
         finally:
             self._ctx.pop()
 
