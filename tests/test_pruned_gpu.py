@@ -124,7 +124,9 @@ def test_queued_batches_give_one_batch_results_progress_and_device_stage_times(l
     assert {name for name, seconds in gpu.timings.items() if seconds > 0} >= stages | {"upload"}
 
 
-def test_memory_pool_keeps_one_light_curve_shape(case, layout):
+def test_memory_pool_keeps_its_blocks_across_shapes_only_while_small(case, layout, monkeypatch):
+    from backends.implementations import pruned as module
+
     plan, periods, _, _ = case
     other = backends.make_plan(*box_light_curve(days=21.3, seed=14))[0]
     gpu = pruned_in(layout, plan)
@@ -132,9 +134,12 @@ def test_memory_pool_keeps_one_light_curve_shape(case, layout):
     held = gpu._pool.held_blocks
     gpu.search(plan, periods[:50])
     assert gpu._pool.held_blocks == held > 0  # the same shape reuses its blocks
-    gpu.search(other, periods[:50])  # another shape: the earlier blocks were given back first
-    fresh = pruned_in(layout, other)
-    fresh.search(other, periods[:50])
+    gpu.search(other, periods[:50])
+    assert gpu._pool.held_blocks >= held  # another shape, a small pool: kept
+    monkeypatch.setattr(module, "POOL_KEEP_BYTES", 0)
+    gpu.search(plan, periods[:50])  # another shape, a pool above the limit: given back first
+    fresh = pruned_in(layout, plan)
+    fresh.search(plan, periods[:50])
     assert gpu._pool.held_blocks == fresh._pool.held_blocks
 
 

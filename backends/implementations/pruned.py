@@ -37,6 +37,7 @@ CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
 MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
 FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,024 threads
 FOLD_BUCKETS = 24576  # pruned_fold's bucket counts in shared memory (96 KB: two blocks per SM)
+POOL_KEEP_BYTES = 1 << 28  # pool memory kept across light-curve shapes (a K2-size search holds < 1 MB)
 BATCH_BYTES = 8 << 30  # device memory a batch may take (and at most half the free memory): 78-day 89 -> 81.5 ms from 4 GiB (16: 78 ms)
 SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1,024 spill)
 LAYOUTS = ("auto", "shared", "global")
@@ -122,13 +123,14 @@ class PrunedBackend(PyCUDABackend):
         return ga.empty(int(size), dtype, allocator=self._pool.allocate)
 
     def search(self, plan, periods, progress=None):
-        """As every backend; the memory pool keeps the blocks of one light-curve
-        shape only: processes sharing a GPU (validation --jobs) that kept every
-        size they ever made held 80 GB on the H100 and fell to one-period
-        batches, while re-allocating for each search of the same shape costs
-        ~10 ms on a TESS sector."""
+        """As every backend; the memory pool keeps its blocks for the next
+        light curve of the same shape, and of another only while it holds
+        little (``POOL_KEEP_BYTES``): processes sharing a GPU (validation
+        --jobs) that kept every size they ever made held 80 GB on the H100 and
+        fell to one-period batches, while re-allocating for each search costs
+        ~10 ms on a TESS sector, and a K2 survey's curves differ in length."""
         shape = (plan.lc.size, plan.templates.maxwidth)
-        if self._pool is not None and shape != self._pool_shape:
+        if self._pool is not None and shape != self._pool_shape and self._pool.managed_bytes > POOL_KEEP_BYTES:
             with self.context():
                 self._pool.free_held()
         self._pool_shape = shape
