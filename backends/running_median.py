@@ -18,7 +18,7 @@ import numpy as np
 ONE = np.uint64(1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _highest_bit(word):
     """Index of the highest set bit of a nonzero uint64."""
     index = 0
@@ -29,7 +29,7 @@ def _highest_bit(word):
     return index
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _next(bits, rank):
     """The smallest rank in ``bits`` above ``rank`` (one must be there)."""
     rank += 1
@@ -41,7 +41,7 @@ def _next(bits, rank):
     return (w << 6) + _highest_bit(word & (~word + ONE))  # its lowest set bit
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _previous(bits, rank):
     """The largest rank in ``bits`` below ``rank`` (one must be there)."""
     rank -= 1
@@ -54,7 +54,7 @@ def _previous(bits, rank):
     return (w << 6) + _highest_bit(word)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _running_median(ordered, ranks, kernel, bits, out):
     """Median of every window of ``kernel`` values; ``ordered``: the values
     sorted, ``ranks``: each value's place in it; ``bits`` zeroed, one bit per rank."""
@@ -86,7 +86,7 @@ def _running_median(ordered, ranks, kernel, bits, out):
         out[i] = ordered[median]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _padded_running_median(data, order, kernel, out):
     """The running median of ``data`` (``order``: its argsort) into ``out``,
     padded as TLS pads it (``_pad_to_length``: the first median repeated

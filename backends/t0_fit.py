@@ -48,7 +48,7 @@ def _add_changes(change, flux, weights, signal, k, width):
         change[g] = running
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def chi2_changes(flux, weights, signal):
     """The chi2 change from the flat model's of the template starting at each
     position of ``flux`` but the last ``signal.size`` (``weights``: 1 / dy**2),
@@ -62,7 +62,7 @@ def chi2_changes(flux, weights, signal):
     return change
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _best_trial(phases, order, y, dy, signal, cycles):
     """Index of the trial of the lowest chi2 (the first of equal ones);
     ``cycles``: the trial T0s' phases, ascending (``np.linspace``'s)."""

@@ -16,7 +16,7 @@ PAIRWISE_BLOCK = 128  # numpy's PW_BLOCKSIZE
 COUNT_EDGES = np.array([-1.5, -0.5, 0.5, 1.5])  # count_stats' windows' edges, in durations from mid-transit
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def numpy_sum(a):
     """``numpy.sum`` of a contiguous float64 array, bit for bit: numpy's
     pairwise summation (eight accumulators in blocks of up to 128 values)."""
@@ -49,7 +49,7 @@ def numpy_sum(a):
     return numpy_sum(a[:half]) + numpy_sum(a[half:])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def mean_and_std(a):
     """``numpy.mean`` and ``numpy.std`` of a contiguous float64 array, bit for
     bit, in one compiled call (NaN, without numpy's warning, where empty)."""
@@ -60,7 +60,7 @@ def mean_and_std(a):
     return mean, np.sqrt(numpy_sum(deviation * deviation) / a.size)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _moments(y, lo, hi, means, stds):
     """numpy's mean and std of each segment y[lo:hi] (NaN where empty)."""
     for k in range(lo.size):
@@ -74,7 +74,7 @@ def _window(t, lo, hi):
     return first, np.maximum(0, np.searchsorted(t, hi, side="left") - first)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _gathered(y, lo, counts):
     """The points of the segments y[lo:lo + counts], concatenated in order."""
     out, start = np.empty(counts.sum()), 0

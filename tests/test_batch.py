@@ -54,6 +54,36 @@ def test_one_backend_instance_with_per_curve_timings(curves, monkeypatch):
     assert all(0 < s < o.meta["timings"]["total"] for s, o in zip(totals, out))  # not accumulated
 
 
+def test_the_gil_changes_hands_promptly_while_batches_run(curves):
+    """The switch interval is at most SWITCH_INTERVAL_S during a batch and the
+    process's own after it; batches overlapping in two threads (the first to
+    start ends first) keep it short until the last one ends."""
+    from backends import batch as module
+    from backends.implementations.cpu import CPUBackend
+
+    seen = []
+
+    class Watched(CPUBackend):
+        def search(self, plan, periods, progress=None):
+            seen.append(sys.getswitchinterval())
+            return super().search(plan, periods, progress)
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    try:
+        search_batch(curves[:1], backend=Watched(), **OPTIONS)
+        assert seen == [module.SWITCH_INTERVAL_S] and sys.getswitchinterval() == 0.005
+        handover = module.PROMPT_HANDOVER
+        handover.__enter__()  # batch A
+        handover.__enter__()  # batch B, in another thread
+        handover.__exit__(None, None, None)  # A ends first
+        assert sys.getswitchinterval() == module.SWITCH_INTERVAL_S
+        handover.__exit__(None, None, None)  # B ends
+        assert sys.getswitchinterval() == 0.005
+    finally:
+        sys.setswitchinterval(before)
+
+
 def test_lean_results_are_the_full_ones_without_folded_arrays(curves):
     from backends.statistics import FOLDED_KEYS
 
