@@ -216,6 +216,16 @@ def test_regression_check_names_a_slower_gpu_result(tmp_path, capsys):
 
 
 @needs_asv
+def test_regression_check_reports_a_slower_peer_without_counting_it(tmp_path, capsys):
+    """A peer (another package, timed for comparison) slower on another host is not ours."""
+    name = "bench_peers.Peers.time_peer"
+    write_results(tmp_path, [result_set("a" * 40, 1, 1.0, name=name), result_set("b" * 40, 2, 1.4, name=name)],
+                  name=name)
+    assert bench_regress.main(["--results", str(tmp_path)]) == 0
+    assert "0 regression(s) (1 peer timing(s) slower, not counted)" in capsys.readouterr().out
+
+
+@needs_asv
 def test_regression_check_passes_within_factor_or_spread(tmp_path):
     write_results(tmp_path / "small", [result_set("a" * 40, 1, 1.0), result_set("b" * 40, 2, 1.05)])
     assert bench_regress.main(["--results", str(tmp_path / "small")]) == 0
