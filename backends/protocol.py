@@ -60,8 +60,9 @@ class PeriodStats:
 
 
 class StageTimes(defaultdict):
-    """Seconds per stage, accumulated over a search (device synchronised
-    before every clock read)."""
+    """Seconds per stage, accumulated over a search: the host's clock with the
+    device synchronised before every read, or CUDA events between a stage's
+    launches where a backend queues them (``pruned``)."""
 
     def __init__(self):
         super().__init__(float)
