@@ -685,9 +685,9 @@ struct SumsAdd {
 // One period's prefix sums, by the whole block, ITEMS samples per thread at
 // a time: sample k < m has flux and weight sample(k) (.x, .y); writes rw[k] =
 // u_k (and wf[k] = w_k unless null) and cs, pu, pu2 (pj with LINE, pw and pw2
-// with WEIGHTS) at k + 1 (zero at 0); scale = (U1 = sum|u|, U2, W1, W2). The totals U1, W1, W2 are summed
-// per thread and reduced once, not scanned. In place is fine (sample reads
-// cs[k + 1]): a tile is read before it is written.
+// with WEIGHTS) at k + 1 (zero at 0); scale = (U1 = sum|u|, U2, W1, W2). The
+// totals U1, W1, W2 are summed per thread and reduced once, not scanned. In
+// place is fine (sample reads cs[k + 1]): a tile is read before it is written.
 template <bool LINE, bool WEIGHTS, int ITEMS, typename Sample>
 __device__ void prefix_sums(Sample sample, int m, double *rw, double *wf, double *cs, double *pu, double *pu2,
                             double *pw, double *pw2, double *pj, double *scale)
@@ -792,8 +792,9 @@ pruned_fold(const double *t, int n, int nb, const double *periods, double *keys,
 // order[k % n], w null: w_uniform each) gathered as it is summed into rw = u
 // = (1 - f) w (m) and the prefix sums cs, pu, pu2, pj and, unless w is null
 // (uniform weights), the folded weights wf (m) and pw, pw2 (m + 1 each, at
-// b * (m + 1)); scales[4 b ..] = (U1, U2, W1, W2). One sample per thread at a time, four blocks per SM
-// (78-day curve: 13.4 -> 8.3 ms from two samples, two blocks).
+// b * (m + 1)); scales[4 b ..] = (U1, U2, W1, W2). One sample per thread at
+// a time, four blocks per SM (78-day curve: 13.4 -> 8.3 ms from two samples,
+// two blocks).
 extern "C" __global__ void __launch_bounds__(BLOCK, PREFIX_BLOCKS_PER_SM)
 pruned_prefix(const double *y, const double *w, const int *order, double w_uniform, int n, int m, double *rw,
               double *wf, double *cs, double *pu, double *pu2, double *pw, double *pw2, double *pj,
