@@ -33,7 +33,8 @@ slack is ~10 %: the pads cost no pruning. ``debug`` mode checks every skipped
 shift's exact gain against its padded bound (tests use it).
 
 The K-piece linear bound (``cpu``'s fine stage and ``pruned``'s global layout;
-``pruned``'s shared-memory layout uses the constant pieces above). Approximate a on piece p by the line l_j = c_p + s_p (j - m_p)
+``pruned``'s shared-memory layout uses the constant pieces above). Approximate
+a on piece p by the line l_j = c_p + s_p (j - m_p)
 (piece mean c_p, least-squares slope s_p, centre index m_p); the residual
 e = a - l is orthogonal to 1 and to j on every piece, hence over the window,
 so the data's least-squares line can be subtracted:
@@ -74,10 +75,12 @@ BREAKPOINT_GRID = 128  # candidate piece boundaries per template (DP cost K * gr
 LINE_PIECES = 6  # pieces of the linear bound (cpu's fine stage): K2- to 78-day-size templates
 
 # Work counters of one search, in the order the scans count them (the first
-# and seventh on the host, ``add_work``): shifts visited, passing the depth filter, surviving the one-piece bound, surviving
-# the K-piece bound (linear pieces; pruned's shared layout: constant pieces) (= exact dot products beside the seeds), the seeds' exact
-# dot products, multiply-adds of all exact dot products, multiply-adds brute
-# force would spend (every visited shift), and bound violations (debug mode).
+# and seventh on the host, ``add_work``): shifts visited, passing the depth
+# filter, surviving the one-piece bound, surviving the K-piece bound (linear
+# pieces; pruned's shared layout: constant pieces) (= exact dot products beside
+# the seeds), the seeds' exact dot products, multiply-adds of all exact dot
+# products, multiply-adds brute force would spend (every visited shift), and
+# bound violations (debug mode).
 COUNTERS = ("shifts", "depth_pass", "coarse_pass", "fine_pass", "seed_dots",
             "exact_macs", "brute_force_macs", "bound_violations")
 

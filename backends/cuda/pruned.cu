@@ -893,8 +893,8 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 extern "C" __global__ void __launch_bounds__(BLOCK, BLOCK < 512 ? 512 / BLOCK : 1)  // 128 registers
 pruned_period(const double *t, const double *y, const double *w, int n, int m,
               const double *periods, const int *lo, const int *hi, TABLE_PARAMS,
-              double w_uniform, double g, double pad, int prune_min, int fine_min, int debug, double *gain_out, int *index_out, double *depth_out,
-              unsigned long long *counters)
+              double w_uniform, double g, double pad, int prune_min, int fine_min, int debug,
+              double *gain_out, int *index_out, double *depth_out, unsigned long long *counters)
 {
     extern __shared__ double smem[];
     __shared__ Job jobs[W_GROUP];
