@@ -1,10 +1,15 @@
 """One warm pruned search of a timing case (``gpu_timing.CASES``), for Nsight
 Compute (``ncu -k regex:pruned python scripts/profile_pruned.py k2``), or with
 ``--clocks``: where ``pruned_period``'s SM cycles go, stage by stage (a
-``-DSTAGE_CLOCKS`` build; its clock reads cost a little time of their own)."""
+``-DSTAGE_CLOCKS`` build; its clock reads cost a little time of their own),
+or with ``--host N``: where the host's part of N warm searches goes (cProfile,
+by own time; the wall clock beside the kernels' event time)."""
 
 import argparse
+import cProfile
 import os
+import pstats
+import time
 
 import numpy as np
 
@@ -33,10 +38,26 @@ def stage_cycles(backend, plan, periods) -> dict:
     return found
 
 
+def host_profile(backend, plan, periods, searches):
+    """Per search: wall ms and the stages' event ms; then cProfile's top entries."""
+    backend.search(plan, periods)
+    backend.timings.clear()
+    start = time.perf_counter()
+    for _ in range(searches):
+        backend.search(plan, periods)
+    wall = (time.perf_counter() - start) / searches
+    stages = {k: round(1e3 * v / searches, 3) for k, v in backend.timings.items()}
+    print(f"wall {1e3 * wall:.3f} ms per search; stages (ms per search): {stages}")
+    profile = cProfile.Profile()
+    profile.runcall(lambda: [backend.search(plan, periods) for _ in range(searches)])
+    pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("case", nargs="?", default="k2")
     parser.add_argument("--clocks", action="store_true", help="stage cycles of pruned_period")
+    parser.add_argument("--host", type=int, default=0, metavar="N", help="profile N warm searches' host part")
     args = parser.parse_args()
     if args.clocks:
         os.environ["TLS_NVCC_FLAGS"] = (os.environ.get("TLS_NVCC_FLAGS", "") + " -DSTAGE_CLOCKS").strip()
@@ -45,6 +66,8 @@ def main():
     if args.clocks and not backend.folds_in_scan(plan):
         parser.error(f"--clocks times pruned_period; the {args.case} case's fold is not in shared memory")
     backend.search(plan, periods[:64])  # compile outside the profiled launches
+    if args.host:
+        return host_profile(backend, plan, periods, args.host)
     if not args.clocks:
         backend.search(plan, periods)
         return

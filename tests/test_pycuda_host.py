@@ -267,8 +267,8 @@ def test_templates_are_uploaded_once_per_sources(monkeypatch):
 def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatch):
     """search_batches launches batch k + 1 before it waits for batch k, never
     more than two ahead of the host; progress counts a batch once the device
-    has finished it; each batch sees its own part of the search's arrays (job
-    offsets from 0); the stage clock is settled once, before the results."""
+    has finished it; each batch's arguments point at its own part of the
+    search's per-period arrays; the stage clock is settled once, before the results."""
     import contextlib
 
     from backends.implementations import pruned as module
@@ -287,21 +287,21 @@ def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatc
     monkeypatch.setattr(module.EventClock, "settle", lambda clock: log.append("settle"))
     gpu = module.PrunedBackend()
     periods = np.arange(10.0)
-    arrays = module.ScanArrays(periods=periods, lo=periods + 1, hi=periods + 3, slots=2,
-                               starts=np.arange(11) * 2, threshold=np.zeros(10),
-                               outs=(periods * 10, np.zeros(10), np.zeros(10)), cascade=(), counters=None)
+    staged = SimpleNamespace(pointer=lambda name, start=0: (name, start))
+    arrays = module.ScanArrays(staged, size=10, slots=2, cascade=())
     monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
     monkeypatch.setattr(gpu, "max_batch_periods", lambda plan: 4)
     monkeypatch.setattr(gpu, "_scan_arrays", lambda *args: arrays)
     monkeypatch.setattr(gpu, "_queue_batch", lambda state, batch, clock: log.append(
-        ("queue", batch.periods.tolist(), batch.hi.tolist(), batch.starts.tolist(), batch.outs[0].tolist())))
+        ("queue", batch.size, *batch.args("periods", "hi", "starts", "gain", "counters"))))
     monkeypatch.setattr(gpu, "_results", lambda plan, whole, lo, hi: log.append("results") or whole)
-    assert gpu.search_batches(None, None, periods, None, None, progress=lambda k: log.append(("done", k))) is arrays
-    assert log == [
-        ("queue", [0, 1, 2, 3], [3, 4, 5, 6], [0, 2, 4, 6, 8], [0, 10, 20, 30]),
-        ("queue", [4, 5, 6, 7], [7, 8, 9, 10], [0, 2, 4, 6, 8], [40, 50, 60, 70]),
+    done = lambda k: log.append(("done", k))  # noqa: E731
+    assert gpu.search_batches(None, None, periods, None, None, progress=done) is arrays
+    assert log == [  # job offsets and counters: the search's own, from 0, in every batch
+        ("queue", 4, ("periods", 0), ("hi", 0), ("starts", 0), ("gain", 0), ("counters", 0)),
+        ("queue", 4, ("periods", 4), ("hi", 4), ("starts", 0), ("gain", 4), ("counters", 0)),
         ("wait", 0), ("done", 4),
-        ("queue", [8, 9], [11, 12], [0, 2, 4], [80, 90]),
+        ("queue", 2, ("periods", 8), ("hi", 8), ("starts", 0), ("gain", 8), ("counters", 0)),
         ("wait", 1), ("done", 4), ("wait", 2), ("done", 2),
         "settle", "results",
     ]
@@ -340,3 +340,123 @@ def test_an_error_in_the_context_frees_the_failed_frames_locals_while_it_is_curr
         with gpu.context():
             failing_stage()
     assert freed == [True] and not current
+
+
+class FakeMemory:
+    """A device of one allocation at ``BASE`` for ``Staged``: the copies each
+    way are logged, and the bytes kept."""
+
+    BASE = 1 << 40
+
+    def __init__(self, monkeypatch):
+        import sys
+
+        self.copies, self.data = [], bytearray()
+        driver = SimpleNamespace(memcpy_htod=self.htod, memcpy_dtoh=self.dtoh, mem_alloc=self.allocate)
+        monkeypatch.setitem(sys.modules, "pycuda", SimpleNamespace(driver=driver))
+        monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
+
+    def allocate(self, nbytes):
+        self.data = bytearray(b"\xff" * nbytes)  # not zeroed, as cuMemAlloc's
+        return self.BASE
+
+    def htod(self, address, host):
+        self.copies.append(("htod", address - self.BASE, host.nbytes))
+        self.data[address - self.BASE:address - self.BASE + host.nbytes] = host.tobytes()
+
+    def dtoh(self, host, address):
+        self.copies.append(("dtoh", address - self.BASE, host.nbytes))
+        host[:] = np.frombuffer(self.data, np.uint8, host.nbytes, address - self.BASE)
+
+
+def test_staged_writes_its_sections_in_one_copy_and_reads_a_span_in_one(monkeypatch):
+    from backends.implementations.staged import Staged
+
+    device = FakeMemory(monkeypatch)
+    periods, lo = np.array([3.0, 2.5, 2.0]), np.array([1, 2, 3], np.int32)
+    staged = Staged([("periods", periods), ("lo", lo), ("none", np.zeros(0, np.int32)),
+                     ("counters", np.zeros(2, np.uint64)), ("gain", (np.float64, 3)), ("index", (np.int32, 3))],
+                    device.allocate)
+    at = {name: int(staged.pointer(name)) - device.BASE for name in staged.offsets}
+    assert at == {"periods": 0, "lo": 32, "none": 48, "counters": 48, "gain": 64, "index": 96}  # 16-byte aligned
+    assert device.copies == [("htod", 0, 64)]  # up to the last section the host wrote
+    assert int(staged.pointer("lo", 2)) - device.BASE == 40 and int(staged.pointer("gain", 1)) - device.BASE == 72
+    device.data[64:88] = np.array([0.5, 1.5, 2.5]).tobytes()  # what a kernel would write
+    device.data[96:108] = np.array([7, -1, 2], np.int32).tobytes()
+    device.data[48:56] = np.uint64(9).tobytes()
+    found = staged.read(("counters", "gain", "index"))
+    assert device.copies[1:] == [("dtoh", 48, 60)]
+    assert found["counters"].tolist() == [9, 0] and found["gain"].tolist() == [0.5, 1.5, 2.5]
+    assert found["index"].tolist() == [7, -1, 2] and found["index"].dtype == np.int32
+    assert staged.read(("periods", "lo"))["lo"].tolist() == [1, 2, 3]
+
+
+def test_upload_puts_the_samples_in_one_allocation_with_one_copy(monkeypatch, small_plan):
+    import contextlib
+
+    device = FakeMemory(monkeypatch)
+    gpu = basic.BasicBackend()
+    monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
+    monkeypatch.setattr(gpu, "device_templates", lambda tp: ("templates",))
+    monkeypatch.setattr(gpu, "refuses", lambda plan: None)
+    plan = small_plan[0]
+    state = gpu.upload(plan)
+    n = plan.lc.size
+    assert device.copies == [("htod", 0, int(state.w) - device.BASE + 8 * n)]
+    for name in "tyw":
+        start = int(getattr(state, name)) - device.BASE
+        assert np.array_equal(np.frombuffer(device.data, np.float64, n, start), getattr(plan.lc, name))
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_pruned_scan_arrays_go_up_in_one_copy_and_come_back_in_one(monkeypatch, shared):
+    """The search's per-period arrays, zeroed thresholds and counters in one
+    upload; the shared layout (pruned_period) gets no job offsets or
+    thresholds; counters and the best fits come back in one copy."""
+    from backends.implementations import pruned as module
+
+    device = FakeMemory(monkeypatch)
+    gpu = module.PrunedBackend()
+    monkeypatch.setattr(gpu, "_allocate", device.allocate)
+    state = SimpleNamespace(shared=shared, base=SimpleNamespace(m=100))
+    periods, lo, hi = np.array([5.0, 4.0, 3.0]), np.array([0, 1, 1]), np.array([2, 4, 3])
+    arrays = gpu._scan_arrays(state, periods, lo, hi)
+    staged = arrays.staged
+    assert arrays.size == 3 and arrays.slots == 3 and len(device.copies) == 1
+    assert staged.sizes["starts"] == (0 if shared else 4) and staged.sizes["threshold"] == (0 if shared else 3)
+    at = {name: staged.offsets[name] for name in staged.offsets}
+    data = np.frombuffer(device.data, np.uint8)
+    assert np.array_equal(data[at["periods"]:at["periods"] + 24].view(np.float64), periods)
+    assert np.array_equal(data[at["hi"]:at["hi"] + 12].view(np.int32), hi)
+    if not shared:
+        assert data[at["starts"]:at["starts"] + 16].view(np.int32).tolist() == [0, 3, 6, 9]
+        assert not data[at["threshold"]:at["threshold"] + 24].any()
+    assert not data[at["counters"]:at["counters"] + 8 * len(module.pruning.COUNTERS)].any()
+    device.data[at["gain"]:at["gain"] + 24] = np.array([1.0, 2.0, 3.0]).tobytes()
+    device.data[at["index"]:at["index"] + 12] = np.array([1, -1, 0], np.int32).tobytes()
+    device.data[at["depth"]:at["depth"] + 24] = np.array([0.9, 0.0, 0.8]).tobytes()
+    plan = SimpleNamespace(lc=SimpleNamespace(chi2_flat=10.0), templates=SimpleNamespace(rows=np.array([4, 6])))
+    monkeypatch.setattr(module.pruning, "add_work", lambda work, counts, *args: work.update(seen=counts.tolist()))
+    stats = gpu._results(plan, arrays, lo, hi)
+    assert device.copies[1][0] == "dtoh" and len(device.copies) == 2
+    assert stats.chi2.tolist() == [9.0, 8.0, 7.0] and stats.rows.tolist() == [6, 0, 4]
+    assert gpu.work["seen"] == [0] * len(module.pruning.COUNTERS)
+
+
+def test_pruned_folds_each_batch_of_the_global_layout_with_its_own_size(monkeypatch):
+    """A batch's fold takes the batch's first period's address and its count
+    (an address alone has no size: the fold once covered one period)."""
+    import contextlib
+
+    from backends.implementations import pruned as module
+
+    gpu = module.PrunedBackend()
+    folds = []
+    monkeypatch.setattr(gpu, "_fold", lambda state, periods, b: folds.append((periods, b)) or "order")
+    monkeypatch.setattr(gpu, "_scan", lambda state, folded, batch, clock: folds.append(folded))
+    clock = SimpleNamespace(stage=lambda name: contextlib.nullcontext())
+    staged = SimpleNamespace(pointer=lambda name, start=0: (name, start))
+    arrays = module.ScanArrays(staged, size=10, slots=2, cascade=())
+    gpu._queue_batch(SimpleNamespace(shared=False), arrays.view(4, 7), clock)
+    gpu._queue_batch(SimpleNamespace(shared=True), arrays.view(7, 10), clock)
+    assert folds == [(("periods", 4), 3), "order", None]

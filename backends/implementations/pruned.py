@@ -31,6 +31,7 @@ import numpy as np
 from backends import pruning
 from backends.implementations.event_clock import EventClock, mark
 from backends.implementations.pycuda_base import PyCUDABackend, to_device
+from backends.implementations.staged import Staged
 from backends.protocol import PeriodStats
 
 CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
@@ -59,32 +60,33 @@ class PrunedState:
     shared: bool
 
 
+PER_PERIOD = ("periods", "lo", "hi", "threshold", "gain", "index", "depth")  # ScanArrays' per-period arrays
+OUTS = ("gain", "index", "depth")  # the best fit of each period: gain, width index, depth
+
+
 @dataclass
 class ScanArrays:
-    """One search's per-period arrays on the device (periods, width windows,
-    thresholds, the best fits' gain, index, depth), the job layout (``slots``
-    widths per period, job offsets ``starts``), the cascade's constants and
-    the work counters; ``view`` gives a batch's part of them."""
+    """One search's arrays on the device, in one ``Staged`` allocation from
+    the pool: per period (``PER_PERIOD``: periods, width windows, thresholds,
+    ``OUTS``), job offsets ``starts`` (``slots`` widths per period) and the
+    work ``counters``; plus the cascade's constants. ``view`` is a batch's
+    part: ``arg(name)`` then points at the batch's first period."""
 
-    periods: object
-    lo: object
-    hi: object
+    staged: object
+    size: int
     slots: int
-    starts: object
-    threshold: object
-    outs: tuple
     cascade: tuple
-    counters: object
-
-    @property
-    def size(self) -> int:
-        return self.periods.size
+    first: int = 0
 
     def view(self, start, stop) -> "ScanArrays":
-        part = slice(start, stop)
-        return replace(self, periods=self.periods[part], lo=self.lo[part], hi=self.hi[part],
-                       starts=self.starts[:stop - start + 1], threshold=self.threshold[part],
-                       outs=tuple(o[part] for o in self.outs))
+        return replace(self, first=self.first + start, size=stop - start)
+
+    def arg(self, name):
+        """Device address of ``name`` for this batch (a kernel argument)."""
+        return self.staged.pointer(name, self.first if name in PER_PERIOD else 0)
+
+    def args(self, *names) -> tuple:
+        return tuple(self.arg(name) for name in names)
 
 
 class PrunedBackend(PyCUDABackend):
@@ -113,14 +115,19 @@ class PrunedBackend(PyCUDABackend):
         self._pool = None
         self._pool_shape = None
 
-    def _empty(self, size, dtype):
-        """A device array from this backend's memory pool (no cuMemAlloc per batch)."""
-        import pycuda.gpuarray as ga
+    def _allocate(self, nbytes):
+        """Device memory from this backend's memory pool (no cuMemAlloc per batch)."""
         from pycuda.tools import DeviceMemoryPool
 
         if self._pool is None:
             self._pool = DeviceMemoryPool()
-        return ga.empty(int(size), dtype, allocator=self._pool.allocate)
+        return self._pool.allocate(nbytes)
+
+    def _empty(self, size, dtype):
+        """A device array from the memory pool."""
+        import pycuda.gpuarray as ga
+
+        return ga.empty(int(size), dtype, allocator=self._allocate)
 
     def search(self, plan, periods, progress=None):
         """As every backend; the memory pool keeps its blocks for the next
@@ -208,16 +215,16 @@ class PrunedBackend(PyCUDABackend):
         order, as the cpu backend's stable sort gives them; the prefix sums
         gather the patched fold's flux and weights through it."""
         with self.context():
-            return self._fold(state, self._put(periods, np.float64))
+            return self._fold(state, self._put(periods, np.float64), len(periods))
 
-    def _fold(self, state, periods):
-        """pruned_fold of the device array ``periods``, queued; the pooled
+    def _fold(self, state, periods, b):
+        """pruned_fold of the ``b`` periods at device address ``periods``, queued; the pooled
         scratch goes back to the pool in the device's context (a pooled array
         freed without one aborts), to be reused by later launches in stream order."""
         import pycuda.driver as cuda
 
         base = state.base
-        b, n = periods.size, base.n
+        n = base.n
         keys, order = self._empty(b * n, np.float64), self._empty(b * n, np.int32)
         block = FOLD_BLOCK if n >= FOLD_BLOCK_MIN_N else base.block
         buckets = min(n, FOLD_BUCKETS)
@@ -300,7 +307,7 @@ class PrunedBackend(PyCUDABackend):
         folded = None
         if not state.shared:
             with clock.stage("fold_sort"):
-                folded = self._fold(state, batch.periods)
+                folded = self._fold(state, batch.arg("periods"), batch.size)
         with clock.stage("chi2_scan"):
             self._scan(state, folded, batch, clock)
 
@@ -316,25 +323,30 @@ class PrunedBackend(PyCUDABackend):
         return self._results(state.base.plan, arrays, lo, hi)
 
     def _scan_arrays(self, state, periods, lo, hi) -> ScanArrays:
-        """``ScanArrays`` of ``periods``, uploaded before any launch (a
-        synchronous copy would wait for the launches queued before it)."""
+        """``ScanArrays`` of ``periods``, uploaded in one copy before any launch
+        (a synchronous copy would wait for the launches queued before it)."""
         layout = STAGE_MIN["shared" if state.shared else "global"]
         g, pad, prune_min, fine_min = pruning.tuning(
             state.base.m, *(mine or default for mine, default in zip(self.stage_min, layout)))
         b = len(periods)
         slots = max(1, int(np.max(hi - lo, initial=0)))  # widths per period (pruned.cu's jobs by index)
-        return ScanArrays(
-            periods=self._put(periods, np.float64), lo=self._put(lo, np.int32), hi=self._put(hi, np.int32),
-            slots=slots, starts=self._put(np.arange(b + 1) * slots, np.int32),
-            threshold=self._put(np.zeros(b), np.uint64),
-            outs=(self._empty(b, np.float64), self._empty(b, np.int32), self._empty(b, np.float64)),
-            cascade=(np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min)),
-            counters=self._put(np.zeros(len(pruning.COUNTERS)), np.uint64))
+        per_job = not state.shared  # pruned_period reads neither job offsets nor thresholds
+        starts = np.arange(b + 1 if per_job else 0, dtype=np.int32) * slots
+        threshold = np.zeros(b if per_job else 0, np.uint64)
+        staged = Staged([
+            ("periods", np.asarray(periods, np.float64)), ("lo", np.asarray(lo, np.int32)),
+            ("hi", np.asarray(hi, np.int32)), ("starts", starts), ("threshold", threshold),
+            ("counters", np.zeros(len(pruning.COUNTERS), np.uint64)),
+            ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
+        ], self._allocate)
+        cascade = (np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min))
+        return ScanArrays(staged, b, slots, cascade)
 
     def _results(self, plan, arrays, lo, hi):
-        """The search's work counters and ``PeriodStats`` (waits for the device)."""
-        pruning.add_work(self.work, arrays.counters.get(), plan, lo, hi, self.debug)
-        return PeriodStats.from_gains(plan, *(o.get() for o in arrays.outs))
+        """The search's work counters and ``PeriodStats`` (one copy back; waits for the device)."""
+        found = arrays.staged.read(("counters", *OUTS))
+        pruning.add_work(self.work, found["counters"], plan, lo, hi, self.debug)
+        return PeriodStats.from_gains(plan, *(found[name] for name in OUTS))
 
     def _scan(self, state, folded, arrays, clock):
         if state.shared:
@@ -350,9 +362,9 @@ class PrunedBackend(PyCUDABackend):
         fn = self.module(SHARED_BLOCK).get_function("pruned_period")
         shared = 8 * self.shared_doubles(base.plan)
         fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-        fn(base.t, base.y, base.w, np.int32(base.n), np.int32(base.m), arrays.periods, arrays.lo, arrays.hi,
+        fn(base.t, base.y, base.w, np.int32(base.n), np.int32(base.m), *arrays.args("periods", "lo", "hi"),
            *self._table_args(state), np.float64(base.plan.lc.uniform_weight), *arrays.cascade,
-           np.int32(self.debug), *arrays.outs, arrays.counters,
+           np.int32(self.debug), *arrays.args(*OUTS, "counters"),
            block=(SHARED_BLOCK, 1, 1), grid=(arrays.size, 1), shared=shared)
 
     def _scan_global(self, state, folded, arrays, clock):
@@ -377,17 +389,17 @@ class PrunedBackend(PyCUDABackend):
             mod.get_function("pruned_prefix")(base.y, w, folded, w_uniform, np.int32(n), np.int32(m), rw, wf,
                                               *prefix, pj, scales, **launch)
         data = (rw, wf, *prefix)
-        windows = (arrays.lo, arrays.hi, np.int32(arrays.slots))
+        windows = (*arrays.args("lo", "hi"), np.int32(arrays.slots))
         jobs = b * arrays.slots
         launch = dict(block=(block, 1, 1), grid=(jobs, 1))
         with clock.stage("chi2_scan.seed"):
             mod.get_function("pruned_seed")(*data, np.int32(m), np.int32(n), *windows, *tables, w_uniform,
-                                            arrays.threshold, arrays.counters, **launch)
+                                            *arrays.args("threshold", "counters"), **launch)
         job_outs = (self._empty(jobs, np.float64), self._empty(jobs, np.int32), self._empty(jobs, np.float64))
         with clock.stage("chi2_scan.cascade"):
             mod.get_function("pruned_scan")(*data, pj, scales, np.int32(m), np.int32(n), *windows, *tables,
-                                            w_uniform, *arrays.cascade, arrays.threshold,
-                                            np.int32(self.debug), *job_outs, arrays.counters, **launch)
+                                            w_uniform, *arrays.cascade, arrays.arg("threshold"),
+                                            np.int32(self.debug), *job_outs, arrays.arg("counters"), **launch)
         with clock.stage("chi2_scan.reduce"):
-            mod.get_function("reduce_jobs")(*job_outs, arrays.starts, np.int32(b), *arrays.outs,
+            mod.get_function("reduce_jobs")(*job_outs, arrays.arg("starts"), np.int32(b), *arrays.args(*OUTS),
                                             block=(128, 1, 1), grid=(-(-b // 128), 1))

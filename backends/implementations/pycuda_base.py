@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends.gpu import checked_block_size, missing_requirements
+from backends.implementations.staged import Staged
 from backends.kernel_cache import KernelCache, nvcc_cubin
 from backends.protocol import InputTooLarge, PeriodStats, TLSBackend
 
@@ -110,10 +111,11 @@ class DeviceState:
     n: int
     m: int
     block: int
-    t: object
+    t: object  # device addresses in ``samples``
     y: object
     w: object
     templates: tuple  # widths, strides, offsets, a, overshoot (device arrays)
+    samples: object = None  # the Staged allocation holding t, y and w
 
     @functools.cached_property
     def phase(self) -> tuple:
@@ -140,6 +142,7 @@ class PyCUDABackend(TLSBackend):
         self.block_size = checked_block_size(block_size, BLOCK_SIZES)
         self._ctx = None
         self._optin = None  # the device's opt-in shared memory per block, read once
+        self._identity = None  # (PCI bus id, sm_XY) of the device, read once: module() runs per launch
         self._shared_limits = {}  # (kernel, block) -> shared_limit
         self._templates = None  # (template_sources, template_arrays) of the last upload
 
@@ -186,12 +189,13 @@ class PyCUDABackend(TLSBackend):
         compiled once per (variant, block, device, defines, options), then cached."""
         import pycuda.driver as cuda
 
-        dev = self._device()
-        major, minor = dev.compute_capability()
-        arch = f"sm_{major}{minor}"
+        if self._identity is None:
+            dev = self._device()
+            self._identity = (dev.pci_bus_id(), "sm_{}{}".format(*dev.compute_capability()))
+        bus, arch = self._identity
         defines = {"BLOCK": block, **self.kernel_defines(block)}
         options = tuple(os.environ.get("TLS_NVCC_FLAGS", "").split())  # e.g. -lineinfo to profile
-        key = (self.variant, block, dev.pci_bus_id(), arch, tuple(sorted(defines.items())), options)
+        key = (self.variant, block, bus, arch, tuple(sorted(defines.items())), options)
         return KERNELS.get(key, lambda: cuda.module_from_buffer(
             nvcc_cubin(f"{self.variant}.cu", arch, defines, options)))
 
@@ -208,17 +212,20 @@ class PyCUDABackend(TLSBackend):
         return self.block_size or block_size_for(n)
 
     def upload(self, plan):
+        import pycuda.driver as cuda
+
         n = plan.lc.size
         block = self._block(n)
         with self.context():
             why = self.refuses(plan)
             if why is not None:
                 raise InputTooLarge(why)
-            tp = plan.templates
+            samples = Staged([(name, np.asarray(getattr(plan.lc, name), np.float64)) for name in "tyw"],
+                             cuda.mem_alloc)
             return DeviceState(
-                plan=plan, n=n, m=n + tp.maxwidth, block=block,
-                t=to_device(plan.lc.t, np.float64), y=to_device(plan.lc.y, np.float64),
-                w=to_device(plan.lc.w, np.float64), templates=self.device_templates(tp)[0],
+                plan=plan, n=n, m=n + plan.templates.maxwidth, block=block,
+                t=samples.pointer("t"), y=samples.pointer("y"), w=samples.pointer("w"),
+                templates=self.device_templates(plan.templates)[0], samples=samples,
             )
 
     def device_templates(self, tp) -> tuple:

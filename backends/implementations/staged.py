@@ -1,0 +1,53 @@
+"""Named arrays in one device allocation, written in one host-to-device copy
+and read back in one: a search's small per-light-curve and per-period arrays
+took one allocation and one synchronous copy each, ~50 us of host time apiece
+on the H100 machines' CPUs, all of it serial with the device at the start and
+end of a search (K2-like: 1.7 ms of 12.4)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from backends.packing import layout
+
+
+class Staged:
+    """``sections``: (name, numpy array) pairs, written by the host (zeros
+    included), or (name, (dtype, size)) pairs, left for the device to write,
+    at ``packing.layout``'s offsets in one allocation of ``allocate(nbytes)``
+    (``pycuda.driver.mem_alloc`` or a memory pool's ``allocate``). Call inside
+    the device's context."""
+
+    def __init__(self, sections, allocate):
+        import pycuda.driver as cuda
+
+        given = {name: np.ascontiguousarray(v) for name, v in sections if isinstance(v, np.ndarray)}
+        shapes = {name: (given[name].dtype, given[name].size) if name in given else (np.dtype(v[0]), int(v[1]))
+                  for name, v in sections}
+        self.dtypes = {name: dtype for name, (dtype, _) in shapes.items()}
+        self.sizes = {name: size for name, (_, size) in shapes.items()}
+        self.offsets, nbytes = layout((name, dtype.itemsize * size) for name, (dtype, size) in shapes.items())
+        self.memory = allocate(max(1, nbytes))
+        if given:
+            host = np.zeros(max(self._end(name) for name in given), np.uint8)
+            for name, array in given.items():
+                host[self.offsets[name]:self._end(name)] = array.view(np.uint8).ravel()
+            cuda.memcpy_htod(int(self.memory), host)
+
+    def _end(self, name) -> int:
+        return self.offsets[name] + self.dtypes[name].itemsize * self.sizes[name]
+
+    def pointer(self, name, start=0) -> np.intp:
+        """Device address of element ``start`` of ``name``, a kernel argument."""
+        return np.intp(int(self.memory) + self.offsets[name] + self.dtypes[name].itemsize * start)
+
+    def read(self, names) -> dict:
+        """The arrays ``names`` copied back (one copy of the span they cover;
+        it waits for the work queued before it)."""
+        import pycuda.driver as cuda
+
+        first = min(self.offsets[name] for name in names)
+        host = np.empty(max(self._end(name) for name in names) - first, np.uint8)
+        cuda.memcpy_dtoh(host, int(self.memory) + first)
+        return {name: np.frombuffer(host, self.dtypes[name], self.sizes[name], self.offsets[name] - first)
+                for name in names}
