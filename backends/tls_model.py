@@ -41,10 +41,11 @@ TEMPLATE_CONSTANTS = ("SIGNAL_DEPTH", "NUMERICAL_STABILITY_CUTOFF", "TRANSIT_MOD
 @dataclass(frozen=True)
 class Grid:
     """TLS's period grid (descending, as TLS builds it), the order that sorts
-    it ascending (as TLS sorts a search's results) and its duration grid."""
+    it ascending (as TLS sorts a search's results; a reversing slice where it
+    is strictly descending) and its duration grid."""
 
     periods: np.ndarray
-    ascending: np.ndarray
+    ascending: np.ndarray | slice
     durations: list  # fractions of the period, as TLS's duration_grid returns them
 
 
@@ -113,7 +114,10 @@ class PlannedModel(transitleastsquares):
     def _build_grid(self) -> Grid:
         periods, durations = super()._grids()
         periods = np.asarray(periods)
-        return Grid(periods, np.argsort(periods), durations)
+        ascending = np.argsort(periods)
+        if np.array_equal(ascending, np.arange(periods.size)[::-1]):  # TLS's grid: reversed views, no gathers
+            ascending = slice(None, None, -1)
+        return Grid(periods, ascending, durations)
 
     def _build_templates(self) -> TemplateCache:
         overview, lc_arr = super()._templates(self.grid.durations)
