@@ -12,9 +12,11 @@ than two result sets has nothing to compare and passes. The peers
 (``bench_peers``: CPU transitleastsquares, BLS, GTLS, CETRA) are other
 packages timed beside ours for comparison: their times move with the
 device machine's host (CPU TLS 1.15-1.44x between two H200 instances), not
-with this code, so they are reported, not counted.
+with this code, so they are reported, not counted. So is a regression
+between two given result sets that was re-timed on the device and recorded,
+with its verdict, in ``benchmarks/acknowledged_regressions.toml``.
 
-    python scripts/bench_regress.py [--factor 1.10] [--results DIR]
+    python scripts/bench_regress.py [--factor 1.10] [--results DIR] [--acknowledged FILE]
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ import io
 import json
 import os
 import sys
+import tomllib
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = "bench_peers."  # benchmarks of other packages: reported, not counted
+ACKNOWLEDGED = os.path.join(REPO, "benchmarks", "acknowledged_regressions.toml")
 
 
 def result_sets(machine_dir):
@@ -63,9 +67,18 @@ def ours(line) -> bool:
     return not line.startswith(PEERS)
 
 
+def acknowledged(path) -> set:
+    """(machine, old, new, benchmark) of each recorded regression (commits: 8 hex digits)."""
+    if not os.path.exists(path):
+        return set()
+    with open(path, "rb") as f:
+        entries = tomllib.load(f).get("regression", [])
+    return {(e["machine"], e["old"][:8], e["new"][:8], e["benchmark"]) for e in entries}
 
-def check(results_dir, factor):
-    """Messages naming each regression, over every machine in ``results_dir``."""
+
+def check(results_dir, factor, known=frozenset()):
+    """Messages naming each regression, over every machine in ``results_dir``,
+    less those in ``known`` (``acknowledged``'s) for the same pair of sets."""
     from asv.config import Config
 
     conf = Config.load(os.path.join(REPO, "asv.conf.json"))
@@ -81,10 +94,13 @@ def check(results_dir, factor):
             continue
         (_, new), (_, old) = sets[:2]
         worse = regressions(conf, machine, old, new, factor)
-        counted = [line for line in worse if ours(line)]
-        peers = len(worse) - len(counted)
+        mine = [line for line in worse if ours(line)]
+        counted = [line for line in mine if (machine, old[:8], new[:8], line.split(": ")[0]) not in known]
+        peers, recorded = len(worse) - len(mine), len(mine) - len(counted)
         print(f"{machine}: {old[:8]} -> {new[:8]}: {len(counted)} regression(s)"
-              + (f" ({peers} peer timing(s) slower, not counted)" if peers else ""))
+              + (f" ({peers} peer timing(s) slower, not counted)" if peers else "")
+              + (f" ({recorded} re-timed and recorded in {os.path.basename(ACKNOWLEDGED)}, not counted)"
+                 if recorded else ""))
         messages += [f"{machine}: {line}" for line in counted]
     return messages
 
@@ -93,11 +109,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--factor", type=float, default=1.10)
     parser.add_argument("--results", default=os.path.join(REPO, "reports", "asv", "results"))
+    parser.add_argument("--acknowledged", default=ACKNOWLEDGED)
     args = parser.parse_args(argv)
     if not os.path.isdir(args.results):
         print(f"no committed asv results under {args.results}")
         return 0
-    messages = check(args.results, args.factor)
+    messages = check(args.results, args.factor, acknowledged(args.acknowledged))
     for message in messages:
         print(f"REGRESSION {message}", file=sys.stderr)
     return 1 if messages else 0

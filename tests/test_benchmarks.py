@@ -259,6 +259,22 @@ def test_regression_check_compares_each_gpu_model_on_its_own(tmp_path, capsys):
 
 
 @needs_asv
+def test_a_recorded_regression_counts_only_for_its_own_pair_of_result_sets(tmp_path, capsys):
+    """An entry of the acknowledged file (machine, old and new commits,
+    benchmark) is reported, not counted; the next result set is compared afresh."""
+    name = "bench_stages.Search.time_search('cpu', 500, 1000)"
+    known = tmp_path / "known.toml"
+    known.write_text(f'[[regression]]\nmachine = "gpu-test"\nold = "{"a" * 8}"\nnew = "{"b" * 8}"\n'
+                     f'benchmark = "{name}"\nverdict = "re-timed"\n')
+    write_results(tmp_path / "r", [result_set("a" * 40, 1, 1.0), result_set("b" * 40, 2, 1.3)])
+    assert bench_regress.main(["--results", str(tmp_path / "r"), "--acknowledged", str(known)]) == 0
+    assert "1 re-timed and recorded in" in capsys.readouterr().out
+    write_results(tmp_path / "r", [result_set("c" * 40, 3, 1.7)])  # b -> c: not recorded
+    assert bench_regress.main(["--results", str(tmp_path / "r"), "--acknowledged", str(known)]) == 1
+    assert name in capsys.readouterr().err
+
+
+@needs_asv
 def test_committed_results_have_no_regression():
     assert bench_regress.main([]) == 0
 
