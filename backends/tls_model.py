@@ -114,10 +114,8 @@ class PlannedModel(transitleastsquares):
     def _build_grid(self) -> Grid:
         periods, durations = super()._grids()
         periods = np.asarray(periods)
-        ascending = np.argsort(periods)
-        if np.array_equal(ascending, np.arange(periods.size)[::-1]):  # TLS's grid: reversed views, no gathers
-            ascending = slice(None, None, -1)
-        return Grid(periods, ascending, durations)
+        descending = bool(np.all(periods[1:] < periods[:-1]))  # TLS's grid: reversed views, no gathers
+        return Grid(periods, slice(None, None, -1) if descending else np.argsort(periods), durations)
 
     def _build_templates(self) -> TemplateCache:
         overview, lc_arr = super()._templates(self.grid.durations)

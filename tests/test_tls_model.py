@@ -45,6 +45,17 @@ def test_grids_and_templates_are_built_once_for_curves_alike(empty_caches, monke
     assert len(grids) == 2 and len(templates) == 2
 
 
+def test_the_grid_sorts_ascending_by_a_reversing_slice_only_where_strictly_descending(empty_caches, monkeypatch):
+    model = backends.make_plan(*box_light_curve(seed=3))[0].model
+    assert model.grid.ascending == slice(None, None, -1)  # TLS's own grid
+    np.testing.assert_array_equal(model.grid.periods[model.grid.ascending], np.sort(model.grid.periods))
+    tied = np.array([5.0, 4.0, 4.0, 3.0])  # a grid with a repeated period: sorted by argsort
+    monkeypatch.setattr(tls_main.transitleastsquares, "_grids", lambda self: (tied, [0.1]))
+    tls_model.GRIDS.clear()
+    grid = backends.make_plan(*box_light_curve(seed=3))[0].model.grid
+    np.testing.assert_array_equal(grid.ascending, np.argsort(tied))
+
+
 def test_width_windows_of_the_grid_are_made_once_for_curves_alike(empty_caches, monkeypatch):
     """Plans sharing a template cache share their grid's width windows (read
     only, equal to a fresh computation); other periods are computed each time."""
