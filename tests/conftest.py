@@ -61,6 +61,16 @@ def registered(*classes):
             backends.unregister_backend(cls.name)
 
 
+def fake_pycuda(monkeypatch, driver):
+    """``pycuda.driver`` replaced by ``driver`` for the test (host logic tried on a fake device)."""
+    import sys
+    from types import SimpleNamespace
+
+    monkeypatch.setitem(sys.modules, "pycuda", SimpleNamespace(driver=driver))
+    monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
+    return driver
+
+
 def gpu_available():
     return cuda_device_count() > 0
 

@@ -8,12 +8,18 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import fake_pycuda
 
 import backends
 from backends import kernel_cache
 from backends.implementations import basic, simple, thrust
 from backends.implementations import pycuda_base as base
 from backends.kernel_cache import KernelCache
+
+
+def fake_driver(monkeypatch, **attributes) -> SimpleNamespace:
+    """``pycuda.driver``, for this test, a namespace of ``attributes``."""
+    return fake_pycuda(monkeypatch, SimpleNamespace(**attributes))
 
 
 def test_block_size_rule():
@@ -208,13 +214,10 @@ def test_pruned_learns_its_shared_memory_limit_once(monkeypatch):
     read once, pruned_period looked up (for its static memory) once, and only
     when a fold could fit at all; the shared layout refuses a fold beyond it."""
     import contextlib
-    import sys
 
     from backends.implementations.pruned import PrunedBackend
 
-    driver = SimpleNamespace(device_attribute=SimpleNamespace(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN="optin"))
-    monkeypatch.setitem(sys.modules, "pycuda", SimpleNamespace(driver=driver))
-    monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
+    fake_driver(monkeypatch, device_attribute=SimpleNamespace(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN="optin"))
     calls = {"optin": 0, "compile": 0}
 
     def attribute(name):
@@ -311,8 +314,6 @@ def test_an_error_in_the_context_frees_the_failed_frames_locals_while_it_is_curr
     """PyCUDA aborts the process when a pooled array or event is freed with
     no current context: an error leaving ``context()`` must not carry them
     out in its traceback's frames."""
-    import sys
-
     current = []
     freed = []
 
@@ -327,9 +328,7 @@ def test_an_error_in_the_context_frees_the_failed_frames_locals_while_it_is_curr
         def __del__(self):
             freed.append(bool(current))
 
-    driver = SimpleNamespace(init=lambda: None, Device=lambda k: SimpleNamespace(retain_primary_context=Context))
-    monkeypatch.setitem(sys.modules, "pycuda", SimpleNamespace(driver=driver))
-    monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
+    fake_driver(monkeypatch, init=lambda: None, Device=lambda k: SimpleNamespace(retain_primary_context=Context))
 
     def failing_stage():
         held = DeviceObject()  # noqa: F841 (a local of the failed frame)
@@ -349,12 +348,8 @@ class FakeMemory:
     BASE = 1 << 40
 
     def __init__(self, monkeypatch):
-        import sys
-
         self.copies, self.data = [], bytearray()
-        driver = SimpleNamespace(memcpy_htod=self.htod, memcpy_dtoh=self.dtoh, mem_alloc=self.allocate)
-        monkeypatch.setitem(sys.modules, "pycuda", SimpleNamespace(driver=driver))
-        monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
+        fake_driver(monkeypatch, memcpy_htod=self.htod, memcpy_dtoh=self.dtoh, mem_alloc=self.allocate)
 
     def allocate(self, nbytes):
         self.data = bytearray(b"\xff" * nbytes)  # not zeroed, as cuMemAlloc's

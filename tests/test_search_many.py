@@ -2,12 +2,11 @@
 search_many per chunk, TLS's results from ``backends.statistics``) on the cpu
 backend, and ``simple``'s packed host path on a stand-in for the driver."""
 
-import sys
 import types
 
 import numpy as np
 import pytest
-from conftest import box_light_curve
+from conftest import box_light_curve, fake_pycuda
 
 import backends
 from backends import BatchError, packing, search_batch
@@ -141,9 +140,7 @@ def fake_simple(monkeypatch):
     gain = period, index = lo, depth = first time of the block's light curve."""
     import contextlib
 
-    driver = FakeDriver()
-    monkeypatch.setitem(sys.modules, "pycuda", types.ModuleType("pycuda"))
-    monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
+    driver = fake_pycuda(monkeypatch, FakeDriver())
     monkeypatch.setattr(simple, "LAUNCH_MACS", 3e8)  # more launches than the two streams
     backend = simple.SimpleBackend()
     launches = []
