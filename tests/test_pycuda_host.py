@@ -254,17 +254,40 @@ def test_templates_are_uploaded_once_per_sources(monkeypatch):
     identity): another templates object, or for pruned another pieces table."""
     from backends.implementations.pruned import PrunedBackend
 
-    for gpu, swap_pieces in ((simple.SimpleBackend(), False), (PrunedBackend(), True)):
+    device = FakeMemory(monkeypatch)
+    for gpu, swap_pieces in ((basic.BasicBackend(), False), (PrunedBackend(), True)):
         uploads = []
-        monkeypatch.setattr(gpu, "template_arrays", lambda tp: uploads.append(tp) or (object(), object()))
+        monkeypatch.setattr(gpu, "template_sections", lambda tp: uploads.append(tp) or [("a", np.ones(3))])
         first, other = SimpleNamespace(pieces=object()), SimpleNamespace(pieces=object())
         kept = gpu.device_templates(first)
-        assert gpu.device_templates(first) is kept and len(uploads) == 1
+        assert gpu.device_templates(first) is kept and len(uploads) == 1 and len(device.copies) == len(uploads)
         gpu.device_templates(other)
         assert gpu.device_templates(first) is not kept and len(uploads) == 3
         first.pieces = object()
         gpu.device_templates(first)
         assert len(uploads) == (4 if swap_pieces else 3)
+        device.copies.clear()
+
+
+def test_template_tables_go_up_in_one_copy_in_the_kernels_order(monkeypatch, small_plan):
+    """Every table a kernel reads of the templates (pruned: TABLE_PARAMS; thrust:
+    the polyphase taps too) in one allocation and one copy, each at its address."""
+    from backends.implementations import pruned as module
+
+    tp = small_plan[0].templates
+    for gpu, names in ((basic.BasicBackend(), base.TEMPLATE_NAMES),
+                       (thrust.ThrustBackend(), base.TEMPLATE_NAMES + thrust.PHASE_NAMES),
+                       (module.PrunedBackend(), module.TABLE_NAMES)):
+        device = FakeMemory(monkeypatch)
+        tables = gpu.device_templates(tp)
+        assert len(device.copies) == 1 and set(names) <= set(tables.offsets)
+        sections = dict(gpu.template_sections(tp))
+        for name in names:
+            found = np.frombuffer(device.data, sections[name].dtype, sections[name].size,
+                                  int(tables.pointer(name)) - device.BASE)
+            assert np.array_equal(found, sections[name].ravel())
+    assert np.array_equal(sections["widths"], tp.widths) and sections["widths"].dtype == np.int32
+    assert np.array_equal(sections["s_max"], module.pruning.depth_limits(tp.widths, tp.depth_min))
 
 
 def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatch):
@@ -392,7 +415,7 @@ def test_upload_puts_the_samples_in_one_allocation_with_one_copy(monkeypatch, sm
     device = FakeMemory(monkeypatch)
     gpu = basic.BasicBackend()
     monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
-    monkeypatch.setattr(gpu, "device_templates", lambda tp: ("templates",))
+    monkeypatch.setattr(gpu, "device_templates", lambda tp: "templates")
     monkeypatch.setattr(gpu, "refuses", lambda plan: None)
     plan = small_plan[0]
     state = gpu.upload(plan)
@@ -455,3 +478,53 @@ def test_pruned_folds_each_batch_of_the_global_layout_with_its_own_size(monkeypa
     gpu._queue_batch(SimpleNamespace(shared=False), arrays.view(4, 7), clock)
     gpu._queue_batch(SimpleNamespace(shared=True), arrays.view(7, 10), clock)
     assert folds == [(("periods", 4), 3), "order", None]
+
+
+def test_scan_launch_sends_windows_and_reads_the_best_fits_in_one_copy_each(monkeypatch):
+    """basic's and thrust's scan: lo and hi up in one copy, the kernel's
+    arguments in pycuda_base's order, gain, index and depth back in one."""
+    import contextlib
+
+    device = FakeMemory(monkeypatch)
+    gpu = basic.BasicBackend()
+    launches = []
+
+    def kernel(*args, **launch):
+        launches.append((args, launch))
+        out = dict(zip(base.OUTS, (int(a) - device.BASE for a in args[-3:])))
+        device.data[out["gain"]:out["gain"] + 16] = np.array([2.0, 3.0]).tobytes()
+        device.data[out["index"]:out["index"] + 8] = np.array([1, -1], np.int32).tobytes()
+        device.data[out["depth"]:out["depth"] + 16] = np.array([0.5, 0.0]).tobytes()
+
+    monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
+    monkeypatch.setattr(gpu, "function", lambda name, block, shared=0: kernel)
+    plan = SimpleNamespace(lc=SimpleNamespace(chi2_flat=10.0),
+                           templates=SimpleNamespace(rows=np.array([4, 6]), depth_min=1e-5, signal_depth=0.5))
+    state = SimpleNamespace(plan=plan, block=32, m=7, templates=("w", "s", "o", "a", "v"))
+    stats = gpu.chi2_scan(state, ("rw", "wf", "cs"), np.array([2.0, 1.0]), np.array([0, 1]), np.array([2, 2]))
+    (args, launch), = launches
+    assert args[:4] == ("rw", "wf", "cs", 7) and args[6:11] == state.templates and args[11:13] == (1e-5, 0.5)
+    lo, hi = (np.frombuffer(device.data, np.int32, 2, int(a) - device.BASE) for a in args[4:6])
+    assert lo.tolist() == [0, 1] and hi.tolist() == [2, 2] and launch["grid"] == (2, 1)
+    assert [c[0] for c in device.copies] == ["htod", "dtoh"]
+    assert stats.chi2.tolist() == [8.0, 7.0] and stats.rows.tolist() == [6, 0]
+
+
+def test_function_is_looked_up_once_and_its_shared_limit_only_raised(monkeypatch):
+    calls = []
+    fake_driver(monkeypatch, function_attribute=SimpleNamespace(MAX_DYNAMIC_SHARED_SIZE_BYTES="max"))
+
+    class Module:
+        def get_function(self, name):
+            calls.append(("get", name))
+            return SimpleNamespace(set_attribute=lambda attr, value: calls.append((attr, value)))
+
+    modules = [Module()]
+    gpu = basic.BasicBackend()
+    monkeypatch.setattr(gpu, "module", lambda block: modules[-1])
+    fn = gpu.function("k", 32, 100)
+    assert gpu.function("k", 32, 50) is fn and gpu.function("k", 32) is fn
+    gpu.function("k", 32, 200)
+    assert calls == [("get", "k"), ("max", 100), ("max", 200)]
+    modules.append(Module())  # the kernel cache compiled the module again: look it up again
+    assert gpu.function("k", 32, 10) is not fn and calls[-2:] == [("get", "k"), ("max", 10)]

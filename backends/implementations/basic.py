@@ -27,7 +27,7 @@ class BasicBackend(FoldedScanBackend):
             b, n2 = len(periods), next_pow2(state.n)
             folded = self._folded_buffers(b, state.m)
             keys, order = ga.empty(b * n2, np.float64), ga.empty(b * n2, np.int32)
-            fn = self.module(state.block).get_function("basic_fold_sort")
+            fn = self.function("basic_fold_sort", state.block)
             fn(state.t, state.y, state.w, np.int32(state.n), np.int32(n2), np.int32(state.m),
                to_device(periods, np.float64), keys, order, *folded,
                block=(state.block, 1, 1), grid=(b, 1))

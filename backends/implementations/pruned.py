@@ -30,7 +30,7 @@ import numpy as np
 
 from backends import pruning
 from backends.implementations.event_clock import EventClock, mark
-from backends.implementations.pycuda_base import PyCUDABackend, to_device
+from backends.implementations.pycuda_base import OUTS, PyCUDABackend
 from backends.implementations.staged import Staged
 from backends.protocol import PeriodStats
 
@@ -46,22 +46,24 @@ LAYOUTS = ("auto", "shared", "global")
 # (fine_min) are skipped, per layout: measured on the H100 (reports/gpu/
 # pruned_flush_2026-11-23_H100/sweep_e89d913.*): bounds on every template cost
 # least with the fold in shared memory (K2-like 20.9 -> 17.2 ms), 32 in global.
+# pruned.cu's TABLE_PARAMS, in order: template_sections' arrays
+TABLE_NAMES = ("widths", "strides", "offsets", "a", "kscale", "sum_a2", "overshoot", "n_pieces", "bounds",
+               "inv_n", "c", "c2", "rho", "rho2", "mean", "amax", "sum_c", "s_max", "line_n", "line_bounds",
+               "line_c", "line_slope", "line_centre", "line_rho", "line_terms")
 NULL = np.intp(0)  # a null device pointer as a PyCUDA kernel argument
 STAGE_MIN = {"shared": (1, pruning.FINE_MIN_LENGTH), "global": (pruning.PRUNE_MIN_LENGTH, pruning.FINE_MIN_LENGTH)}
 
 
 @dataclass
 class PrunedState:
-    """The plan on the device (``DeviceState``) plus the pruning tables and
-    the layout: ``shared`` (pruned_period) or global memory."""
+    """The plan on the device (``DeviceState``; its tables hold the pruning
+    tables too) and the layout: ``shared`` (pruned_period) or global memory."""
 
     base: object
-    tables: dict
     shared: bool
 
 
 PER_PERIOD = ("periods", "lo", "hi", "threshold", "gain", "index", "depth")  # ScanArrays' per-period arrays
-OUTS = ("gain", "index", "depth")  # the best fit of each period: gain, width index, depth
 
 
 @dataclass
@@ -123,12 +125,6 @@ class PrunedBackend(PyCUDABackend):
             self._pool = DeviceMemoryPool()
         return self._pool.allocate(nbytes)
 
-    def _empty(self, size, dtype):
-        """A device array from the memory pool."""
-        import pycuda.gpuarray as ga
-
-        return ga.empty(int(size), dtype, allocator=self._allocate)
-
     def search(self, plan, periods, progress=None):
         """As every backend; the memory pool keeps its blocks for the next
         light curve of the same shape, and of another only while it holds
@@ -143,40 +139,30 @@ class PrunedBackend(PyCUDABackend):
         self._pool_shape = shape
         return super().search(plan, periods, progress)
 
-    def _put(self, array, dtype):
-        out = self._empty(np.size(array), dtype)
-        out.set(np.ascontiguousarray(array, dtype))
-        return out
-
     def upload(self, plan):
-        base = super().upload(plan)
-        with self.context():
-            tables = self.device_templates(plan.templates)[1]
-        return PrunedState(base, tables, self.folds_in_scan(plan))
+        return PrunedState(super().upload(plan), self.folds_in_scan(plan))
 
     def template_sources(self, tp):
         """The templates and their pruning tables (a test may swap the tables)."""
         return (tp, tp.pieces)
 
-    def template_arrays(self, tp):
+    def template_sections(self, tp):
         """The templates, then the pruning tables of every width."""
-        pc, put = tp.pieces, to_device
+        pc = tp.pieces
+        f64, i32 = np.float64, np.int32
         tables = dict(
-            kscale=put(tp.overshoot / tp.signal_depth, np.float64),
-            sum_a2=put(pc.sum_a2, np.float64),
-            n_pieces=put(pc.n_pieces, np.int32), bounds=put(pc.bounds, np.int32),
-            inv_n=put(pc.inv_n, np.float64), c=put(pc.c, np.float64),
-            c2=put(pc.c2, np.float64), rho=put(pc.rho, np.float64),
-            rho2=put(pc.rho2, np.float64), mean=put(pc.mean, np.float64),
-            amax=put(pc.amax, np.float64), sum_c=put(pc.sum_c, np.float64),
-            s_max=put(pruning.depth_limits(tp.widths, tp.depth_min), np.float64),
-            line_n=put(pc.line_pieces, np.int32), line_bounds=put(pc.line_bounds, np.int32),
-            line_c=put(pc.line_c, np.float64), line_slope=put(pc.line_slope, np.float64),
-            line_centre=put(pc.line_centre, np.float64), line_rho=put(pc.line_rho, np.float64),
-            line_terms=put(np.column_stack([np.abs(pc.line_c).sum(axis=1), np.abs(pc.line_slope).sum(axis=1),
-                                            pc.line_defects]), np.float64),
+            kscale=(tp.overshoot / tp.signal_depth, f64), sum_a2=(pc.sum_a2, f64),
+            n_pieces=(pc.n_pieces, i32), bounds=(pc.bounds, i32), inv_n=(pc.inv_n, f64), c=(pc.c, f64),
+            c2=(pc.c2, f64), rho=(pc.rho, f64), rho2=(pc.rho2, f64), mean=(pc.mean, f64),
+            amax=(pc.amax, f64), sum_c=(pc.sum_c, f64),
+            s_max=(pruning.depth_limits(tp.widths, tp.depth_min), f64),
+            line_n=(pc.line_pieces, i32), line_bounds=(pc.line_bounds, i32), line_c=(pc.line_c, f64),
+            line_slope=(pc.line_slope, f64), line_centre=(pc.line_centre, f64), line_rho=(pc.line_rho, f64),
+            line_terms=(np.column_stack([np.abs(pc.line_c).sum(axis=1), np.abs(pc.line_slope).sum(axis=1),
+                                         pc.line_defects]), f64),
         )
-        return (*super().template_arrays(tp), tables)
+        return [*super().template_sections(tp),
+                *((name, np.ascontiguousarray(v, dtype)) for name, (v, dtype) in tables.items())]
 
     @staticmethod
     def shared_doubles(plan) -> int:
@@ -215,24 +201,23 @@ class PrunedBackend(PyCUDABackend):
         order, as the cpu backend's stable sort gives them; the prefix sums
         gather the patched fold's flux and weights through it."""
         with self.context():
-            return self._fold(state, self._put(periods, np.float64), len(periods))
+            staged = Staged([("periods", np.asarray(periods, np.float64))], self._allocate)
+            return self._fold(state, staged.pointer("periods"), len(periods))
 
     def _fold(self, state, periods, b):
-        """pruned_fold of the ``b`` periods at device address ``periods``, queued; the pooled
-        scratch goes back to the pool in the device's context (a pooled array
-        freed without one aborts), to be reused by later launches in stream order."""
-        import pycuda.driver as cuda
-
+        """pruned_fold of the ``b`` periods at device address ``periods``,
+        queued; its order (``Staged``, pooled: the scratch goes back to the
+        pool in the device's context, a pooled array freed without one aborts,
+        to be reused by later launches in stream order)."""
         base = state.base
         n = base.n
-        keys, order = self._empty(b * n, np.float64), self._empty(b * n, np.int32)
+        scratch = Staged([("keys", (np.float64, b * n)), ("order", (np.int32, b * n))], self._allocate)
         block = FOLD_BLOCK if n >= FOLD_BLOCK_MIN_N else base.block
         buckets = min(n, FOLD_BUCKETS)
-        fn = self.module(block).get_function("pruned_fold")
-        fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, 4 * buckets)
-        fn(base.t, np.int32(n), np.int32(buckets), periods, keys, order,
-           block=(block, 1, 1), grid=(b, 1), shared=4 * buckets)
-        return order
+        self.function("pruned_fold", block, 4 * buckets)(
+            base.t, np.int32(n), np.int32(buckets), periods, *scratch.pointers("keys", "order"),
+            block=(block, 1, 1), grid=(b, 1), shared=4 * buckets)
+        return scratch
 
     def scratch_bytes(self, plan):
         """Device bytes per period: sort keys and order (12 n), u and folded
@@ -263,13 +248,8 @@ class PrunedBackend(PyCUDABackend):
     @staticmethod
     def _table_args(state) -> tuple:
         """pruned.cu's TABLE_PARAMS: template and piece tables of every width."""
-        widths, strides, offsets, a, overshoot = state.base.templates
-        tab, pieces = state.tables, state.base.plan.templates.pieces
-        return (widths, strides, offsets, a, tab["kscale"], tab["sum_a2"], overshoot,
-                tab["n_pieces"], tab["bounds"], tab["inv_n"], tab["c"], tab["c2"], tab["rho"],
-                tab["rho2"], tab["mean"], tab["amax"], tab["sum_c"], tab["s_max"], tab["line_n"],
-                tab["line_bounds"], tab["line_c"], tab["line_slope"], tab["line_centre"],
-                tab["line_rho"], tab["line_terms"], np.int32(pieces.k_max), np.int32(pieces.k_lines))
+        pieces = state.base.plan.templates.pieces
+        return (*state.base.tables.pointers(*TABLE_NAMES), np.int32(pieces.k_max), np.int32(pieces.k_lines))
 
     def search_batches(self, state, plan, periods, lo, hi, progress=None):
         """The protocol's batches, queued: the host launches batch k + 1 while
@@ -356,16 +336,13 @@ class PrunedBackend(PyCUDABackend):
 
     def _scan_shared(self, state, arrays):
         """pruned_period: one block per period, everything in shared memory."""
-        import pycuda.driver as cuda
-
         base = state.base
-        fn = self.module(SHARED_BLOCK).get_function("pruned_period")
         shared = 8 * self.shared_doubles(base.plan)
-        fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-        fn(base.t, base.y, base.w, np.int32(base.n), np.int32(base.m), *arrays.args("periods", "lo", "hi"),
-           *self._table_args(state), np.float64(base.plan.lc.uniform_weight), *arrays.cascade,
-           np.int32(self.debug), *arrays.args(*OUTS, "counters"),
-           block=(SHARED_BLOCK, 1, 1), grid=(arrays.size, 1), shared=shared)
+        self.function("pruned_period", SHARED_BLOCK, shared)(
+            base.t, base.y, base.w, np.int32(base.n), np.int32(base.m), *arrays.args("periods", "lo", "hi"),
+            *self._table_args(state), np.float64(base.plan.lc.uniform_weight), *arrays.cascade,
+            np.int32(self.debug), *arrays.args(*OUTS, "counters"),
+            block=(SHARED_BLOCK, 1, 1), grid=(arrays.size, 1), shared=shared)
 
     def _scan_global(self, state, folded, arrays, clock):
         """Prefix sums, seeds, one block per (period, width) job, reduction."""
@@ -373,33 +350,33 @@ class PrunedBackend(PyCUDABackend):
         n, m, b = base.n, base.m, arrays.size
         w_uniform = np.float64(base.plan.lc.uniform_weight)
         tables = self._table_args(state)
-        mod = self.module(block)
-        rw = self._empty(b * m, np.float64)
-        sums = [self._empty(b * (m + 1), np.float64) for _ in range(3)]  # cs, pu, pu2
-        pj = self._empty(b * (m + 1), np.float64)  # the linear bound's moments
-        if w_uniform > 0.0:  # uniform weights: the scan takes the one weight, no wf, pw, pw2
-            w, wf, weight_sums = NULL, NULL, [NULL, NULL]
-        else:
-            w, wf = base.w, self._empty(b * m, np.float64)
-            weight_sums = [self._empty(b * (m + 1), np.float64) for _ in range(2)]
-        prefix = sums + weight_sums
-        scales = self._empty(4 * b, np.float64)
-        launch = dict(block=(block, 1, 1), grid=(b, 1))
+        jobs = b * arrays.slots
+        uniform = w_uniform > 0.0  # the scan takes the one weight: no wf, pw, pw2
+        folds = ["rw", "cs", "pu", "pu2", "pj"] + ([] if uniform else ["wf", "pw", "pw2"])
+        scratch = Staged([*((name, (np.float64, b * m if name in ("rw", "wf") else b * (m + 1))) for name in folds),
+                          ("scales", (np.float64, 4 * b)), ("job_gain", (np.float64, jobs)),
+                          ("job_index", (np.int32, jobs)), ("job_depth", (np.float64, jobs))], self._allocate)
+
+        def at(name):
+            return scratch.pointer(name) if name in scratch.offsets else NULL
+
+        rw, wf, pj, scales = at("rw"), at("wf"), at("pj"), at("scales")
+        prefix = tuple(at(name) for name in ("cs", "pu", "pu2", "pw", "pw2"))
+        job_outs = scratch.pointers("job_gain", "job_index", "job_depth")
         with clock.stage("chi2_scan.prefix"):
-            mod.get_function("pruned_prefix")(base.y, w, folded, w_uniform, np.int32(n), np.int32(m), rw, wf,
-                                              *prefix, pj, scales, **launch)
+            self.function("pruned_prefix", block)(
+                base.y, NULL if uniform else base.w, folded.pointer("order"), w_uniform, np.int32(n), np.int32(m),
+                rw, wf, *prefix, pj, scales, block=(block, 1, 1), grid=(b, 1))
         data = (rw, wf, *prefix)
         windows = (*arrays.args("lo", "hi"), np.int32(arrays.slots))
-        jobs = b * arrays.slots
         launch = dict(block=(block, 1, 1), grid=(jobs, 1))
         with clock.stage("chi2_scan.seed"):
-            mod.get_function("pruned_seed")(*data, np.int32(m), np.int32(n), *windows, *tables, w_uniform,
-                                            *arrays.args("threshold", "counters"), **launch)
-        job_outs = (self._empty(jobs, np.float64), self._empty(jobs, np.int32), self._empty(jobs, np.float64))
+            self.function("pruned_seed", block)(*data, np.int32(m), np.int32(n), *windows, *tables, w_uniform,
+                                                *arrays.args("threshold", "counters"), **launch)
         with clock.stage("chi2_scan.cascade"):
-            mod.get_function("pruned_scan")(*data, pj, scales, np.int32(m), np.int32(n), *windows, *tables,
-                                            w_uniform, *arrays.cascade, arrays.arg("threshold"),
-                                            np.int32(self.debug), *job_outs, arrays.arg("counters"), **launch)
+            self.function("pruned_scan", block)(*data, pj, scales, np.int32(m), np.int32(n), *windows, *tables,
+                                                w_uniform, *arrays.cascade, arrays.arg("threshold"),
+                                                np.int32(self.debug), *job_outs, arrays.arg("counters"), **launch)
         with clock.stage("chi2_scan.reduce"):
-            mod.get_function("reduce_jobs")(*job_outs, arrays.arg("starts"), np.int32(b), *arrays.args(*OUTS),
-                                            block=(128, 1, 1), grid=(-(-b // 128), 1))
+            self.function("reduce_jobs", block)(*job_outs, arrays.arg("starts"), np.int32(b), *arrays.args(*OUTS),
+                                                block=(128, 1, 1), grid=(-(-b // 128), 1))

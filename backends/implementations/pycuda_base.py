@@ -16,7 +16,6 @@ numba.cuda.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import traceback
 from dataclasses import dataclass
@@ -103,6 +102,10 @@ def phase_templates(tp):
     return np.concatenate(parts), np.array(first[:-1], np.int32), np.array(taps, np.int32)
 
 
+TEMPLATE_NAMES = ("widths", "strides", "offsets", "a", "overshoot")  # what every PyCUDA scan reads
+OUTS = ("gain", "index", "depth")  # a scan's best fit per period
+
+
 @dataclass
 class DeviceState:
     """A plan's arrays on the device plus the launch shape used for them."""
@@ -114,16 +117,13 @@ class DeviceState:
     t: object  # device addresses in ``samples``
     y: object
     w: object
-    templates: tuple  # widths, strides, offsets, a, overshoot (device arrays)
+    tables: object  # the Staged allocation of the backend's template_sections(plan.templates)
     samples: object = None  # the Staged allocation holding t, y and w
 
-    @functools.cached_property
-    def phase(self) -> tuple:
-        """phase_templates() on the device, built on first use (only the float32
-        scans read them; call inside the backend's context)."""
-        import pycuda.gpuarray as ga
-
-        return tuple(ga.to_gpu(x) for x in phase_templates(self.plan.templates))
+    @property
+    def templates(self) -> tuple:
+        """Device addresses of TEMPLATE_NAMES."""
+        return self.tables.pointers(*TEMPLATE_NAMES)
 
     @property
     def cap(self) -> int:
@@ -144,7 +144,8 @@ class PyCUDABackend(TLSBackend):
         self._optin = None  # the device's opt-in shared memory per block, read once
         self._identity = None  # (PCI bus id, sm_XY) of the device, read once: module() runs per launch
         self._shared_limits = {}  # (kernel, block) -> shared_limit
-        self._templates = None  # (template_sources, template_arrays) of the last upload
+        self._functions = {}  # (kernel, block) -> (module, function, dynamic shared memory allowed)
+        self._templates = None  # (template_sources, their Staged tables) of the last upload
 
     @classmethod
     def missing(cls):
@@ -199,6 +200,22 @@ class PyCUDABackend(TLSBackend):
         return KERNELS.get(key, lambda: cuda.module_from_buffer(
             nvcc_cubin(f"{self.variant}.cu", arch, defines, options)))
 
+    def function(self, kernel, block, shared=0):
+        """``kernel`` of ``module(block)``, allowed ``shared`` bytes of dynamic
+        shared memory: looked up once per module, its limit raised only where
+        a launch needs more (launches ask for it every batch)."""
+        import pycuda.driver as cuda
+
+        mod = self.module(block)
+        kept = self._functions.get((kernel, block))
+        if kept is None or kept[0] is not mod:
+            kept = (mod, mod.get_function(kernel), 0)
+        if shared > kept[2]:
+            kept[1].set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+            kept = (mod, kept[1], shared)
+        self._functions[kernel, block] = kept
+        return kept[1]
+
     def synchronize(self):
         if self._ctx is not None:
             import pycuda.driver as cuda
@@ -225,28 +242,30 @@ class PyCUDABackend(TLSBackend):
             return DeviceState(
                 plan=plan, n=n, m=n + plan.templates.maxwidth, block=block,
                 t=samples.pointer("t"), y=samples.pointer("y"), w=samples.pointer("w"),
-                templates=self.device_templates(plan.templates)[0], samples=samples,
+                tables=self.device_templates(plan.templates), samples=samples,
             )
 
-    def device_templates(self, tp) -> tuple:
-        """``template_arrays(tp)``, uploaded once for consecutive searches with
-        the same templates object (a plan searched again, a survey's light curves
-        sharing TLS's template cache): 20 uploads were ~1 ms of a K2-like
-        search. Call inside the backend's context."""
+    def device_templates(self, tp):
+        """``template_sections(tp)`` in one allocation (``Staged``), uploaded
+        once for consecutive searches with the same templates object (a plan
+        searched again, a survey's light curves sharing TLS's template cache).
+        Call inside the backend's context."""
+        import pycuda.driver as cuda
+
         key, kept = self.template_sources(tp), self._templates
         if kept is None or any(a is not b for a, b in zip(kept[0], key)):
-            self._templates = kept = (key, self.template_arrays(tp))
+            self._templates = kept = (key, Staged(self.template_sections(tp), cuda.mem_alloc))
         return kept[1]
 
     def template_sources(self, tp) -> tuple:
-        """The host objects ``template_arrays(tp)`` is made from (compared by identity)."""
+        """The host objects ``template_sections(tp)`` is made from (compared by identity)."""
         return (tp,)
 
-    def template_arrays(self, tp) -> tuple:
-        """(widths, strides, offsets, a, overshoot) of ``tp`` on the device."""
-        return ((to_device(tp.widths, np.int32), to_device(tp.strides, np.int32),
-                 to_device(tp.offsets, np.int64), to_device(tp.a, np.float64),
-                 to_device(tp.overshoot, np.float64)),)
+    def template_sections(self, tp) -> list:
+        """(name, array) pairs of ``tp`` the kernels read: TEMPLATE_NAMES."""
+        return [("widths", np.asarray(tp.widths, np.int32)), ("strides", np.asarray(tp.strides, np.int32)),
+                ("offsets", np.asarray(tp.offsets, np.int64)), ("a", np.asarray(tp.a, np.float64)),
+                ("overshoot", np.asarray(tp.overshoot, np.float64))]
 
     def optin_shared(self) -> int:
         """Shared memory one block may opt into on this device, read once."""
@@ -288,29 +307,26 @@ class FoldedScanBackend(PyCUDABackend):
         return (ga.empty(b * m, np.float64), ga.empty(b * m, np.float64),
                 ga.empty(b * (m + 1), np.float64))
 
-    def _stats(self, state, outs):
-        gain, index, depth = (o.get() for o in outs)
-        return PeriodStats.from_gains(state.plan, gain, index, depth)
+    def _scan_launch(self, state, kernel, folded, front, templates, lo, hi, shared=0):
+        """``kernel`` over the folded batch: its arguments are ``folded``,
+        ``front``, lo and hi, ``templates``, the depth constants, then the
+        outputs (OUTS); lo, hi and the outputs in one allocation (``Staged``),
+        read back in one copy. Call inside the backend's context."""
+        import pycuda.driver as cuda
 
-    def _scan_io(self, state, lo, hi, templates):
-        """A scan launch's arguments (device lo and hi, the ``templates``
-        arrays, the depth constants) and its outputs (gain, index, depth)."""
-        import pycuda.gpuarray as ga
-
-        tp = state.plan.templates
-        b = len(lo)
-        outs = (ga.empty(b, np.float64), ga.empty(b, np.int32), ga.empty(b, np.float64))
-        args = (to_device(lo, np.int32), to_device(hi, np.int32),
-                *templates, np.float64(tp.depth_min), np.float64(tp.signal_depth))
-        return args, outs
+        tp, b = state.plan.templates, len(lo)
+        io = Staged([("lo", np.asarray(lo, np.int32)), ("hi", np.asarray(hi, np.int32)),
+                     *((name, (dtype, b)) for name, dtype in zip(OUTS, (np.float64, np.int32, np.float64)))],
+                    cuda.mem_alloc)
+        self.function(kernel, state.block, shared)(
+            *folded, *front, *io.pointers("lo", "hi"), *templates, np.float64(tp.depth_min),
+            np.float64(tp.signal_depth), *io.pointers(*OUTS), block=(state.block, 1, 1), grid=(b, 1), shared=shared)
+        found = io.read(OUTS)
+        return PeriodStats.from_gains(state.plan, *(found[name] for name in OUTS))
 
     def chi2_scan(self, state, folded, periods, lo, hi):
         with self.context():
-            args, outs = self._scan_io(state, lo, hi, state.templates)
-            fn = self.module(state.block).get_function("scan_folded")
-            fn(*folded, np.int32(state.m), *args, *outs,
-               block=(state.block, 1, 1), grid=(len(lo), 1))
-            return self._stats(state, outs)
+            return self._scan_launch(state, "scan_folded", folded, (np.int32(state.m),), state.templates, lo, hi)
 
     def scratch_bytes(self, plan):
         return 8 * (3 * (plan.lc.size + plan.templates.maxwidth) + 1) + self.sort_bytes(plan)

@@ -133,10 +133,7 @@ class SimpleBackend(PyCUDABackend):
         return results
 
     def _launch(self, block, pack, dev_in, dev_out, stream):
-        import pycuda.driver as cuda
-
-        fn = self.module(block).get_function("simple_search")
-        fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, pack.shared)
+        fn = self.function("simple_search", block, pack.shared)
         args = [np.uintp(dev_in + pack.offsets[name]) for name in packing.INPUTS]
         args += [np.uintp(dev_out + pack.out_offsets[name]) for name in ("gain", "index", "depth")]
         fn(*args, block=(block, 1, 1), grid=(pack.blocks, 1), shared=pack.shared, stream=stream)

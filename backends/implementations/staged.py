@@ -41,6 +41,9 @@ class Staged:
         """Device address of element ``start`` of ``name``, a kernel argument."""
         return np.intp(int(self.memory) + self.offsets[name] + self.dtypes[name].itemsize * start)
 
+    def pointers(self, *names) -> tuple:
+        return tuple(self.pointer(name) for name in names)
+
     def read(self, names) -> dict:
         """The arrays ``names`` copied back (one copy of the span they cover;
         it waits for the work queued before it)."""

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from backends.implementations.pycuda_base import BLOCK_SIZES, FoldedScanBackend, to_device
+from backends.implementations.pycuda_base import BLOCK_SIZES, FoldedScanBackend, phase_templates, to_device
 
 THRUST_ITEMS = 8  # samples per thread in a CUB tile
+PHASE_NAMES = ("phase_a", "phase_first", "phase_taps")  # phase_templates' arrays
 
 
 class ThrustBackend(FoldedScanBackend):
@@ -32,14 +33,13 @@ class ThrustBackend(FoldedScanBackend):
         with self.context():
             b, block = len(periods), state.block
             padded = self.padded(state.n, block)
-            mod = self.module(block)
             keys = [ga.empty(b * padded, np.float64) for _ in range(2)]
             order = [ga.empty(b * padded, np.int32) for _ in range(2)]
-            mod.get_function("thrust_tile_sort")(
+            self.function("thrust_tile_sort", block)(
                 state.t, np.int32(state.n), np.int32(padded),
                 to_device(periods, np.float64), keys[0], order[0],
                 block=(block, 1, 1), grid=(padded // (block * THRUST_ITEMS), b))
-            merge = mod.get_function("thrust_merge_pass")
+            merge = self.function("thrust_merge_pass", block)
             width, src = block * THRUST_ITEMS, 0
             while width < padded:
                 merge(np.int32(padded), np.int32(width), keys[src], order[src],
@@ -47,7 +47,7 @@ class ThrustBackend(FoldedScanBackend):
                       block=(block, 1, 1), grid=(-(-padded // block), b))
                 width, src = 2 * width, 1 - src
             folded = self._folded_buffers(b, state.m)
-            mod.get_function("thrust_gather")(
+            self.function("thrust_gather", block)(
                 state.y, state.w, np.int32(state.n), np.int32(state.m), np.int32(padded),
                 order[src], *folded, block=(block, 1, 1), grid=(b, 1))
             return folded
@@ -58,16 +58,15 @@ class ThrustBackend(FoldedScanBackend):
     def chi2_scan(self, state, folded, periods, lo, hi):
         """thrust_scan when the polyphase copies fit in shared memory, else
         the float64 scan_folded."""
-        import pycuda.driver as cuda
-
         shared = 8 * state.cap
         with self.context():
             if shared > self.shared_limit("thrust_scan", state.block):
                 return super().chi2_scan(state, folded, periods, lo, hi)
-            fn = self.module(state.block).get_function("thrust_scan")
-            fn.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
             widths, strides, _, _, overshoot = state.templates
-            args, outs = self._scan_io(state, lo, hi, (widths, strides, overshoot, *state.phase))
-            fn(*folded, np.int32(state.m), np.int32(state.cap), *args, *outs,
-               block=(state.block, 1, 1), grid=(len(lo), 1), shared=shared)
-            return self._stats(state, outs)
+            templates = (widths, strides, overshoot, *state.tables.pointers(*PHASE_NAMES))
+            return self._scan_launch(state, "thrust_scan", folded, (np.int32(state.m), np.int32(state.cap)),
+                                     templates, lo, hi, shared=shared)
+
+    def template_sections(self, tp):
+        """The templates, then their polyphase taps (``phase_templates``) for thrust_scan."""
+        return [*super().template_sections(tp), *zip(PHASE_NAMES, phase_templates(tp))]
