@@ -120,6 +120,9 @@ def test_pruned_stage_thresholds_are_checked():
 
     with pytest.raises(ValueError, match="at least 1"):
         PrunedBackend(prune_min=0)
+    for jobs in (0, 9):
+        with pytest.raises(ValueError, match="scan_jobs must be 1 to 8"):
+            PrunedBackend(scan_jobs=jobs)
 
 
 def test_a_template_that_skips_the_bounds_skips_the_k_piece_bound_too():

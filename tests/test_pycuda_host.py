@@ -434,9 +434,10 @@ def test_pruned_scan_arrays_go_up_in_one_copy_and_come_back_in_one(monkeypatch, 
     from backends.implementations import pruned as module
 
     device = FakeMemory(monkeypatch)
-    gpu = module.PrunedBackend()
+    gpu = module.PrunedBackend(scan_jobs=2)
     monkeypatch.setattr(gpu, "_allocate", device.allocate)
-    state = SimpleNamespace(shared=shared, base=SimpleNamespace(m=100))
+    strides = SimpleNamespace(strides=np.array([1, 1, 1, 2]))
+    state = SimpleNamespace(shared=shared, base=SimpleNamespace(m=100, plan=SimpleNamespace(templates=strides)))
     periods, lo, hi = np.array([5.0, 4.0, 3.0]), np.array([0, 1, 1]), np.array([2, 4, 3])
     arrays = gpu._scan_arrays(state, periods, lo, hi)
     staged = arrays.staged
@@ -447,7 +448,9 @@ def test_pruned_scan_arrays_go_up_in_one_copy_and_come_back_in_one(monkeypatch, 
     assert np.array_equal(data[at["periods"]:at["periods"] + 24].view(np.float64), periods)
     assert np.array_equal(data[at["hi"]:at["hi"] + 12].view(np.int32), hi)
     if not shared:
+        assert arrays.groups == 3  # pruned_scan's blocks per period: widths 1-3 are groups (1), (2), (3)
         assert data[at["starts"]:at["starts"] + 16].view(np.int32).tolist() == [0, 3, 6, 9]
+        assert data[at["group_start"]:at["group_start"] + 16].view(np.int32).tolist() == [0, 2, 3, 4]
         assert not data[at["threshold"]:at["threshold"] + 24].any()
     assert not data[at["counters"]:at["counters"] + 8 * len(module.pruning.COUNTERS)].any()
     device.data[at["gain"]:at["gain"] + 24] = np.array([1.0, 2.0, 3.0]).tobytes()
@@ -459,6 +462,16 @@ def test_pruned_scan_arrays_go_up_in_one_copy_and_come_back_in_one(monkeypatch, 
     assert device.copies[1][0] == "dtoh" and len(device.copies) == 2
     assert stats.chi2.tolist() == [9.0, 8.0, 7.0] and stats.rows.tolist() == [6, 0, 4]
     assert gpu.work["seen"] == [0] * len(module.pruning.COUNTERS)
+
+
+def test_width_groups_are_runs_of_one_stride_cut_at_the_block_size():
+    from backends.implementations.pruned import width_groups
+
+    group_of, group_start = width_groups([1, 1, 1, 1, 1, 2, 2, 3, 4, 4, 4], 2)
+    assert group_start.tolist() == [0, 2, 4, 5, 7, 8, 10, 11]  # then the width count
+    assert group_of.tolist() == [0, 0, 1, 1, 2, 3, 3, 4, 5, 5, 6, 7]  # then the group count
+    assert [g.tolist() for g in width_groups([3, 3, 3], 8)] == [[0, 0, 0, 1], [0, 3]]
+    assert [g.tolist() for g in width_groups([], 8)] == [[0], [0]]
 
 
 def test_pruned_folds_each_batch_of_the_global_layout_with_its_own_size(monkeypatch):

@@ -12,7 +12,8 @@
 //   samples' phase order), pruned_prefix (prefix sums of the patched fold,
 //   gathered in that order),
 //   pruned_seed (one block per (period, width slot)) and pruned_scan (one block
-//   per (period, width slot)), then reduce_jobs (job_reduce.cuh) per period.
+//   per group of a period's widths of one stride, their shifts interleaved),
+//   then reduce_jobs (job_reduce.cuh) per period.
 // The cascade of a shift (scan_group): depth filter and one-piece bound (which
 // short templates skip), survivors compacted into a shared queue, K-piece
 // bound per queued shift (short ones skip it; linear pieces in the global
@@ -48,6 +49,7 @@
 #define EXACT_TILE 2  // survivors per warp at a time of one job's long template (pruned_scan; 4 spills, NOTES.md step 26)
 #endif
 #define TILE_MIN_LENGTH 64  // templates from this long take exact_tiles
+#define SCAN_JOBS 8  // widths per pruned_scan block at most (pruned.py's SCAN_JOBS)
 #ifndef GRAB_ITEMS
 #define GRAB_ITEMS 2  // a warp takes 32 x GRAB_ITEMS shifts at a time (NOTES.md step 12)
 #endif
@@ -466,20 +468,20 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
 struct ScanQueues {
     int queue[CHUNK], survivor[CHUNK];
     int next, n_queue, n_survivors;  // next: first entry no warp has taken
+    int start[SCAN_JOBS + 1], cursor[SCAN_JOBS];  // survivors by job (exact_by_job)
     unsigned long long queued, survived;  // totals over the block's flushes
 };
 
 // The exact gains of survivors [0, count) (entries g << SLOT_BITS | shift),
 // EXACT_LANES lanes each: a warp's groups take survivors in rounds, a group
 // past the last repeating the round's first, unoffered.
-template <bool ONE_JOB>
-__device__ __forceinline__ void exact_groups(const Fold &f, const Job *jobs, const Job &one,
-                                             const int *survivor, int count, Best &best, Tally &tally)
+__device__ __forceinline__ void exact_groups(const Fold &f, const Job *jobs, const int *survivor, int count,
+                                             Best &best, Tally &tally)
 {
     for (int round = threadIdx.x / 32 * GROUPS; round < count; round += BLOCK / EXACT_LANES) {
         const int q = round + threadIdx.x % 32 / EXACT_LANES;
         const int entry = survivor[q < count ? q : round];
-        const Job &j = ONE_JOB ? one : jobs[entry >> SLOT_BITS];
+        const Job &j = jobs[entry >> SLOT_BITS];
         const int i = entry & ((1 << SLOT_BITS) - 1);
         const double box = box_depth(f, j, i);
         const double gain = group_gain<EXACT_LANES>(f, j, i, box * j.kscale);
@@ -492,7 +494,7 @@ __device__ __forceinline__ void exact_groups(const Fold &f, const Job *jobs, con
 
 // The same for survivors of one job whose template is long: a warp takes
 // EXACT_TILE of them at a time (the last repeated past the end, unoffered),
-// each template load serving all of them (pruned_scan: one job per block).
+// each template load serving all of them.
 // Their boxes are computed again to be offered rather than kept (registers).
 __device__ __forceinline__ void exact_tiles(const Fold &f, const Job &j, const int *survivor, int count,
                                             Best &best, Tally &tally)
@@ -515,11 +517,42 @@ __device__ __forceinline__ void exact_tiles(const Fold &f, const Job &j, const i
     }
 }
 
+// The exact gains of the survivors of jobs[0 .. count) (pruned_scan), job
+// by job: the survivors are grouped by job into the queue (free once the fine
+// stage has read it), then a long template's take exact_tiles, a short one's
+// exact_groups. Warps go from one job's survivors to the next without a barrier.
+__device__ __forceinline__ void exact_by_job(const Fold &f, const Job *jobs, int count, ScanQueues &sq,
+                                             int survivors, Best &best, Tally &tally)
+{
+    if (threadIdx.x <= count) sq.start[threadIdx.x] = 0;
+    __syncthreads();
+    for (int q = threadIdx.x; q < survivors; q += BLOCK) atomicAdd(sq.start + 1 + (sq.survivor[q] >> SLOT_BITS), 1);
+    __syncthreads();
+    if (threadIdx.x == 0)
+        for (int q = 0; q < count; ++q) {
+            sq.cursor[q] = sq.start[q];
+            sq.start[q + 1] += sq.start[q];
+        }
+    __syncthreads();
+    for (int q = threadIdx.x; q < survivors; q += BLOCK) {
+        const int entry = sq.survivor[q];
+        sq.queue[atomicAdd(sq.cursor + (entry >> SLOT_BITS), 1)] = entry;
+    }
+    __syncthreads();
+    for (int q = 0; q < count; ++q) {
+        const int *mine = sq.queue + sq.start[q], n = sq.start[q + 1] - sq.start[q];
+        if (jobs[q].length >= TILE_MIN_LENGTH)
+            exact_tiles(f, jobs[q], mine, n, best, tally);
+        else
+            exact_groups(f, jobs, mine, n, best, tally);
+    }
+}
+
 // The K-piece bound on every queued shift, then the exact gains of its
-// survivors (exact_groups; exact_tiles for one job's long template). Every
-// thread of the block calls it; the queues are empty again on return.
-template <bool ONE_JOB>
-__device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job &one, const Tables &tb,
+// survivors (BY_JOB: exact_by_job, else exact_groups). Every thread of the
+// block calls it; the queues are empty again on return.
+template <bool BY_JOB>
+__device__ __forceinline__ void flush(const Fold &f, const Job *jobs, int count, const Tables &tb,
                                       const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
 {
     CLOCK_MARK(mark);
@@ -533,10 +566,10 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, const Job 
     __syncthreads();
     CLOCK_ADD(CLOCK_FINE, mark);
     const int survivors = sq.n_survivors;
-    if (ONE_JOB && one.length >= TILE_MIN_LENGTH)
-        exact_tiles(f, one, sq.survivor, survivors, best, tally);
+    if (BY_JOB)
+        exact_by_job(f, jobs, count, sq, survivors, best, tally);
     else
-        exact_groups<ONE_JOB>(f, jobs, one, sq.survivor, survivors, best, tally);
+        exact_groups(f, jobs, sq.survivor, survivors, best, tally);
     __syncthreads();
     CLOCK_ADD(CLOCK_EXACT, mark);
     if (threadIdx.x == 0) {
@@ -590,20 +623,30 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
     }
 }
 
-// The cascade over the flat list of shifts of jobs[0 .. count) (job g's
-// shifts are entries jobs[g].start .. + n_shifts, ascending; starts padded).
-// Warps take TAKE entries at a time, with no barrier, through the depth filter
-// and the one-piece bound into the shared queue until it could overflow (fewer
-// than GRAB_ITEMS x BLOCK places left), then the block flushes it. Every
-// thread of the block calls it. ONE_JOB (count 1): no walk over jobs, which
-// keeps pruned_scan within 64 registers.
-template <bool ONE_JOB>
+// The cascade over the shifts of jobs[0 .. count), listed one job after
+// another (job g's shifts are entries jobs[g].start .. + n_shifts; starts
+// padded) or, INTERLEAVED, take k of every job before take k + 1 (entry e:
+// job e / TAKE % count, its shift e / (TAKE count) TAKE + e % TAKE), so the
+// block's warps work on nearby shifts of all its widths at once and a
+// period's prefix sums in global memory come from L2 once for all of them
+// (L1). Warps take TAKE entries at a time, with no barrier, through the depth
+// filter and the one-piece bound into the shared queue until it could
+// overflow (fewer than GRAB_ITEMS x BLOCK places left), then the block
+// flushes it. Every thread of the block calls it. INTERLEAVED is pruned_scan's
+// (global memory: one lazy shift per thread at a time, 64 registers, exact
+// gains job by job), the flat list pruned_period's (GRAB_ITEMS eager).
+template <bool INTERLEAVED>
 __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int count, const Tables &tb,
                            const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
 {
-    const int total = jobs[count - 1].start + jobs[count - 1].n_shifts, lane = threadIdx.x % 32;
+    int total = 0;
+    if (INTERLEAVED)
+        for (int q = 0; q < count; ++q) total = max(total, count * padded(jobs[q].n_shifts));
+    else
+        total = jobs[count - 1].start + jobs[count - 1].n_shifts;
+    const int lane = threadIdx.x % 32;
     Job one = jobs[0];  // the warp's job in registers (78-day curve: 0.20 -> 0.175 s)
-    int g = 0;  // the warp's job: its takes only grow
+    int g = 0;  // the warp's job
     if (threadIdx.x == 0) sq.next = 0;
     __syncthreads();
     for (;;) {
@@ -613,20 +656,32 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
                 first = atomicAdd(&sq.next, TAKE);
             first = __shfl_sync(0xffffffffu, first, 0);
             if (first >= total) break;
-            if (!ONE_JOB && first >= one.start + one.n_shifts) {
-                while (first >= jobs[g].start + padded(jobs[g].n_shifts)) ++g;
-                one = jobs[g];
+            int shift;
+            if (INTERLEAVED) {
+                const int k = first / TAKE, q = k % count;
+                shift = k / count * TAKE;
+                if (q != g) {
+                    g = q;
+                    one = jobs[g];
+                }
+                if (shift >= one.n_shifts) continue;  // a job with fewer shifts than the longest
+            } else {
+                if (first >= one.start + one.n_shifts) {  // takes only grow
+                    while (first >= jobs[g].start + padded(jobs[g].n_shifts)) ++g;
+                    one = jobs[g];
+                }
+                shift = first - one.start;
             }
-            constexpr int at_once = ONE_JOB ? 1 : GRAB_ITEMS;
+            constexpr int at_once = INTERLEAVED ? 1 : GRAB_ITEMS;
             if (cc.uniform)
-                take<true, at_once>(f, one, g, first - one.start, cc, sq, tally);
+                take<true, at_once>(f, one, g, shift, cc, sq, tally);
             else
-                take<false, at_once>(f, one, g, first - one.start, cc, sq, tally);
+                take<false, at_once>(f, one, g, shift, cc, sq, tally);
         }
         __syncthreads();
         CLOCK_MARK(mark);
         const bool done = sq.next >= total;  // read before any warp takes entries again
-        flush<ONE_JOB>(f, jobs, one, tb, cc, sq, best, tally);
+        flush<INTERLEAVED>(f, jobs, count, tb, cc, sq, best, tally);
         CLOCK_ADD(CLOCK_FLUSH, mark);
         CLOCK_COUNT(N_FLUSHES);
         if (done) return;
@@ -851,35 +906,42 @@ pruned_seed(const double *rw, const double *w, const double *cs, const double *p
     }
 }
 
-// One block per job (one width slot of one period): the cascade over its
-// shifts; job_* get the job's best fit (gain 0, index -1 for none).
+// One block per group of widths of one period: the widths group_start[k] ..
+// group_start[k + 1] - 1 (at most SCAN_JOBS consecutive widths of one stride,
+// so their interleaved takes cover the same samples; group_of: a width's
+// group, and n_groups for the width past the last) within the period's window
+// [lo, hi); `groups` blocks per period.
+// The cascade over their shifts (scan_group); job_* get the block's best fit
+// (gain 0, index -1 for none).
 extern "C" __global__ void __launch_bounds__(BLOCK, SCAN_BLOCKS_PER_SM)
 pruned_scan(const double *rw, const double *w, const double *cs, const double *pu,
             const double *pu2, const double *pw, const double *pw2, const double *pj, const double *scales,
-            int m, int n, const int *lo, const int *hi, int slots, TABLE_PARAMS,
-            double w_uniform, double g, double pad, int prune_min, int fine_min,
-            const unsigned long long *threshold, int debug, double *job_gain,
+            int m, int n, const int *lo, const int *hi, int groups, const int *group_of,
+            const int *group_start, TABLE_PARAMS, double w_uniform, double g, double pad, int prune_min,
+            int fine_min, const unsigned long long *threshold, int debug, double *job_gain,
             int *job_index, double *job_depth, unsigned long long *counters)
 {
-    __shared__ Job job;
+    __shared__ Job jobs[SCAN_JOBS];
     __shared__ ScanQueues sq;
-    const int id = blockIdx.x;
-    int b, wi;
-    if (!slot(id, slots, lo, hi, b, wi)) {  // empty job
+    const int id = blockIdx.x, b = id / groups, k = group_of[lo[b]] + id % groups;
+    int first = 0, count = 0;
+    if (hi[b] > lo[b] && k <= group_of[hi[b] - 1]) {
+        first = max(group_start[k], lo[b]);
+        count = min(group_start[k + 1], hi[b]) - first;
+    }
+    if (count <= 0) {  // past the period's widths
         if (threadIdx.x == 0) { job_gain[id] = 0.0; job_index[id] = -1; job_depth[id] = 0.0; }
         return;
     }
     const Tables tb = TABLES;
-    if (threadIdx.x == 0) {
-        job = cascade_job(wi, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g, pad);
-        job.start = 0;
-        sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0;
-    }
+    if (threadIdx.x < count)
+        jobs[threadIdx.x] = cascade_job(first + threadIdx.x, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g, pad);
+    if (threadIdx.x == 0) { sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0; }
     __syncthreads();
     const Cascade cc = {pad, prune_min, fine_min, debug, w_uniform > 0.0};
     Best best = {0.0, 0.0, -1, 0x7fffffff};
     Tally tally = {0, 0, 0};
-    scan_group<true>(global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2, pj), &job, 1, tb, cc, sq, best, tally);
+    scan_group<true>(global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2, pj), jobs, count, tb, cc, sq, best, tally);
     add_counts(tally, sq, 0, counters);
     reduce_best(best, job_gain + id, job_index + id, job_depth + id);
 }

@@ -40,6 +40,7 @@ FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,
 FOLD_BUCKETS = 24576  # pruned_fold's bucket counts in shared memory (96 KB: two blocks per SM)
 POOL_KEEP_BYTES = 1 << 28  # pool memory kept across light-curve shapes (a K2-size search holds < 1 MB)
 BATCH_BYTES = 8 << 30  # device memory a batch may take (and at most half the free memory): 78-day 89 -> 81.5 ms from 4 GiB (16: 78 ms)
+SCAN_JOBS = 8  # widths per pruned_scan block at most (pruned.cu's SCAN_JOBS)
 SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1,024 spill)
 LAYOUTS = ("auto", "shared", "global")
 # Template lengths below which the bounds (prune_min) or the K-piece bound
@@ -52,6 +53,21 @@ TABLE_NAMES = ("widths", "strides", "offsets", "a", "kscale", "sum_a2", "oversho
                "line_c", "line_slope", "line_centre", "line_rho", "line_terms")
 NULL = np.intp(0)  # a null device pointer as a PyCUDA kernel argument
 STAGE_MIN = {"shared": (1, pruning.FINE_MIN_LENGTH), "global": (pruning.PRUNE_MIN_LENGTH, pruning.FINE_MIN_LENGTH)}
+
+
+def width_groups(strides, per_block):
+    """pruned_scan's groups of widths: runs of consecutive widths of one
+    stride, cut into at most ``per_block`` each. (group_of: each width's
+    group, then the group count for the width past the last; group_start: each
+    group's first width, then the width count), int32."""
+    strides = np.asarray(strides)
+    starts = np.r_[0, np.flatnonzero(np.diff(strides)) + 1]  # each run's first width
+    run_start = np.repeat(starts, np.diff(np.r_[starts, strides.size]))  # each width's
+    new = (np.arange(strides.size) - run_start) % per_block == 0  # a group starts here
+    group_of = np.cumsum(new) - 1
+    group_start = np.flatnonzero(new)
+    return (np.append(group_of, group_start.size).astype(np.int32),
+            np.append(group_start, strides.size).astype(np.int32))
 
 
 @dataclass
@@ -70,14 +86,17 @@ PER_PERIOD = ("periods", "lo", "hi", "threshold", "gain", "index", "depth")  # S
 class ScanArrays:
     """One search's arrays on the device, in one ``Staged`` allocation from
     the pool: per period (``PER_PERIOD``: periods, width windows, thresholds,
-    ``OUTS``), job offsets ``starts`` (``slots`` widths per period) and the
-    work ``counters``; plus the cascade's constants. ``view`` is a batch's
-    part: ``arg(name)`` then points at the batch's first period."""
+    ``OUTS``), the ``width_groups`` and offsets ``starts`` of each period's
+    pruned_scan blocks (``groups`` per period; ``slots`` widths per period
+    for the seeds) and the work ``counters``; plus the cascade's constants.
+    ``view`` is a batch's part: ``arg(name)`` then points at the batch's
+    first period."""
 
     staged: object
     size: int
     slots: int
     cascade: tuple
+    groups: int = 1
     first: int = 0
 
     def view(self, start, stop) -> "ScanArrays":
@@ -100,17 +119,21 @@ class PrunedBackend(PyCUDABackend):
     defines: dict = {}
 
     def __init__(self, block_size: int | None = None, debug: bool = False, layout: str = "auto",
-                 prune_min: int | None = None, fine_min: int | None = None):
+                 prune_min: int | None = None, fine_min: int | None = None, scan_jobs: int = SCAN_JOBS):
         """``layout``: "shared" (one kernel, fold in shared memory), "global"
         (any n) or "auto" (shared where the fold fits). Templates shorter than
         ``prune_min`` samples skip the bounds, shorter than ``fine_min`` the
         K-piece bound (``pruning.tuning``: exact either way; default: the
-        layout's, ``STAGE_MIN``)."""
+        layout's, ``STAGE_MIN``). ``scan_jobs``: widths of a period per block
+        of the global layout's scan, their shifts interleaved (1 to SCAN_JOBS)."""
         super().__init__(block_size)
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
         if any(v is not None and v < 1 for v in (prune_min, fine_min)):
             raise ValueError(f"prune_min and fine_min must be at least 1, not {prune_min}, {fine_min}")
+        if not 1 <= scan_jobs <= SCAN_JOBS:
+            raise ValueError(f"scan_jobs must be 1 to {SCAN_JOBS}, not {scan_jobs}")
+        self.scan_jobs = int(scan_jobs)
         self.debug = bool(debug)
         self.layout = layout
         self.stage_min = (prune_min, fine_min)
@@ -310,17 +333,23 @@ class PrunedBackend(PyCUDABackend):
             state.base.m, *(mine or default for mine, default in zip(self.stage_min, layout)))
         b = len(periods)
         slots = max(1, int(np.max(hi - lo, initial=0)))  # widths per period (pruned.cu's jobs by index)
-        per_job = not state.shared  # pruned_period reads neither job offsets nor thresholds
-        starts = np.arange(b + 1 if per_job else 0, dtype=np.int32) * slots
+        per_job = not state.shared  # pruned_period reads neither groups, block offsets nor thresholds
+        group_of, group_start, groups = np.zeros(0, np.int32), np.zeros(0, np.int32), 1
+        if per_job:
+            group_of, group_start = width_groups(state.base.plan.templates.strides, self.scan_jobs)
+            last = np.maximum(hi - 1, lo)  # an empty window's: lo (its blocks do nothing)
+            groups = max(1, int(np.max(group_of[last] - group_of[lo] + 1, initial=1)))
+        starts = np.arange(b + 1 if per_job else 0, dtype=np.int32) * groups
         threshold = np.zeros(b if per_job else 0, np.uint64)
         staged = Staged([
             ("periods", np.asarray(periods, np.float64)), ("lo", np.asarray(lo, np.int32)),
             ("hi", np.asarray(hi, np.int32)), ("starts", starts), ("threshold", threshold),
+            ("group_of", group_of), ("group_start", group_start),
             ("counters", np.zeros(len(pruning.COUNTERS), np.uint64)),
             ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
         ], self._allocate)
         cascade = (np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min))
-        return ScanArrays(staged, b, slots, cascade)
+        return ScanArrays(staged, b, slots, cascade, groups)
 
     def _results(self, plan, arrays, lo, hi):
         """The search's work counters and ``PeriodStats`` (one copy back; waits for the device)."""
@@ -350,12 +379,12 @@ class PrunedBackend(PyCUDABackend):
         n, m, b = base.n, base.m, arrays.size
         w_uniform = np.float64(base.plan.lc.uniform_weight)
         tables = self._table_args(state)
-        jobs = b * arrays.slots
+        blocks = b * arrays.groups  # pruned_scan's
         uniform = w_uniform > 0.0  # the scan takes the one weight: no wf, pw, pw2
         folds = ["rw", "cs", "pu", "pu2", "pj"] + ([] if uniform else ["wf", "pw", "pw2"])
         scratch = Staged([*((name, (np.float64, b * m if name in ("rw", "wf") else b * (m + 1))) for name in folds),
-                          ("scales", (np.float64, 4 * b)), ("job_gain", (np.float64, jobs)),
-                          ("job_index", (np.int32, jobs)), ("job_depth", (np.float64, jobs))], self._allocate)
+                          ("scales", (np.float64, 4 * b)), ("job_gain", (np.float64, blocks)),
+                          ("job_index", (np.int32, blocks)), ("job_depth", (np.float64, blocks))], self._allocate)
 
         def at(name):
             return scratch.pointer(name) if name in scratch.offsets else NULL
@@ -369,14 +398,16 @@ class PrunedBackend(PyCUDABackend):
                 rw, wf, *prefix, pj, scales, block=(block, 1, 1), grid=(b, 1))
         data = (rw, wf, *prefix)
         windows = (*arrays.args("lo", "hi"), np.int32(arrays.slots))
-        launch = dict(block=(block, 1, 1), grid=(jobs, 1))
         with clock.stage("chi2_scan.seed"):
             self.function("pruned_seed", block)(*data, np.int32(m), np.int32(n), *windows, *tables, w_uniform,
-                                                *arrays.args("threshold", "counters"), **launch)
+                                                *arrays.args("threshold", "counters"),
+                                                block=(block, 1, 1), grid=(b * arrays.slots, 1))
         with clock.stage("chi2_scan.cascade"):
-            self.function("pruned_scan", block)(*data, pj, scales, np.int32(m), np.int32(n), *windows, *tables,
-                                                w_uniform, *arrays.cascade, arrays.arg("threshold"),
-                                                np.int32(self.debug), *job_outs, arrays.arg("counters"), **launch)
+            self.function("pruned_scan", block)(*data, pj, scales, np.int32(m), np.int32(n), *arrays.args("lo", "hi"),
+                                                np.int32(arrays.groups), *arrays.args("group_of", "group_start"),
+                                                *tables, w_uniform, *arrays.cascade,
+                                                arrays.arg("threshold"), np.int32(self.debug), *job_outs,
+                                                arrays.arg("counters"), block=(block, 1, 1), grid=(blocks, 1))
         with clock.stage("chi2_scan.reduce"):
             self.function("reduce_jobs", block)(*job_outs, arrays.arg("starts"), np.int32(b), *arrays.args(*OUTS),
                                                 block=(128, 1, 1), grid=(-(-b // 128), 1))
