@@ -11,9 +11,9 @@
 //   pruned_fold (fold, bucket_sort.cuh with its counts in shared memory: the
 //   samples' phase order), pruned_prefix (prefix sums of the patched fold,
 //   gathered in that order),
-//   pruned_seed and pruned_scan (one block per group of a period's widths of
-//   one stride, the scan's shifts interleaved), then reduce_jobs
-//   (job_reduce.cuh) per period.
+//   pruned_seed (one block per (period, width slot)) and pruned_scan (one block
+//   per group of a period's widths of one stride, their shifts interleaved),
+//   then reduce_jobs (job_reduce.cuh) per period.
 // The cascade of a shift (scan_group): depth filter and one-piece bound (which
 // short templates skip), survivors compacted into a shared queue, K-piece
 // bound per queued shift (short ones skip it; linear pieces in the global
@@ -868,86 +868,51 @@ pruned_prefix(const double *y, const double *w, const int *order, double w_unifo
             m, rw + fb, nullptr, cs + pb, pu + pb, pu2 + pb, nullptr, nullptr, pj + pb, scales + 4 * b);
 }
 
-// The widths a block of pruned_seed or pruned_scan serves: group k of
-// width_groups (group_start[k] .. group_start[k + 1] - 1: at most SCAN_JOBS
-// consecutive widths of one stride; group_of: a width's group, and the group
-// count for the width past the last) within period b's window [lo, hi), the
-// period's groups counted from its first width's, `groups` blocks per period.
-// Returns the count (0: none), from width `first`.
-__device__ __forceinline__ int group_widths(int id, int groups, const int *group_of, const int *group_start,
-                                            const int *lo, const int *hi, int &b, int &first)
+// The width slot a block serves: period b, width index wi; false for a slot
+// past the period's allowed widths [lo[b], hi[b]).
+__device__ __forceinline__ bool slot(int pair, int slots, const int *lo, const int *hi, int &b, int &wi)
 {
-    b = id / groups;
-    const int k = group_of[lo[b]] + id % groups;
-    if (!(hi[b] > lo[b] && k <= group_of[hi[b] - 1])) return 0;
-    first = max(group_start[k], lo[b]);
-    return min(group_start[k + 1], hi[b]) - first;
+    b = pair / slots;
+    wi = lo[b] + pair % slots;
+    return wi < hi[b];
 }
 
-// The deepest box of each width of a block's group, then its exact gain (a
-// warp per width): the period's threshold is the largest such gain (0 if none
-// is positive). The widths share a stride, so a shift's window sums share
-// cs[i], loaded once for all of them, as deepest_box sums them.
+// Deepest box of one (period, width) pair, then its exact gain: the period's
+// threshold is the largest such gain (0 if none is positive).
 extern "C" __global__ void __launch_bounds__(BLOCK)
 pruned_seed(const double *rw, const double *w, const double *cs, const double *pu,
             const double *pu2, const double *pw, const double *pw2, int m, int n,
-            const int *lo, const int *hi, int groups, const int *group_of, const int *group_start,
-            TABLE_PARAMS, double w_uniform, unsigned long long *threshold, unsigned long long *counters)
+            const int *lo, const int *hi, int slots, TABLE_PARAMS, double w_uniform,
+            unsigned long long *threshold, unsigned long long *counters)
 {
     typedef cub::BlockReduce<Deepest, BLOCK> Max;
     __shared__ typename Max::TempStorage temp;
-    __shared__ Deepest deepest[SCAN_JOBS];
-    int b, first = 0;
-    const int count = group_widths(blockIdx.x, groups, group_of, group_start, lo, hi, b, first);
-    if (count <= 0) return;
+    __shared__ Deepest deepest;
+    int b, wi;
+    if (!slot(blockIdx.x, slots, lo, hi, b, wi)) return;
     const Tables tb = TABLES;
     const Fold f = global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2, nullptr);
-    const int stride = tb.strides[first];
-    Deepest mine[SCAN_JOBS];
-    int d[SCAN_JOBS], shifts[SCAN_JOBS], most = 0;
-    double limit[SCAN_JOBS];  // depth filter: window sums at most this
-#pragma unroll
-    for (int q = 0; q < SCAN_JOBS; ++q) {
-        const int wi = first + min(q, count - 1);
-        mine[q] = {INFINITY, -1};
-        d[q] = tb.widths[wi];
-        limit[q] = tb.s_max[wi];
-        shifts[q] = q < count ? shift_count(m, n, d[q], stride) : 0;
-        most = max(most, shifts[q]);
-    }
-    for (int s = threadIdx.x; s < most; s += BLOCK) {
-        const int i = s * stride;
-        const double start = f.cs[i];
-#pragma unroll
-        for (int q = 0; q < SCAN_JOBS; ++q)
-            if (s < shifts[q]) {
-                const double sum = f.cs[i + d[q]] - start;
-                if (sum <= limit[q] && sum < mine[q].sum) mine[q] = {sum, i};
-            }
-    }
-#pragma unroll
-    for (int q = 0; q < SCAN_JOBS; ++q) {
-        if (q >= count) break;
-        const Deepest top = Max(temp).Reduce(mine[q], [](const Deepest &p, const Deepest &r) { return deeper(p, r); });
-        if (threadIdx.x == 0) deepest[q] = top;
-        __syncthreads();  // temp is reused
-    }
-    for (int q = threadIdx.x / 32; q < count; q += BLOCK / 32) {
-        const Job j = job_of(first + q, m, n, tb, w_uniform);
-        const Deepest top = deepest[q];
-        if (top.i < 0) continue;
-        const double gain = group_gain<32>(f, j, top.i, box_depth(f, j, top.i) * j.kscale);
-        if (threadIdx.x % 32 == 0) {
-            if (gain > 0.0) atomicMax(threshold + b, (unsigned long long)__double_as_longlong(gain));
-            atomicAdd(counters + SEED_DOTS, 1ull);
-            atomicAdd(counters + EXACT_MACS, (unsigned long long)j.length);
-        }
+    const Job j = job_of(wi, m, n, tb, w_uniform);
+    const Deepest top = Max(temp).Reduce(deepest_box(f, j, threadIdx.x, BLOCK),
+                                         [](const Deepest &p, const Deepest &q) { return deeper(p, q); });
+    if (threadIdx.x == 0) deepest = top;
+    __syncthreads();
+    if (deepest.i < 0 || threadIdx.x >= 32) return;
+    const double gain = group_gain<32>(f, j, deepest.i, box_depth(f, j, deepest.i) * j.kscale);
+    if (threadIdx.x == 0) {
+        if (gain > 0.0) atomicMax(threshold + b, (unsigned long long)__double_as_longlong(gain));
+        atomicAdd(counters + SEED_DOTS, 1ull);
+        atomicAdd(counters + EXACT_MACS, (unsigned long long)j.length);
     }
 }
 
-// One block per group of widths of one period (group_widths: one stride, so
-// their interleaved takes cover the same samples): the cascade over their
-// shifts (scan_group); job_* get the block's best fit (gain 0, index -1 for none).
+// One block per group of widths of one period: the widths group_start[k] ..
+// group_start[k + 1] - 1 (at most SCAN_JOBS consecutive widths of one stride,
+// so their interleaved takes cover the same samples; group_of: a width's
+// group, and n_groups for the width past the last) within the period's window
+// [lo, hi); `groups` blocks per period.
+// The cascade over their shifts (scan_group); job_* get the block's best fit
+// (gain 0, index -1 for none).
 extern "C" __global__ void __launch_bounds__(BLOCK, SCAN_BLOCKS_PER_SM)
 pruned_scan(const double *rw, const double *w, const double *cs, const double *pu,
             const double *pu2, const double *pw, const double *pw2, const double *pj, const double *scales,
@@ -958,9 +923,12 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 {
     __shared__ Job jobs[SCAN_JOBS];
     __shared__ ScanQueues sq;
-    const int id = blockIdx.x;
-    int b, first = 0;
-    const int count = group_widths(id, groups, group_of, group_start, lo, hi, b, first);
+    const int id = blockIdx.x, b = id / groups, k = group_of[lo[b]] + id % groups;
+    int first = 0, count = 0;
+    if (hi[b] > lo[b] && k <= group_of[hi[b] - 1]) {
+        first = max(group_start[k], lo[b]);
+        count = min(group_start[k + 1], hi[b]) - first;
+    }
     if (count <= 0) {  // past the period's widths
         if (threadIdx.x == 0) { job_gain[id] = 0.0; job_index[id] = -1; job_depth[id] = 0.0; }
         return;

@@ -56,7 +56,7 @@ STAGE_MIN = {"shared": (1, pruning.FINE_MIN_LENGTH), "global": (pruning.PRUNE_MI
 
 
 def width_groups(strides, per_block):
-    """pruned_seed's and pruned_scan's groups of widths: runs of consecutive widths of one
+    """pruned_scan's groups of widths: runs of consecutive widths of one
     stride, cut into at most ``per_block`` each. (group_of: each width's
     group, then the group count for the width past the last; group_start: each
     group's first width, then the width count), int32."""
@@ -87,14 +87,16 @@ class ScanArrays:
     """One search's arrays on the device, in one ``Staged`` allocation from
     the pool: per period (``PER_PERIOD``: periods, width windows, thresholds,
     ``OUTS``), the ``width_groups`` and offsets ``starts`` of each period's
-    pruned_seed and pruned_scan blocks (``groups`` per period) and the work
-    ``counters``; plus the cascade's constants. ``view`` is a batch's part:
-    ``arg(name)`` then points at the batch's first period."""
+    pruned_scan blocks (``groups`` per period; ``slots`` widths per period
+    for the seeds) and the work ``counters``; plus the cascade's constants.
+    ``view`` is a batch's part: ``arg(name)`` then points at the batch's
+    first period."""
 
     staged: object
     size: int
-    groups: int
+    slots: int
     cascade: tuple
+    groups: int = 1
     first: int = 0
 
     def view(self, start, stop) -> "ScanArrays":
@@ -330,6 +332,7 @@ class PrunedBackend(PyCUDABackend):
         g, pad, prune_min, fine_min = pruning.tuning(
             state.base.m, *(mine or default for mine, default in zip(self.stage_min, layout)))
         b = len(periods)
+        slots = max(1, int(np.max(hi - lo, initial=0)))  # widths per period (pruned.cu's jobs by index)
         per_job = not state.shared  # pruned_period reads neither groups, block offsets nor thresholds
         group_of, group_start, groups = np.zeros(0, np.int32), np.zeros(0, np.int32), 1
         if per_job:
@@ -346,7 +349,7 @@ class PrunedBackend(PyCUDABackend):
             ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
         ], self._allocate)
         cascade = (np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min))
-        return ScanArrays(staged, b, groups, cascade)
+        return ScanArrays(staged, b, slots, cascade, groups)
 
     def _results(self, plan, arrays, lo, hi):
         """The search's work counters and ``PeriodStats`` (one copy back; waits for the device)."""
@@ -376,7 +379,7 @@ class PrunedBackend(PyCUDABackend):
         n, m, b = base.n, base.m, arrays.size
         w_uniform = np.float64(base.plan.lc.uniform_weight)
         tables = self._table_args(state)
-        blocks = b * arrays.groups  # pruned_seed's and pruned_scan's
+        blocks = b * arrays.groups  # pruned_scan's
         uniform = w_uniform > 0.0  # the scan takes the one weight: no wf, pw, pw2
         folds = ["rw", "cs", "pu", "pu2", "pj"] + ([] if uniform else ["wf", "pw", "pw2"])
         scratch = Staged([*((name, (np.float64, b * m if name in ("rw", "wf") else b * (m + 1))) for name in folds),
@@ -394,15 +397,17 @@ class PrunedBackend(PyCUDABackend):
                 base.y, NULL if uniform else base.w, folded.pointer("order"), w_uniform, np.int32(n), np.int32(m),
                 rw, wf, *prefix, pj, scales, block=(block, 1, 1), grid=(b, 1))
         data = (rw, wf, *prefix)
-        groups = (*arrays.args("lo", "hi"), np.int32(arrays.groups), *arrays.args("group_of", "group_start"))
-        launch = dict(block=(block, 1, 1), grid=(blocks, 1))
+        windows = (*arrays.args("lo", "hi"), np.int32(arrays.slots))
         with clock.stage("chi2_scan.seed"):
-            self.function("pruned_seed", block)(*data, np.int32(m), np.int32(n), *groups, *tables, w_uniform,
-                                                *arrays.args("threshold", "counters"), **launch)
+            self.function("pruned_seed", block)(*data, np.int32(m), np.int32(n), *windows, *tables, w_uniform,
+                                                *arrays.args("threshold", "counters"),
+                                                block=(block, 1, 1), grid=(b * arrays.slots, 1))
         with clock.stage("chi2_scan.cascade"):
-            self.function("pruned_scan", block)(*data, pj, scales, np.int32(m), np.int32(n), *groups, *tables,
-                                                w_uniform, *arrays.cascade, arrays.arg("threshold"),
-                                                np.int32(self.debug), *job_outs, arrays.arg("counters"), **launch)
+            self.function("pruned_scan", block)(*data, pj, scales, np.int32(m), np.int32(n), *arrays.args("lo", "hi"),
+                                                np.int32(arrays.groups), *arrays.args("group_of", "group_start"),
+                                                *tables, w_uniform, *arrays.cascade,
+                                                arrays.arg("threshold"), np.int32(self.debug), *job_outs,
+                                                arrays.arg("counters"), block=(block, 1, 1), grid=(blocks, 1))
         with clock.stage("chi2_scan.reduce"):
             self.function("reduce_jobs", block)(*job_outs, arrays.arg("starts"), np.int32(b), *arrays.args(*OUTS),
                                                 block=(128, 1, 1), grid=(-(-b // 128), 1))
