@@ -84,7 +84,7 @@ def test_widths_interleaved_per_block_change_neither_fits_nor_work(case, scan_jo
     gpu = pruned(layout="global", debug=True, scan_jobs=scan_jobs)
     assert_exact_stats(gpu.search(plan, periods), ref)
     assert gpu.work["bound_violations"] == 0
-    for name in ("shifts", "depth_pass", "fine_pass", "brute_force_macs"):
+    for name in ("shifts", "depth_pass", "fine_pass", "seed_dots", "brute_force_macs"):
         assert gpu.work[name] == cpu_work[name], name
 
 
