@@ -10,7 +10,10 @@ Two layouts (``pruned.cu``): a light curve whose fold and prefix sums fit in
 shared memory (K2-size) is searched by one kernel, one block per period, with
 every per-period array in shared memory; a longer one (TESS sectors,
 100,000-point curves) by four kernels over arrays in global memory, allocated
-from a memory pool, device memory bounded by batching periods. Both run the
+from a memory pool, device memory bounded by batching periods; the scan's blocks
+take up to ``scan_jobs`` widths of one period and one stride (``width_groups``),
+their shifts interleaved, so a period's prefix sums come from L2 once for all
+of them (TESS-like cascade -7 %, Nsight Compute: it was L2-bound). Both run the
 same stages and count the same work. Everything is float64, so no float32
 re-check is needed.
 
