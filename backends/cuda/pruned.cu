@@ -49,7 +49,9 @@
 #define EXACT_TILE 2  // survivors per warp at a time of one job's long template (pruned_scan; 4 spills, NOTES.md step 26)
 #endif
 #define TILE_MIN_LENGTH 64  // templates from this long take exact_tiles
-#define SCAN_JOBS 8  // widths per pruned_scan block at most (pruned.py's SCAN_JOBS)
+#ifndef SCAN_JOBS
+#define SCAN_JOBS 8  // widths per pruned_scan block at most (pruned.py's SCAN_JOBS sets it)
+#endif
 #ifndef GRAB_ITEMS
 #define GRAB_ITEMS 2  // a warp takes 32 x GRAB_ITEMS shifts at a time (NOTES.md step 12)
 #endif

@@ -43,7 +43,7 @@ FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,
 FOLD_BUCKETS = 24576  # pruned_fold's bucket counts in shared memory (96 KB: two blocks per SM)
 POOL_KEEP_BYTES = 1 << 28  # pool memory kept across light-curve shapes (a K2-size search holds < 1 MB)
 BATCH_BYTES = 8 << 30  # device memory a batch may take (and at most half the free memory): 78-day 89 -> 81.5 ms from 4 GiB (16: 78 ms)
-SCAN_JOBS = 8  # widths per pruned_scan block at most (pruned.cu's SCAN_JOBS)
+SCAN_JOBS = 8  # widths per pruned_scan block at most (pruned.cu's SCAN_JOBS, set from here)
 SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1,024 spill)
 LAYOUTS = ("auto", "shared", "global")
 # Template lengths below which the bounds (prune_min) or the K-piece bound
@@ -269,7 +269,7 @@ class PrunedBackend(PyCUDABackend):
         return CHUNK_PER_THREAD * (block if block <= SHARED_BLOCK else 256)
 
     def kernel_defines(self, block):
-        return {"CHUNK": self.chunk(block)}
+        return {"CHUNK": self.chunk(block), "SCAN_JOBS": SCAN_JOBS}
 
     @staticmethod
     def _table_args(state) -> tuple:
