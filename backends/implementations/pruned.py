@@ -336,14 +336,14 @@ class PrunedBackend(PyCUDABackend):
             state.base.m, *(mine or default for mine, default in zip(self.stage_min, layout)))
         b = len(periods)
         slots = max(1, int(np.max(hi - lo, initial=0)))  # widths per period (pruned.cu's jobs by index)
-        per_job = not state.shared  # pruned_period reads neither groups, block offsets nor thresholds
+        global_layout = not state.shared  # pruned_period reads no groups, block offsets or thresholds
         group_of, group_start, groups = np.zeros(0, np.int32), np.zeros(0, np.int32), 1
-        if per_job:
+        if global_layout:
             group_of, group_start = width_groups(state.base.plan.templates.strides, self.scan_jobs)
             last = np.maximum(hi - 1, lo)  # an empty window's: lo (its blocks do nothing)
             groups = max(1, int(np.max(group_of[last] - group_of[lo] + 1, initial=1)))
-        starts = np.arange(b + 1 if per_job else 0, dtype=np.int32) * groups
-        threshold = np.zeros(b if per_job else 0, np.uint64)
+        starts = np.arange(b + 1 if global_layout else 0, dtype=np.int32) * groups
+        threshold = np.zeros(b if global_layout else 0, np.uint64)
         staged = Staged([
             ("periods", np.asarray(periods, np.float64)), ("lo", np.asarray(lo, np.int32)),
             ("hi", np.asarray(hi, np.int32)), ("starts", starts), ("threshold", threshold),
@@ -377,7 +377,8 @@ class PrunedBackend(PyCUDABackend):
             block=(SHARED_BLOCK, 1, 1), grid=(arrays.size, 1), shared=shared)
 
     def _scan_global(self, state, folded, arrays, clock):
-        """Prefix sums, seeds, one block per (period, width) job, reduction."""
+        """Prefix sums, seeds (a block per (period, width)), the cascade (a
+        block per ``width_groups`` group of a period), the periods' best fits."""
         base, block = state.base, state.base.block
         n, m, b = base.n, base.m, arrays.size
         w_uniform = np.float64(base.plan.lc.uniform_weight)
