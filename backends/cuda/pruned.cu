@@ -660,13 +660,10 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
             if (first >= total) break;
             int shift;
             if (INTERLEAVED) {
-                const int k = first / TAKE, q = k % count;
+                const int k = first / TAKE;
+                g = k % count;
                 shift = k / count * TAKE;
-                if (q != g) {
-                    g = q;
-                    one = jobs[g];
-                }
-                if (shift >= one.n_shifts) continue;  // a job with fewer shifts than the longest
+                if (shift >= jobs[g].n_shifts) continue;  // a job with fewer shifts than the longest
             } else {
                 if (first >= one.start + one.n_shifts) {  // takes only grow
                     while (first >= jobs[g].start + padded(jobs[g].n_shifts)) ++g;
@@ -675,10 +672,11 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
                 shift = first - one.start;
             }
             constexpr int at_once = INTERLEAVED ? 1 : GRAB_ITEMS;
+            const Job &j = INTERLEAVED ? jobs[g] : one;  // interleaved: from shared memory, a job per take
             if (cc.uniform)
-                take<true, at_once>(f, one, g, shift, cc, sq, tally);
+                take<true, at_once>(f, j, g, shift, cc, sq, tally);
             else
-                take<false, at_once>(f, one, g, shift, cc, sq, tally);
+                take<false, at_once>(f, j, g, shift, cc, sq, tally);
         }
         __syncthreads();
         CLOCK_MARK(mark);
