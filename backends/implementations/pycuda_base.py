@@ -283,7 +283,7 @@ class PyCUDABackend(TLSBackend):
         key = (kernel, block)
         if key not in self._shared_limits:
             with self.context():
-                static = self.module(block).get_function(kernel).shared_size_bytes
+                static = self.function(kernel, block).shared_size_bytes
             self._shared_limits[key] = self.optin_shared() - static
         return self._shared_limits[key]
 
