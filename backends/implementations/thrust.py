@@ -62,8 +62,7 @@ class ThrustBackend(FoldedScanBackend):
         with self.context():
             if shared > self.shared_limit("thrust_scan", state.block):
                 return super().chi2_scan(state, folded, periods, lo, hi)
-            widths, strides, _, _, overshoot = state.templates
-            templates = (widths, strides, overshoot, *state.tables.pointers(*PHASE_NAMES))
+            templates = state.tables.pointers("widths", "strides", "overshoot", *PHASE_NAMES)
             return self._scan_launch(state, "thrust_scan", folded, (np.int32(state.m), np.int32(state.cap)),
                                      templates, lo, hi, shared=shared)
 
