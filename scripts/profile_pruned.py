@@ -1,7 +1,9 @@
 """One warm pruned search of a timing case (``gpu_timing.CASES``), for Nsight
 Compute (``ncu -k regex:pruned python scripts/profile_pruned.py k2``), or with
 ``--clocks``: where ``pruned_period``'s SM cycles go, stage by stage (a
-``-DSTAGE_CLOCKS`` build; its clock reads cost a little time of their own),
+``-DSTAGE_CLOCKS`` build; its clock reads cost a little time of their own;
+in the global layout ``pruned_scan``'s coarse stage and flushes, the other
+stages being kernels with event times of their own),
 or with ``--host N``: where the host's part of N warm searches goes (cProfile,
 by own time; the wall clock beside the kernels' event time)."""
 
@@ -26,8 +28,9 @@ def stage_cycles(backend, plan, periods) -> dict:
 
     from backends.implementations.pruned import SHARED_BLOCK
 
+    block = SHARED_BLOCK if backend.folds_in_scan(plan) else backend._block(plan.lc.size)
     with backend.context():
-        clocks, size = backend.module(SHARED_BLOCK).get_global("stage_clocks")
+        clocks, size = backend.module(block).get_global("stage_clocks")
         cuda.memset_d8(clocks, 0, size)
     backend.search(plan, periods)
     with backend.context():
@@ -63,8 +66,6 @@ def main():
         os.environ["TLS_NVCC_FLAGS"] = (os.environ.get("TLS_NVCC_FLAGS", "") + " -DSTAGE_CLOCKS").strip()
     plan, periods = case_plan(args.case)
     backend = backends.get_backend("pruned")
-    if args.clocks and not backend.folds_in_scan(plan):
-        parser.error(f"--clocks times pruned_period; the {args.case} case's fold is not in shared memory")
     backend.search(plan, periods[:64])  # compile outside the profiled launches
     if args.host:
         return host_profile(backend, plan, periods, args.host)

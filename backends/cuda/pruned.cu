@@ -62,7 +62,7 @@
 // cycles of pruned_period's stages summed over its blocks, marked by thread 0
 // after a barrier, so each is the whole block's: fold and sort, prefix sums,
 // seeds, the cascade's coarse part, its flushes (their fine stage, exact
-// gains), and the count of flushes.
+// gains), and the count of flushes; pruned_scan's blocks mark the last four.
 enum { CLOCK_FOLD, CLOCK_PREFIX, CLOCK_SEEDS, CLOCK_COARSE, CLOCK_FLUSH, CLOCK_FINE, CLOCK_EXACT,
        N_FLUSHES, N_CLOCKS };
 #ifdef STAGE_CLOCKS
@@ -933,6 +933,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
         if (threadIdx.x == 0) { job_gain[id] = 0.0; job_index[id] = -1; job_depth[id] = 0.0; }
         return;
     }
+    CLOCK_MARK(mark);
     const Tables tb = TABLES;
     if (threadIdx.x < count)
         jobs[threadIdx.x] = cascade_job(first + threadIdx.x, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g, pad);
@@ -942,6 +943,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     Best best = {0.0, 0.0, -1, 0x7fffffff};
     Tally tally = {0, 0, 0};
     scan_group<true>(global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2, pj), jobs, count, tb, cc, sq, best, tally);
+    CLOCK_ADD(CLOCK_COARSE, mark);  // the whole block: the flushes' share is taken out on the host
     add_counts(tally, sq, 0, counters);
     reduce_best(best, job_gain + id, job_index + id, job_depth + id);
 }
