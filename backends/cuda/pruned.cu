@@ -62,9 +62,7 @@ constexpr int tile_unroll = TILE_UNROLL;  // exact_tiles' template loads in flig
 #ifndef GRAB_ITEMS
 #define GRAB_ITEMS 2  // a warp takes 32 x GRAB_ITEMS shifts at a time (NOTES.md step 12)
 #endif
-// Survivors held at most: a flush's queue keeps GRAB_ITEMS x BLOCK places beside them.
-constexpr int hold_survivors = HOLD_SURVIVORS < CHUNK - 2 * GRAB_ITEMS * BLOCK ? HOLD_SURVIVORS
-                                                                                : CHUNK - 2 * GRAB_ITEMS * BLOCK;
+static_assert(HOLD_SURVIVORS <= CHUNK - 2 * GRAB_ITEMS * BLOCK, "a flush's queue needs room beside the held survivors");
 #define W_GROUP 48    // widths per table of pruned_period (TLS's grids allow at most ~32 per period)
 #define SLOT_BITS 25  // queue entry: (width in its group) << SLOT_BITS | shift, below 2^31
 
@@ -579,7 +577,7 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, int count,
     __syncthreads();
     CLOCK_ADD(CLOCK_FINE, mark);
     const int survivors = sq.n_survivors;
-    const bool exact = last || survivors > hold_survivors;
+    const bool exact = last || survivors > HOLD_SURVIVORS;
     if (exact) {
         if (BY_JOB)
             exact_by_job(f, jobs, count, sq, survivors, best, tally);
