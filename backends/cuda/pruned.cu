@@ -49,20 +49,12 @@
 #define EXACT_TILE 2  // survivors per warp at a time of one job's long template (pruned_scan; 4 spills, NOTES.md step 26)
 #endif
 #define TILE_MIN_LENGTH 64  // templates from this long take exact_tiles
-#ifndef TILE_UNROLL
-#define TILE_UNROLL 2
-#endif
-constexpr int tile_unroll = TILE_UNROLL;  // exact_tiles' template loads in flight per lane (pragmas take no macros)
-#ifndef HOLD_SURVIVORS
-#define HOLD_SURVIVORS 0  // survivors held across flushes up to this many before their exact gains
-#endif
 #ifndef SCAN_JOBS
 #define SCAN_JOBS 8  // widths per pruned_scan block at most (pruned.py's SCAN_JOBS sets it)
 #endif
 #ifndef GRAB_ITEMS
 #define GRAB_ITEMS 2  // a warp takes 32 x GRAB_ITEMS shifts at a time (NOTES.md step 12)
 #endif
-static_assert(HOLD_SURVIVORS <= CHUNK - 2 * GRAB_ITEMS * BLOCK, "a flush's queue needs room beside the held survivors");
 #define W_GROUP 48    // widths per table of pruned_period (TLS's grids allow at most ~32 per period)
 #define SLOT_BITS 25  // queue entry: (width in its group) << SLOT_BITS | shift, below 2^31
 
@@ -256,14 +248,14 @@ __device__ __forceinline__ void group_gains(const Fold &f, const Job &j, const i
 #pragma unroll
     for (int r = 0; r < TILE; ++r) ar[r] = a2[r] = 0.0;
     if (a2u > 0.0) {
-#pragma unroll(TILE > 1 ? tile_unroll : 4)
+#pragma unroll(TILE > 1 ? 2 : 4)
         for (int q = first; q < length; q += LANES) {
             const double aq = __ldg(a + q);
 #pragma unroll
             for (int r = 0; r < TILE; ++r) ar[r] = fma(aq, f.rw[i[r] + q], ar[r]);
         }
     } else {
-#pragma unroll(TILE > 1 ? tile_unroll : 4)
+#pragma unroll(TILE > 1 ? 2 : 4)
         for (int q = first; q < length; q += LANES) {
             const double aq = __ldg(a + q);
 #pragma unroll
@@ -558,13 +550,12 @@ __device__ __forceinline__ void exact_by_job(const Fold &f, const Job *jobs, int
     }
 }
 
-// The K-piece bound on every queued shift, its survivors appended to those
-// held, then, at the last flush or past HOLD_SURVIVORS held, their exact gains
-// (BY_JOB: exact_by_job, else exact_groups). Every thread of the block calls
-// it; the queue is empty again on return, and so are the survivors when last.
+// The K-piece bound on every queued shift, then the exact gains of its
+// survivors (BY_JOB: exact_by_job, else exact_groups). Every thread of the
+// block calls it; the queues are empty again on return.
 template <bool BY_JOB>
 __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, int count, const Tables &tb,
-                                      const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally, bool last)
+                                      const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
 {
     CLOCK_MARK(mark);
     const int queued = sq.n_queue;
@@ -577,19 +568,15 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, int count,
     __syncthreads();
     CLOCK_ADD(CLOCK_FINE, mark);
     const int survivors = sq.n_survivors;
-    const bool exact = last || survivors > HOLD_SURVIVORS;
-    if (exact) {
-        if (BY_JOB)
-            exact_by_job(f, jobs, count, sq, survivors, best, tally);
-        else
-            exact_groups(f, jobs, sq.survivor, survivors, best, tally);
-        __syncthreads();
-    }
+    if (BY_JOB)
+        exact_by_job(f, jobs, count, sq, survivors, best, tally);
+    else
+        exact_groups(f, jobs, sq.survivor, survivors, best, tally);
+    __syncthreads();
     CLOCK_ADD(CLOCK_EXACT, mark);
     if (threadIdx.x == 0) {
-        sq.queued += queued;
-        sq.n_queue = 0;
-        if (exact) { sq.survived += survivors; sq.n_survivors = 0; }
+        sq.queued += queued; sq.survived += survivors;
+        sq.n_queue = 0; sq.n_survivors = 0;
     }
     __syncthreads();
 }
@@ -646,8 +633,8 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
 // period's prefix sums in global memory come from L2 once for all of them
 // (L1). Warps take TAKE entries at a time, with no barrier, through the depth
 // filter and the one-piece bound into the shared queue until it could
-// overflow (fewer than GRAB_ITEMS x BLOCK places left beside the survivors
-// held), then the block flushes it. Every thread of the block calls it. INTERLEAVED is pruned_scan's
+// overflow (fewer than GRAB_ITEMS x BLOCK places left), then the block
+// flushes it. Every thread of the block calls it. INTERLEAVED is pruned_scan's
 // (global memory: one lazy shift per thread at a time, 64 registers, exact
 // gains job by job), the flat list pruned_period's (GRAB_ITEMS eager).
 template <bool INTERLEAVED>
@@ -666,8 +653,8 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
     __syncthreads();
     for (;;) {
         for (;;) {
-            int first = total;  // the survivors held stay fixed until the flush
-            if (lane == 0 && *(volatile int *)&sq.n_queue <= CHUNK - GRAB_ITEMS * BLOCK - sq.n_survivors)
+            int first = total;
+            if (lane == 0 && *(volatile int *)&sq.n_queue <= CHUNK - GRAB_ITEMS * BLOCK)
                 first = atomicAdd(&sq.next, TAKE);
             first = __shfl_sync(0xffffffffu, first, 0);
             if (first >= total) break;
@@ -694,7 +681,7 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
         __syncthreads();
         CLOCK_MARK(mark);
         const bool done = sq.next >= total;  // read before any warp takes entries again
-        flush<INTERLEAVED>(f, jobs, count, tb, cc, sq, best, tally, done);
+        flush<INTERLEAVED>(f, jobs, count, tb, cc, sq, best, tally);
         CLOCK_ADD(CLOCK_FLUSH, mark);
         CLOCK_COUNT(N_FLUSHES);
         if (done) return;
