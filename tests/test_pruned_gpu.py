@@ -201,14 +201,19 @@ def test_block_sizes_agree(block):
 def test_fold_with_fewer_buckets_than_samples_is_the_same(monkeypatch):
     """pruned_fold's bucket counts live in shared memory: a long light curve
     gets fewer buckets than samples (large-n: 24,576 for 28,800), the same
-    stable order with any number of them."""
+    stable order with any number of them, its order sorted in global or in
+    shared memory (FOLD_ORDER_BYTES)."""
     from backends.implementations import pruned as module
 
     plan, periods = backends.make_plan(*box_light_curve(**CASES["large-n"]))
     periods = periods[::50]
-    folds = []
-    for buckets in (module.FOLD_BUCKETS, 512, plan.lc.size):
+    n, folds = plan.lc.size, []
+    assert not module.fold_buckets(n)[1] and module.fold_buckets(n // 2)[1]  # the default's reach
+    for buckets, order_bytes in ((module.FOLD_BUCKETS, 0), (512, 0), (n, 0), (module.FOLD_BUCKETS, 220 << 10),
+                                 (n // 4, 5 * n)):
         monkeypatch.setattr(module, "FOLD_BUCKETS", buckets)
+        monkeypatch.setattr(module, "FOLD_ORDER_BYTES", order_bytes)
+        assert module.fold_buckets(n) == (buckets, order_bytes > 0)
         gpu = pruned(layout="global")
         with gpu.context():  # the pooled arrays are read in the device's context
             folds.append(gpu.fold_sort(gpu.upload(plan), periods).read(["order"])["order"])
@@ -216,13 +221,16 @@ def test_fold_with_fewer_buckets_than_samples_is_the_same(monkeypatch):
         np.testing.assert_array_equal(folds[0], other)
 
 
+@pytest.mark.parametrize("order_bytes", [0, 110 << 10])
 @pytest.mark.parametrize("buckets", [None, 512])
-def test_fold_ranks_large_buckets_in_phase_and_index_order(buckets, monkeypatch):
+def test_fold_ranks_large_buckets_in_phase_and_index_order(buckets, order_bytes, monkeypatch):
     """Periods near a multiple of the cadence fill buckets of 5 to 54 entries
     (some with tied phases), which a warp ranks instead of one thread's
     insertion sort (bucket_sort.cuh's SMALL_BUCKET); the fold's order is still
-    (phase, index), as numpy's lexsort gives it."""
+    (phase, index), as numpy's lexsort gives it, sorted in global or shared memory."""
     from backends.implementations import pruned as module
+
+    monkeypatch.setattr(module, "FOLD_ORDER_BYTES", order_bytes)
 
     t, y, dy = box_light_curve(days=40.0, seed=10)  # 30-min cadence, 1,920 points
     plan, _ = backends.make_plan(t, y, dy, period_min=0.7, period_max=2.5)

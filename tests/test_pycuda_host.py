@@ -474,6 +474,19 @@ def test_width_groups_are_runs_of_one_stride_cut_at_the_block_size():
     assert [g.tolist() for g in width_groups([], 8)] == [[0], [0]]
 
 
+def test_pruned_fold_sorts_in_shared_memory_where_order_and_enough_buckets_fit(monkeypatch):
+    from backends.implementations import pruned as module
+
+    monkeypatch.setattr(module, "FOLD_BUCKETS", 24576)
+    monkeypatch.setattr(module, "FOLD_ORDER_BYTES", 110 << 10)
+    assert module.fold_buckets(4320) == (4320, True)  # a bucket per sample beside the order
+    assert module.fold_buckets(18000) == (10160, True)  # what is left of 110 KiB: 2 blocks per SM
+    assert module.fold_buckets(22600) == (22600, False)  # 5,560 buckets would be under n / 4
+    assert module.fold_buckets(28000) == (24576, False)  # the order in global memory, the usual buckets
+    monkeypatch.setattr(module, "FOLD_ORDER_BYTES", 0)
+    assert module.fold_buckets(100) == (100, False)
+
+
 def test_pruned_folds_each_batch_of_the_global_layout_with_its_own_size(monkeypatch):
     """A batch's fold takes the batch's first period's address and its count
     (an address alone has no size: the fold once covered one period)."""

@@ -829,18 +829,35 @@ __device__ __forceinline__ Fold global_fold(int b, int m, const double *rw, cons
 // indices in (phase, index) order, as the cpu backend's stable sort gives
 // them; keys (n, at b * n) only for bucket_sort_n's crowded fallback (phases
 // are recomputed from the times, which stay in cache, instead of read from
-// it), the bucket counts (nb <= n of them) in dynamic shared memory.
-extern "C" __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)  // 32 registers: two 1,024-thread blocks per SM
-pruned_fold(const double *t, int n, int nb, const double *periods, double *keys, int *order)
+// it), the bucket counts (nb <= n of them) in dynamic shared memory, and with
+// pruned_fold_shared the indices too (sorted there, then copied out: the
+// insertion sorts' dependent loads from shared memory, not L2).
+template <bool ORDER_SHARED>
+__device__ __forceinline__ void fold_order(const double *t, int n, int nb, const double *periods, double *keys,
+                                           int *order)
 {
     extern __shared__ double smem[];
-    const int b = blockIdx.x;
-    int *idx = order + (size_t)b * n;
-    const double period = periods[b];
+    const size_t at = (size_t)blockIdx.x * n;
+    int *count = (int *)smem, *idx = ORDER_SHARED ? count + nb : order + at;
+    const double period = periods[blockIdx.x];
     for (int i = threadIdx.x; i < n; i += BLOCK) idx[i] = i;
     __syncthreads();
-    bucket_sort_n([=](int i) { return fold_phase(__ldg(t + i), period); }, keys + (size_t)b * n, idx, n,
-                  (int *)smem, nb);
+    bucket_sort_n([=](int i) { return fold_phase(__ldg(t + i), period); }, keys + at, idx, n, count, nb);
+    if (ORDER_SHARED)
+        for (int i = threadIdx.x; i < n; i += BLOCK) order[(size_t)blockIdx.x * n + i] = idx[i];
+}
+
+// 32 registers: two 1,024-thread blocks per SM
+extern "C" __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
+pruned_fold(const double *t, int n, int nb, const double *periods, double *keys, int *order)
+{
+    fold_order<false>(t, n, nb, periods, keys, order);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
+pruned_fold_shared(const double *t, int n, int nb, const double *periods, double *keys, int *order)
+{
+    fold_order<true>(t, n, nb, periods, keys, order);
 }
 
 // One block per period: the patched fold (m samples: sample k is y and w of

@@ -41,6 +41,7 @@ CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
 MAX_PERIODS = 4096  # per batch: bounds a launch's length (progress, Ctrl-C)
 FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,024 threads
 FOLD_BUCKETS = 24576  # pruned_fold's bucket counts in shared memory (96 KB: two blocks per SM)
+FOLD_ORDER_BYTES = 110 << 10  # pruned_fold's order and counts in shared memory up to this (two blocks per SM)
 POOL_KEEP_BYTES = 1 << 28  # pool memory kept across light-curve shapes (a K2-size search holds < 1 MB)
 BATCH_BYTES = 8 << 30  # device memory a batch may take (and at most half the free memory): 78-day 89 -> 81.5 ms from 4 GiB (16: 78 ms)
 SCAN_JOBS = 8  # widths per pruned_scan block at most (pruned.cu's SCAN_JOBS, set from here)
@@ -56,6 +57,17 @@ TABLE_NAMES = ("widths", "strides", "offsets", "a", "kscale", "sum_a2", "oversho
                "line_c", "line_slope", "line_centre", "line_rho", "line_terms")
 NULL = np.intp(0)  # a null device pointer as a PyCUDA kernel argument
 STAGE_MIN = {"shared": (1, pruning.FINE_MIN_LENGTH), "global": (pruning.PRUNE_MIN_LENGTH, pruning.FINE_MIN_LENGTH)}
+
+
+def fold_buckets(n):
+    """(buckets, order in shared memory) of pruned_fold for ``n`` samples: the
+    order sorts in shared memory beside at least n / 4 bucket counts where
+    both fit in FOLD_ORDER_BYTES, else in global memory beside up to
+    FOLD_BUCKETS counts."""
+    beside = min(n, FOLD_BUCKETS, FOLD_ORDER_BYTES // 4 - n)
+    if 4 * beside >= n:
+        return beside, True
+    return min(n, FOLD_BUCKETS), False
 
 
 def width_groups(strides, per_block):
@@ -239,10 +251,11 @@ class PrunedBackend(PyCUDABackend):
         n = base.n
         scratch = Staged([("keys", (np.float64, b * n)), ("order", (np.int32, b * n))], self._allocate)
         block = FOLD_BLOCK if n >= FOLD_BLOCK_MIN_N else base.block
-        buckets = min(n, FOLD_BUCKETS)
-        self.function("pruned_fold", block, 4 * buckets)(
+        buckets, order_shared = fold_buckets(n)
+        shared = 4 * (buckets + n * order_shared)
+        self.function("pruned_fold_shared" if order_shared else "pruned_fold", block, shared)(
             base.t, np.int32(n), np.int32(buckets), periods, *scratch.pointers("keys", "order"),
-            block=(block, 1, 1), grid=(b, 1), shared=4 * buckets)
+            block=(block, 1, 1), grid=(b, 1), shared=shared)
         return scratch
 
     def scratch_bytes(self, plan):
