@@ -554,3 +554,47 @@ def test_function_is_looked_up_once_and_its_shared_limit_only_raised(monkeypatch
     assert calls == [("get", "k"), ("max", 100), ("max", 200)]
     modules.append(Module())  # the kernel cache compiled the module again: look it up again
     assert gpu.function("k", 32, 10) is not fn and calls[-2:] == [("get", "k"), ("max", 10)]
+
+
+def test_launch_pipeline_times_each_pack_on_its_stream_and_retires_in_order(monkeypatch):
+    """Two slots: the third pack waits for the first's (its slot's) events,
+    each stage timed by events on the slot's stream; drain retires the rest
+    oldest first, abandon drops what is in flight untimed."""
+    from backends.implementations.launch_pipeline import LaunchPipeline
+    from backends.protocol import StageTimes
+
+    log, clock = [], iter(range(1000))
+
+    class Stream:
+        def synchronize(self):
+            log.append("sync")
+
+    class Event:
+        def record(self, stream=None):
+            self.at, self.stream = next(clock), stream
+
+        def synchronize(self):
+            pass
+
+        def time_since(self, start):
+            assert start.stream is self.stream  # one stream's events only
+            return float(self.at - start.at)  # ms
+
+    fake_driver(monkeypatch, Stream=Stream, Event=Event, mem_alloc=lambda n: 4096,
+                pagelocked_empty=lambda n, dtype: np.zeros(n, dtype),
+                memcpy_htod_async=lambda dev, host, stream: None,
+                memcpy_dtoh_async=lambda host, dev, stream: None)
+    timings = StageTimes()
+    pipe = LaunchPipeline(timings, depth=2)
+    pack = SimpleNamespace(nbytes=8, out_nbytes=4, write=lambda buffer: None)
+    launch = lambda pack, dev_in, dev_out, stream: log.append(("launch", stream))  # noqa: E731
+    for k in range(3):
+        pipe.submit(pack, launch, lambda out, k=k: log.append(("done", k)))
+    assert log[2] == ("done", 0) and log[0][1] is log[3][1] is not log[1][1]  # slot 0 again for pack 2
+    pipe.drain()
+    assert log[4:] == [("done", 1), ("done", 2)]
+    assert timings["upload"] == timings["chi2_scan"] == timings["download"] == 3 * 1e-3  # 1 ms each
+    pipe.submit(pack, launch, lambda out: log.append("never"))
+    pipe.abandon()
+    pipe.drain()
+    assert "never" not in log and timings["upload"] == 3e-3

@@ -191,7 +191,9 @@ __device__ void line_allowances(Job &j, const double *terms, double amax, const 
 }
 
 // The whole job of width wi: template part, then the period's floor (from its
-// threshold bits), allowances (from its scales U1, U2, W1, W2) and piece stats.
+// threshold bits), allowances (from its scales U1, U2, W1, W2) and piece stats;
+// the linear bound's with LINE (a fold with pj: the global layout).
+template <bool LINE>
 __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_uniform,
                            const double *scale, unsigned long long threshold, double g, double pad)
 {
@@ -205,9 +207,11 @@ __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_unif
     j.r1 = tb.rho[2 * wi]; j.r12 = tb.rho2[2 * wi];
     j.rk = tb.rho[2 * wi + 1]; j.rk2 = tb.rho2[2 * wi + 1];
     j.kp = tb.n_pieces[wi];
-    line_allowances(j, tb.line_terms + 4 * wi, tb.amax[wi], scale, g, m);
-    j.rl = tb.line_rho[wi];
-    j.kl = tb.line_n[wi];
+    if (LINE) {
+        line_allowances(j, tb.line_terms + 4 * wi, tb.amax[wi], scale, g, m);
+        j.rl = tb.line_rho[wi];
+        j.kl = tb.line_n[wi];
+    }
     return j;
 }
 
@@ -460,6 +464,7 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
         piece_sums(bw, nw, tb.c + j.wi * tb.k_max, j.kp, f.pu, f.pu2, i, mu, vu);
     if (!cc.uniform) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
     const double lb_a2 = a2_floor(j.a2u, mw, vw, j.rk2, j.kp * j.e.e_vw, j.e.e_a2k);
+    // f.pj tested again, not its constants carried from the branch above: 16 bytes more of pruned_scan's spills
     const bool keep = f.pj ? may_win(k, mu, vu, j.rl, j.e_vl, j.e_arl, lb_a2, cc.pad, j.floor)
                            : may_win(k, mu, vu, j.rk, j.kp * j.e.e_v, j.e.e_ark, lb_a2, cc.pad, j.floor);
     if (!keep && cc.debug) tally.violations += group_gain<1>(f, j, i, k) >= j.floor;
@@ -953,7 +958,8 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     CLOCK_MARK(mark);
     const Tables tb = TABLES;
     if (threadIdx.x < count)
-        jobs[threadIdx.x] = cascade_job(first + threadIdx.x, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g, pad);
+        jobs[threadIdx.x] = cascade_job<true>(first + threadIdx.x, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g,
+                                              pad);
     if (threadIdx.x == 0) { sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0; }
     __syncthreads();
     const Cascade cc = {pad, prune_min, fine_min, debug, w_uniform > 0.0};
@@ -1043,8 +1049,8 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     for (int g0 = 0; g0 < n_widths; g0 += W_GROUP) {
         const int count = min(W_GROUP, n_widths - g0);
         if (threadIdx.x < count)
-            jobs[threadIdx.x] = cascade_job(first_width + g0 + threadIdx.x, m, n, tb, w_uniform,
-                                            scale, threshold, g, pad);
+            jobs[threadIdx.x] = cascade_job<false>(first_width + g0 + threadIdx.x, m, n, tb, w_uniform,
+                                                   scale, threshold, g, pad);
         __syncthreads();
         if (threadIdx.x == 0)
             for (int q = 0, s = 0; q < count; s += padded(jobs[q].n_shifts), ++q) jobs[q].start = s;

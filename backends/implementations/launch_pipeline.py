@@ -15,15 +15,17 @@ import time
 
 import numpy as np
 
+from backends.implementations.event_clock import EventClock
+
 
 class _Slot:
-    """One stream with its buffers and the events of the pack it runs."""
+    """One stream with its buffers and the clock of the pack it runs."""
 
-    def __init__(self):
+    def __init__(self, timings):
         import pycuda.driver as cuda
 
         self.stream = cuda.Stream()
-        self.events = [cuda.Event() for _ in range(4)]  # start, uploaded, scanned, done
+        self.clock = EventClock(timings, self.stream)
         self.host_in = self.host_out = self.dev_in = self.dev_out = None
         self.on_done = None
 
@@ -46,7 +48,7 @@ class LaunchPipeline:
 
     def __init__(self, timings, depth: int = 2):
         self.timings = timings
-        self.slots = [_Slot() for _ in range(depth)]
+        self.slots = [_Slot(timings) for _ in range(depth)]
         self.turn = 0
 
     def submit(self, pack, launch, on_done):
@@ -62,24 +64,18 @@ class LaunchPipeline:
         slot.reserve(pack.nbytes, pack.out_nbytes)
         pack.write(slot.host_in)
         self.timings["pack"] += time.perf_counter() - start
-        begin, uploaded, scanned, done = slot.events
-        begin.record(slot.stream)
-        cuda.memcpy_htod_async(slot.dev_in, slot.host_in[:pack.nbytes], slot.stream)
-        uploaded.record(slot.stream)
-        launch(pack, int(slot.dev_in), int(slot.dev_out), slot.stream)
-        scanned.record(slot.stream)
-        cuda.memcpy_dtoh_async(slot.host_out[:pack.out_nbytes], slot.dev_out, slot.stream)
-        done.record(slot.stream)
+        with slot.clock.stage("upload"):
+            cuda.memcpy_htod_async(slot.dev_in, slot.host_in[:pack.nbytes], slot.stream)
+        with slot.clock.stage("chi2_scan"):
+            launch(pack, int(slot.dev_in), int(slot.dev_out), slot.stream)
+        with slot.clock.stage("download"):
+            cuda.memcpy_dtoh_async(slot.host_out[:pack.out_nbytes], slot.dev_out, slot.stream)
         slot.on_done = on_done
 
     def _retire(self, slot):
         if slot.on_done is None:
             return
-        begin, uploaded, scanned, done = slot.events
-        done.synchronize()
-        self.timings["upload"] += uploaded.time_since(begin) / 1e3
-        self.timings["chi2_scan"] += scanned.time_since(uploaded) / 1e3
-        self.timings["download"] += done.time_since(scanned) / 1e3
+        slot.clock.settle()
         on_done, slot.on_done = slot.on_done, None
         on_done(slot.host_out)
 
@@ -93,4 +89,5 @@ class LaunchPipeline:
         so no copy outlives its buffers."""
         for slot in self.slots:
             slot.stream.synchronize()
+            slot.clock.drop()
             slot.on_done = None
