@@ -849,7 +849,7 @@ __device__ __forceinline__ void fold_order(const double *t, int n, int nb, const
     __syncthreads();
     bucket_sort_n([=](int i) { return fold_phase(__ldg(t + i), period); }, keys + at, idx, n, count, nb);
     if (ORDER_SHARED)
-        for (int i = threadIdx.x; i < n; i += BLOCK) order[(size_t)blockIdx.x * n + i] = idx[i];
+        for (int i = threadIdx.x; i < n; i += BLOCK) order[at + i] = idx[i];
 }
 
 // 32 registers: two 1,024-thread blocks per SM
