@@ -3,9 +3,11 @@ stand-in backends."""
 
 import contextlib
 import importlib.util
+import itertools
 import json
 import os
 import stat
+import types
 
 import numpy as np
 import pytest
@@ -69,6 +71,53 @@ def fake_pycuda(monkeypatch, driver):
     monkeypatch.setitem(sys.modules, "pycuda", SimpleNamespace(driver=driver))
     monkeypatch.setitem(sys.modules, "pycuda.driver", driver)
     return driver
+
+
+class FakeDriver(types.ModuleType):
+    """pycuda.driver as the launch pipeline uses it, on host memory; ``memory``
+    maps fake device addresses to byte arrays; events tick a clock by one ms."""
+
+    def __init__(self):
+        super().__init__("pycuda.driver")
+        self.memory, self.copies, self.clock = {}, [], itertools.count()
+        driver = self
+
+        class Stream:
+            def synchronize(self):
+                pass
+
+        class Event:
+            def record(self, stream=None):
+                self.tick, self.stream = next(driver.clock), stream
+
+            def synchronize(self):
+                pass
+
+            def time_since(self, start):
+                assert start.stream is self.stream  # events of one stream only
+                return float(self.tick - start.tick)  # ms: one per event recorded between them
+
+        class Alloc:
+            def __init__(self, size):
+                self.address = (len(driver.memory) + 1) << 40
+                driver.memory[self.address] = np.zeros(size, np.uint8)
+
+            def __int__(self):
+                return self.address
+
+        self.Stream, self.Event, self.mem_alloc = Stream, Event, Alloc
+        self.pagelocked_empty = lambda size, dtype: np.zeros(size, dtype)
+
+    def memcpy_htod_async(self, dest, src, stream):
+        self.copies.append(src.size)
+        self.memory[int(dest)][:src.size] = src
+
+    def memcpy_dtoh_async(self, dest, src, stream):
+        dest[:] = self.memory[int(src)][:dest.size]
+
+    def at(self, pointer, dtype, count):
+        base = pointer >> 40 << 40
+        return np.frombuffer(self.memory[base], dtype, count, pointer - base)
 
 
 def gpu_available():

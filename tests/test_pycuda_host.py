@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import fake_pycuda
+from conftest import FakeDriver, fake_pycuda
 
 import backends
 from backends import kernel_cache
@@ -563,28 +563,8 @@ def test_launch_pipeline_times_each_pack_on_its_stream_and_retires_in_order(monk
     from backends.implementations.launch_pipeline import LaunchPipeline
     from backends.protocol import StageTimes
 
-    log, clock = [], iter(range(1000))
-
-    class Stream:
-        def synchronize(self):
-            log.append("sync")
-
-    class Event:
-        def record(self, stream=None):
-            self.at, self.stream = next(clock), stream
-
-        def synchronize(self):
-            pass
-
-        def time_since(self, start):
-            assert start.stream is self.stream  # one stream's events only
-            return float(self.at - start.at)  # ms
-
-    fake_driver(monkeypatch, Stream=Stream, Event=Event, mem_alloc=lambda n: 4096,
-                pagelocked_empty=lambda n, dtype: np.zeros(n, dtype),
-                memcpy_htod_async=lambda dev, host, stream: None,
-                memcpy_dtoh_async=lambda host, dev, stream: None)
-    timings = StageTimes()
+    fake_pycuda(monkeypatch, FakeDriver())
+    log, timings = [], StageTimes()
     pipe = LaunchPipeline(timings, depth=2)
     pack = SimpleNamespace(nbytes=8, out_nbytes=4, write=lambda buffer: None)
     launch = lambda pack, dev_in, dev_out, stream: log.append(("launch", stream))  # noqa: E731

@@ -2,11 +2,10 @@
 search_many per chunk, TLS's results from ``backends.statistics``) on the cpu
 backend, and ``simple``'s packed host path on a stand-in for the driver."""
 
-import types
 
 import numpy as np
 import pytest
-from conftest import box_light_curve, fake_pycuda
+from conftest import FakeDriver, box_light_curve, fake_pycuda
 
 import backends
 from backends import BatchError, packing, search_batch
@@ -87,52 +86,6 @@ def test_a_failing_results_step_is_that_curves_error(curves, monkeypatch):
 
 
 # ---- simple's packed path on a stand-in driver: layout, streams, scatter, grouping --------------
-
-class FakeDriver(types.ModuleType):
-    """pycuda.driver as the pipeline uses it, on host memory; ``memory`` maps
-    fake device addresses to byte arrays."""
-
-    def __init__(self):
-        super().__init__("pycuda.driver")
-        self.memory, self.copies = {}, []
-        driver = self
-
-        class Stream:
-            def synchronize(self):
-                pass
-
-        class Event:
-            def record(self, stream):
-                pass
-
-            def synchronize(self):
-                pass
-
-            def time_since(self, other):
-                return 1.0
-
-        class Alloc:
-            def __init__(self, size):
-                self.address = (len(driver.memory) + 1) << 40
-                driver.memory[self.address] = np.zeros(size, np.uint8)
-
-            def __int__(self):
-                return self.address
-
-        self.Stream, self.Event, self.mem_alloc = Stream, Event, Alloc
-        self.pagelocked_empty = lambda size, dtype: np.zeros(size, dtype)
-
-    def memcpy_htod_async(self, dest, src, stream):
-        self.copies.append(src.size)
-        self.memory[int(dest)][:src.size] = src
-
-    def memcpy_dtoh_async(self, dest, src, stream):
-        dest[:] = self.memory[int(src)][:dest.size]
-
-    def at(self, pointer, dtype, count):
-        base = pointer >> 40 << 40
-        return np.frombuffer(self.memory[base], dtype, count, pointer - base)
-
 
 @pytest.fixture()
 def fake_simple(monkeypatch):
