@@ -75,7 +75,7 @@ BREAKPOINT_GRID = 128  # candidate piece boundaries per template (DP cost K * gr
 LINE_PIECES = 6  # pieces of the linear bound (cpu's fine stage): K2- to 78-day-size templates
 
 # Work counters of one search, in the order the scans count them (the first
-# and seventh on the host, ``add_work``): shifts visited, passing the depth
+# and seventh on the host, ``host_work``): shifts visited, passing the depth
 # filter, surviving the one-piece bound, surviving the K-piece bound (linear
 # pieces; pruned's shared layout: constant pieces) (= exact dot products beside
 # the seeds), the seeds' exact dot products, multiply-adds of all exact dot
@@ -89,18 +89,23 @@ class BoundViolation(AssertionError):
     """Debug mode found a skipped shift whose exact gain beat its bound."""
 
 
-def add_work(work, device_counts, plan, lo, hi, debug: bool) -> None:
-    """Add a batch's counters to ``work`` (a backend's ``WorkCounts``): the
-    scan's own, plus shifts and brute force's multiply-adds, which the host
-    knows from the width windows [lo, hi). Raises ``BoundViolation`` in debug
-    mode when a skipped shift beat its bound."""
+def host_work(plan, lo, hi) -> dict:
+    """The counters the host knows from the width windows [lo, hi): shifts
+    visited and brute force's multiply-adds (a GPU backend counts them while
+    the device runs)."""
     from backends.scan_jobs import shift_counts, window_sum
 
     tp = plan.templates
     m, n = plan.lc.size + tp.maxwidth, plan.lc.size
-    counts = dict(zip(COUNTERS, (int(v) for v in device_counts)))
-    counts["shifts"] = window_sum(shift_counts(tp.widths, tp.strides, m, n), lo, hi)
-    counts["brute_force_macs"] = window_sum(shift_counts(tp.widths, tp.strides, m) * tp.lengths, lo, hi)
+    return {"shifts": window_sum(shift_counts(tp.widths, tp.strides, m, n), lo, hi),
+            "brute_force_macs": window_sum(shift_counts(tp.widths, tp.strides, m) * tp.lengths, lo, hi)}
+
+
+def add_work(work, device_counts, known: dict, debug: bool) -> None:
+    """Add a batch's counters to ``work`` (a backend's ``WorkCounts``): the
+    scan's own, then ``known`` (``host_work``) in place of the host's. Raises
+    ``BoundViolation`` in debug mode when a skipped shift beat its bound."""
+    counts = {**dict(zip(COUNTERS, (int(v) for v in device_counts))), **known}
     for name, value in counts.items():
         work[name] += value
     if debug and counts["bound_violations"]:

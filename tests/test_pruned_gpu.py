@@ -117,6 +117,24 @@ def test_counters_deterministic_and_batching_invariant(case, layout, monkeypatch
     assert runs[0] == runs[1]
 
 
+def test_seeds_from_shared_memory_are_the_per_width_blocks_seeds(case, monkeypatch):
+    """pruned_seed_shared (one block per period, the cumulative flux copied to
+    shared memory) and pruned_seed (a block per width, global memory) give
+    the same thresholds: the same fits and the same work."""
+    from backends.implementations import pruned as module
+
+    plan, periods, ref, cpu_work = case
+    runs = []
+    for limit in (module.SEED_CS_BYTES, 0):
+        monkeypatch.setattr(module, "SEED_CS_BYTES", limit)
+        gpu = pruned(layout="global")
+        assert_exact_stats(gpu.search(plan, periods), ref)
+        runs.append(dict(gpu.work))
+        used = gpu._seed_shared(plan.lc.size + plan.templates.maxwidth, gpu._block(plan.lc.size))
+        assert (used > 0) == (limit > 0 and plan.lc.size < 20000)  # large-n: 28,800 points do not fit
+    assert runs[0] == runs[1] and runs[0]["seed_dots"] == cpu_work["seed_dots"]
+
+
 def test_queued_batches_give_one_batch_results_progress_and_device_stage_times(layout, monkeypatch):
     """Batches of 7 periods queued two at a time (their scratch reused from the
     pool in stream order) give one batch's fits bit for bit; progress counts

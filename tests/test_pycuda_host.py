@@ -277,7 +277,7 @@ def test_template_tables_go_up_in_one_copy_in_the_kernels_order(monkeypatch, sma
     tp = small_plan[0].templates
     for gpu, names in ((basic.BasicBackend(), base.TEMPLATE_NAMES),
                        (thrust.ThrustBackend(), base.TEMPLATE_NAMES + thrust.PHASE_NAMES),
-                       (module.PrunedBackend(), module.TABLE_NAMES)):
+                       (module.PrunedBackend(scan_jobs=2), module.TABLE_NAMES + ("group_of", "group_start"))):
         device = FakeMemory(monkeypatch)
         tables = gpu.device_templates(tp)
         assert len(device.copies) == 1 and set(names) <= set(tables.offsets)
@@ -288,13 +288,16 @@ def test_template_tables_go_up_in_one_copy_in_the_kernels_order(monkeypatch, sma
             assert np.array_equal(found, sections[name].ravel())
     assert np.array_equal(sections["widths"], tp.widths) and sections["widths"].dtype == np.int32
     assert np.array_equal(sections["s_max"], module.pruning.depth_limits(tp.widths, tp.depth_min))
+    for got, want in zip((sections["group_of"], sections["group_start"]), module.width_groups(tp.strides, 2)):
+        assert np.array_equal(got, want)
 
 
 def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatch):
     """search_batches launches batch k + 1 before it waits for batch k, never
     more than two ahead of the host; progress counts a batch once the device
     has finished it; each batch's arguments point at its own part of the
-    search's per-period arrays; the stage clock is settled once, before the results."""
+    search's per-period arrays; the host's counts are made once, while the
+    device runs; the stage clock is settled once, before the results."""
     import contextlib
 
     from backends.implementations import pruned as module
@@ -320,16 +323,18 @@ def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatc
     monkeypatch.setattr(gpu, "_scan_arrays", lambda *args: arrays)
     monkeypatch.setattr(gpu, "_queue_batch", lambda state, batch, clock: log.append(
         ("queue", batch.size, *batch.args("periods", "hi", "starts", "gain", "counters"))))
-    monkeypatch.setattr(gpu, "_results", lambda plan, whole, lo, hi: log.append("results") or whole)
+    monkeypatch.setattr(module.pruning, "host_work", lambda plan, lo, hi: log.append("host work") or {"shifts": 7})
+    monkeypatch.setattr(gpu, "_results", lambda plan, whole, known: log.append(("results", known)) or whole)
     done = lambda k: log.append(("done", k))  # noqa: E731
     assert gpu.search_batches(None, None, periods, None, None, progress=done) is arrays
     assert log == [  # job offsets and counters: the search's own, from 0, in every batch
         ("queue", 4, ("periods", 0), ("hi", 0), ("starts", 0), ("gain", 0), ("counters", 0)),
+        "host work",  # counted while the device runs the first batch
         ("queue", 4, ("periods", 4), ("hi", 4), ("starts", 0), ("gain", 4), ("counters", 0)),
         ("wait", 0), ("done", 4),
         ("queue", 2, ("periods", 8), ("hi", 8), ("starts", 0), ("gain", 8), ("counters", 0)),
         ("wait", 1), ("done", 4), ("wait", 2), ("done", 2),
-        "settle", "results",
+        "settle", ("results", {"shifts": 7}),
     ]
 
 
@@ -450,18 +455,16 @@ def test_pruned_scan_arrays_go_up_in_one_copy_and_come_back_in_one(monkeypatch, 
     if not shared:
         assert arrays.groups == 3  # pruned_scan's blocks per period: widths 1-3 are groups (1), (2), (3)
         assert data[at["starts"]:at["starts"] + 16].view(np.int32).tolist() == [0, 3, 6, 9]
-        assert data[at["group_start"]:at["group_start"] + 16].view(np.int32).tolist() == [0, 2, 3, 4]
         assert not data[at["threshold"]:at["threshold"] + 24].any()
     assert not data[at["counters"]:at["counters"] + 8 * len(module.pruning.COUNTERS)].any()
     device.data[at["gain"]:at["gain"] + 24] = np.array([1.0, 2.0, 3.0]).tobytes()
     device.data[at["index"]:at["index"] + 12] = np.array([1, -1, 0], np.int32).tobytes()
     device.data[at["depth"]:at["depth"] + 24] = np.array([0.9, 0.0, 0.8]).tobytes()
     plan = SimpleNamespace(lc=SimpleNamespace(chi2_flat=10.0), templates=SimpleNamespace(rows=np.array([4, 6])))
-    monkeypatch.setattr(module.pruning, "add_work", lambda work, counts, *args: work.update(seen=counts.tolist()))
-    stats = gpu._results(plan, arrays, lo, hi)
+    stats = gpu._results(plan, arrays, {"shifts": 40, "brute_force_macs": 50})
     assert device.copies[1][0] == "dtoh" and len(device.copies) == 2
     assert stats.chi2.tolist() == [9.0, 8.0, 7.0] and stats.rows.tolist() == [6, 0, 4]
-    assert gpu.work["seen"] == [0] * len(module.pruning.COUNTERS)
+    assert gpu.work == {**dict.fromkeys(module.pruning.COUNTERS, 0), "shifts": 40, "brute_force_macs": 50}
 
 
 def test_width_groups_are_runs_of_one_stride_cut_at_the_block_size():
@@ -485,6 +488,17 @@ def test_pruned_fold_sorts_in_shared_memory_where_order_and_enough_buckets_fit(m
     assert module.fold_buckets(28000) == (24576, False)  # the order in global memory, the usual buckets
     monkeypatch.setattr(module, "FOLD_ORDER_BYTES", 0)
     assert module.fold_buckets(100) == (100, False)
+
+
+def test_pruned_seeds_copy_the_cumulative_flux_to_shared_memory_where_it_fits(monkeypatch):
+    from backends.implementations import pruned as module
+
+    gpu = module.PrunedBackend()
+    monkeypatch.setattr(gpu, "shared_limit", lambda kernel, block: 200 << 10)
+    assert gpu._seed_shared(20159, 256) == 8 * 20160  # TESS-like: m + 1 doubles
+    assert gpu._seed_shared(25600, 256) == 0  # 204,808 bytes: over the device's limit
+    monkeypatch.setattr(module, "SEED_CS_BYTES", 8 * 101)
+    assert gpu._seed_shared(100, 256) == 808 and gpu._seed_shared(101, 256) == 0
 
 
 def test_pruned_folds_each_batch_of_the_global_layout_with_its_own_size(monkeypatch):
@@ -578,3 +592,14 @@ def test_launch_pipeline_times_each_pack_on_its_stream_and_retires_in_order(monk
     pipe.abandon()
     pipe.drain()
     assert "never" not in log and timings["upload"] == 3e-3
+
+
+def test_width_groups_are_built_once_per_strides_and_block_size():
+    from backends.implementations.pruned import GROUPS, cached_groups, width_groups
+
+    before = GROUPS.builds
+    first = cached_groups([1, 1, 2], 2)
+    assert cached_groups(np.array([1, 1, 2], np.int32), 2) is first and GROUPS.builds == before + 1
+    assert [g.tolist() for g in cached_groups([1, 1, 2], 1)] == [g.tolist() for g in width_groups([1, 1, 2], 1)]
+    assert [g.tolist() for g in cached_groups([1, 2, 2], 2)] == [[0, 1, 1, 2], [0, 1, 3]]
+    assert GROUPS.builds == before + 3

@@ -11,7 +11,8 @@
 //   pruned_fold (fold, bucket_sort.cuh with its counts in shared memory: the
 //   samples' phase order), pruned_prefix (prefix sums of the patched fold,
 //   gathered in that order),
-//   pruned_seed (one block per (period, width slot)) and pruned_scan (one block
+//   pruned_seed (one block per (period, width slot); pruned_seed_shared, one
+//   per period, where the cumulative flux fits in shared memory) and pruned_scan (one block
 //   per group of a period's widths of one stride, their shifts interleaved),
 //   then reduce_jobs (job_reduce.cuh) per period.
 // The cascade of a shift (scan_group): depth filter and one-piece bound (which
@@ -49,6 +50,9 @@
 #define EXACT_TILE 2  // survivors per warp at a time of one job's long template (pruned_scan; 4 spills, NOTES.md step 26)
 #endif
 #define TILE_MIN_LENGTH 64  // templates from this long take exact_tiles
+#ifndef SEED_BLOCK
+#define SEED_BLOCK 1024  // pruned_seed_shared's threads (pruned.py's SEED_BLOCK sets it)
+#endif
 #ifndef SCAN_JOBS
 #define SCAN_JOBS 8  // widths per pruned_scan block at most (pruned.py's SCAN_JOBS sets it)
 #endif
@@ -314,6 +318,32 @@ __device__ __forceinline__ Deepest deepest_box(const Fold &f, const Job &j, int 
         if (sum <= s_max && sum < mine.sum) mine = {sum, i};
     }
     return mine;
+}
+
+// The seeds of widths first .. first + count - 1 of one period, a warp per
+// width (warp q of ``warps`` takes widths q, q + warps, ...): the width's
+// deepest box, then its exact gain; the largest positive gain goes into
+// *threshold (as its bits: positive doubles order as their bits), lane 0
+// counts the seeds and their multiply-adds.
+__device__ __forceinline__ void warp_seeds(const Fold &f, int first, int count, int m, int n, const Tables &tb,
+                                           double w_uniform, int warps, unsigned long long *threshold,
+                                           unsigned long long &seeds, unsigned long long &macs)
+{
+    const int lane = threadIdx.x % 32;
+    for (int q = threadIdx.x / 32; q < count; q += warps) {
+        const Job j = job_of(first + q, m, n, tb, w_uniform);
+        Deepest top = deepest_box(f, j, lane, 32);
+        for (int o = 16; o > 0; o >>= 1)
+            top = deeper(top, {__shfl_xor_sync(0xffffffffu, top.sum, o),
+                               __shfl_xor_sync(0xffffffffu, top.i, o)});
+        if (top.i < 0) continue;
+        const double gain = group_gain<32>(f, j, top.i, box_depth(f, j, top.i) * j.kscale);
+        if (lane == 0) {
+            if (gain > 0.0) atomicMax(threshold, (unsigned long long)__double_as_longlong(gain));
+            ++seeds;
+            macs += j.length;
+        }
+    }
 }
 
 // Whether a shift's gain can reach ``floor``: its bound 2k UB_AR - k^2 LB_A2
@@ -928,6 +958,35 @@ pruned_seed(const double *rw, const double *w, const double *cs, const double *p
     }
 }
 
+// pruned_seed's seeds, one block of SEED_BLOCK threads per period b, from a
+// copy of its cumulative flux in shared memory (8 (m + 1) bytes: TESS-size
+// folds), a warp per width: a strided width's shifts each took a whole
+// 32-byte sector from L2 for 8 bytes in pruned_seed.
+extern "C" __global__ void __launch_bounds__(SEED_BLOCK)
+pruned_seed_shared(const double *rw, const double *w, const double *cs, int m, int n, const int *lo,
+                   const int *hi, TABLE_PARAMS, double w_uniform, unsigned long long *threshold,
+                   unsigned long long *counters)
+{
+    extern __shared__ double smem[];
+    __shared__ unsigned long long top;
+    const int b = blockIdx.x;
+    const double *from = cs + (size_t)b * (m + 1);
+    for (int i = threadIdx.x; i <= m; i += SEED_BLOCK) smem[i] = from[i];
+    if (threadIdx.x == 0) top = 0;
+    __syncthreads();
+    const size_t fb = (size_t)b * m;
+    const Fold f = {rw + fb, w ? w + fb : nullptr, smem, nullptr, nullptr, nullptr, nullptr, nullptr, 0.5 * m};
+    const Tables tb = TABLES;
+    unsigned long long seeds = 0, macs = 0;
+    warp_seeds(f, lo[b], hi[b] - lo[b], m, n, tb, w_uniform, SEED_BLOCK / 32, &top, seeds, macs);
+    if (seeds) {
+        atomicAdd(counters + SEED_DOTS, seeds);
+        atomicAdd(counters + EXACT_MACS, macs);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) threshold[b] = top;
+}
+
 // One block per group of widths of one period: the widths group_start[k] ..
 // group_start[k + 1] - 1 (at most SCAN_JOBS consecutive widths of one stride,
 // so their interleaved takes cover the same samples; group_of: a width's
@@ -988,7 +1047,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     __shared__ ScanQueues sq;
     __shared__ double scale[4];
     __shared__ unsigned long long threshold;
-    const int b = blockIdx.x, lane = threadIdx.x % 32;
+    const int b = blockIdx.x;
     const bool uniform = w_uniform > 0.0;
     CLOCK_MARK(mark);
     double *rw = smem, *cs = rw + m, *pu = cs + (m + 1), *pu2 = pu + (m + 1);
@@ -1027,20 +1086,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     const int first_width = lo[b], n_widths = hi[b] - first_width;
     Tally tally = {0, 0, 0};
     unsigned long long seeds = 0;
-    for (int q = threadIdx.x / 32; q < n_widths; q += BLOCK / 32) {
-        const Job j = job_of(first_width + q, m, n, tb, w_uniform);
-        Deepest top = deepest_box(f, j, lane, 32);
-        for (int o = 16; o > 0; o >>= 1)
-            top = deeper(top, {__shfl_xor_sync(0xffffffffu, top.sum, o),
-                               __shfl_xor_sync(0xffffffffu, top.i, o)});
-        if (top.i < 0) continue;
-        const double gain = group_gain<32>(f, j, top.i, box_depth(f, j, top.i) * j.kscale);
-        if (lane == 0) {
-            if (gain > 0.0) atomicMax(&threshold, (unsigned long long)__double_as_longlong(gain));
-            ++seeds;
-            tally.macs += j.length;
-        }
-    }
+    warp_seeds(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs);
     __syncthreads();
     CLOCK_ADD(CLOCK_SEEDS, mark);
 

@@ -575,7 +575,7 @@ class CPUBackend(TLSBackend):
             numba.get_num_threads(),  # an argument: called inside, it stops numba caching the function
             state.walk, max_listed(plan, lo, hi),
         )
-        pruning.add_work(self.work, counts, plan, lo, hi, self.debug)
+        pruning.add_work(self.work, counts, pruning.host_work(plan, lo, hi), self.debug)
         return PeriodStats.from_gains(plan, gain, index, depth)
 
     def max_batch_periods(self, plan):

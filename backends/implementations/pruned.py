@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from backends import pruning
+from backends.bounded_cache import BoundedCache
 from backends.implementations.event_clock import EventClock, mark
 from backends.implementations.pycuda_base import OUTS, PyCUDABackend
 from backends.implementations.staged import Staged
@@ -45,6 +46,8 @@ FOLD_ORDER_BYTES = 110 << 10  # pruned_fold's order and counts in shared memory 
 POOL_KEEP_BYTES = 1 << 28  # pool memory kept across light-curve shapes (a K2-size search holds < 1 MB)
 BATCH_BYTES = 8 << 30  # device memory a batch may take (and at most half the free memory): 78-day 89 -> 81.5 ms from 4 GiB (16: 78 ms)
 SCAN_JOBS = 8  # widths per pruned_scan block at most (pruned.cu's SCAN_JOBS, set from here)
+SEED_BLOCK = 1024  # threads of pruned_seed_shared (a warp per width: TLS's grids allow ~32 per period)
+SEED_CS_BYTES = 227 << 10  # pruned_seed_shared's copy of the cumulative flux up to this (and the device's limit)
 SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1,024 spill)
 LAYOUTS = ("auto", "shared", "global")
 # Template lengths below which the bounds (prune_min) or the K-piece bound
@@ -85,6 +88,15 @@ def width_groups(strides, per_block):
             np.append(group_start, strides.size).astype(np.int32))
 
 
+GROUPS = BoundedCache(maxsize=16)  # width_groups per (strides, widths per block): ~0.14 ms per search on the H100 hosts
+
+
+def cached_groups(strides, per_block):
+    """``width_groups``, kept for the next search with the same strides."""
+    strides = np.asarray(strides, np.int64)
+    return GROUPS.get((strides.tobytes(), per_block), lambda: width_groups(strides, per_block))
+
+
 @dataclass
 class PrunedState:
     """The plan on the device (``DeviceState``; its tables hold the pruning
@@ -101,9 +113,10 @@ PER_PERIOD = ("periods", "lo", "hi", "threshold", "gain", "index", "depth")  # S
 class ScanArrays:
     """One search's arrays on the device, in one ``Staged`` allocation from
     the pool: per period (``PER_PERIOD``: periods, width windows, thresholds,
-    ``OUTS``), the ``width_groups`` and offsets ``starts`` of each period's
-    pruned_scan blocks (``groups`` per period; ``slots`` widths per period
-    for the seeds) and the work ``counters``; plus the cascade's constants.
+    ``OUTS``), the offsets ``starts`` of each period's pruned_scan blocks
+    (``groups`` per period, of the ``width_groups`` in the template tables;
+    ``slots`` widths per period for the seeds) and the work ``counters``;
+    plus the cascade's constants.
     ``view`` is a batch's part: ``arg(name)`` then points at the batch's
     first period."""
 
@@ -199,8 +212,10 @@ class PrunedBackend(PyCUDABackend):
             line_terms=(np.column_stack([np.abs(pc.line_c).sum(axis=1), np.abs(pc.line_slope).sum(axis=1),
                                          pc.line_defects]), f64),
         )
+        group_of, group_start = cached_groups(tp.strides, self.scan_jobs)
         return [*super().template_sections(tp),
-                *((name, np.ascontiguousarray(v, dtype)) for name, (v, dtype) in tables.items())]
+                *((name, np.ascontiguousarray(v, dtype)) for name, (v, dtype) in tables.items()),
+                ("group_of", group_of), ("group_start", group_start)]
 
     @staticmethod
     def shared_doubles(plan) -> int:
@@ -282,7 +297,7 @@ class PrunedBackend(PyCUDABackend):
         return CHUNK_PER_THREAD * (block if block <= SHARED_BLOCK else 256)
 
     def kernel_defines(self, block):
-        return {"CHUNK": self.chunk(block), "SCAN_JOBS": SCAN_JOBS}
+        return {"CHUNK": self.chunk(block), "SCAN_JOBS": SCAN_JOBS, "SEED_BLOCK": SEED_BLOCK}
 
     @staticmethod
     def _table_args(state) -> tuple:
@@ -305,16 +320,19 @@ class PrunedBackend(PyCUDABackend):
         arrays = self._scan_arrays(state, periods, lo, hi)
         clock = EventClock(self.timings)
         in_flight = collections.deque()
+        known = None
         for start in range(0, arrays.size, step):
             batch = arrays.view(start, min(start + step, arrays.size))
             self._queue_batch(state, batch, clock)
             in_flight.append((mark(), batch.size))
+            if known is None:  # while the device runs the first batch
+                known = pruning.host_work(plan, lo, hi)
             if len(in_flight) > 1:
                 self._wait(*in_flight.popleft(), progress)
         while in_flight:
             self._wait(*in_flight.popleft(), progress)
         clock.settle()
-        return self._results(plan, arrays, lo, hi)
+        return self._results(plan, arrays, known or pruning.host_work(plan, lo, hi))
 
     @staticmethod
     def _wait(done, size, progress):
@@ -338,8 +356,9 @@ class PrunedBackend(PyCUDABackend):
         arrays = self._scan_arrays(state, periods, lo, hi)
         clock = EventClock(self.timings)
         self._scan(state, folded, arrays, clock)
+        known = pruning.host_work(state.base.plan, lo, hi)  # while the device runs
         clock.settle()
-        return self._results(state.base.plan, arrays, lo, hi)
+        return self._results(state.base.plan, arrays, known)
 
     def _scan_arrays(self, state, periods, lo, hi) -> ScanArrays:
         """``ScanArrays`` of ``periods``, uploaded in one copy before any launch
@@ -350,9 +369,9 @@ class PrunedBackend(PyCUDABackend):
         b = len(periods)
         slots = max(1, int(np.max(hi - lo, initial=0)))  # widths per period (pruned.cu's jobs by index)
         global_layout = not state.shared  # pruned_period reads no groups, block offsets or thresholds
-        group_of, group_start, groups = np.zeros(0, np.int32), np.zeros(0, np.int32), 1
+        groups = 1
         if global_layout:
-            group_of, group_start = width_groups(state.base.plan.templates.strides, self.scan_jobs)
+            group_of, _ = cached_groups(state.base.plan.templates.strides, self.scan_jobs)
             last = np.maximum(hi - 1, lo)  # an empty window's: lo (its blocks do nothing)
             groups = max(1, int(np.max(group_of[last] - group_of[lo] + 1, initial=1)))
         starts = np.arange(b + 1 if global_layout else 0, dtype=np.int32) * groups
@@ -360,17 +379,17 @@ class PrunedBackend(PyCUDABackend):
         staged = Staged([
             ("periods", np.asarray(periods, np.float64)), ("lo", np.asarray(lo, np.int32)),
             ("hi", np.asarray(hi, np.int32)), ("starts", starts), ("threshold", threshold),
-            ("group_of", group_of), ("group_start", group_start),
             ("counters", np.zeros(len(pruning.COUNTERS), np.uint64)),
             ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
         ], self._allocate)
         cascade = (np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min))
         return ScanArrays(staged, b, slots, cascade, groups)
 
-    def _results(self, plan, arrays, lo, hi):
-        """The search's work counters and ``PeriodStats`` (one copy back; waits for the device)."""
+    def _results(self, plan, arrays, known):
+        """The search's work counters (the device's and ``known``, ``pruning.host_work``)
+        and ``PeriodStats`` (one copy back; waits for the device)."""
         found = arrays.staged.read(("counters", *OUTS))
-        pruning.add_work(self.work, found["counters"], plan, lo, hi, self.debug)
+        pruning.add_work(self.work, found["counters"], known, self.debug)
         return PeriodStats.from_gains(plan, *(found[name] for name in OUTS))
 
     def _scan(self, state, folded, arrays, clock):
@@ -388,6 +407,13 @@ class PrunedBackend(PyCUDABackend):
             *self._table_args(state), np.float64(base.plan.lc.uniform_weight), *arrays.cascade,
             np.int32(self.debug), *arrays.args(*OUTS, "counters"),
             block=(SHARED_BLOCK, 1, 1), grid=(arrays.size, 1), shared=shared)
+
+    def _seed_shared(self, m, block) -> int:
+        """pruned_seed_shared's shared memory for folds of ``m`` samples: its
+        copy of the cumulative flux where it fits (SEED_CS_BYTES, the device),
+        else 0 (pruned_seed: a block per width, from global memory)."""
+        need = 8 * (m + 1)
+        return need if need <= min(SEED_CS_BYTES, self.shared_limit("pruned_seed_shared", block)) else 0
 
     def _scan_global(self, state, folded, arrays, clock):
         """Prefix sums, seeds (a block per (period, width)), the cascade (a
@@ -416,12 +442,18 @@ class PrunedBackend(PyCUDABackend):
         data = (rw, wf, *prefix)
         windows = (*arrays.args("lo", "hi"), np.int32(arrays.slots))
         with clock.stage("chi2_scan.seed"):
-            self.function("pruned_seed", block)(*data, np.int32(m), np.int32(n), *windows, *tables, w_uniform,
-                                                *arrays.args("threshold", "counters"),
-                                                block=(block, 1, 1), grid=(b * arrays.slots, 1))
+            seeds = self._seed_shared(m, block)
+            if seeds:
+                self.function("pruned_seed_shared", block, seeds)(
+                    rw, wf, prefix[0], np.int32(m), np.int32(n), *arrays.args("lo", "hi"), *tables, w_uniform,
+                    *arrays.args("threshold", "counters"), block=(SEED_BLOCK, 1, 1), grid=(b, 1), shared=seeds)
+            else:
+                self.function("pruned_seed", block)(*data, np.int32(m), np.int32(n), *windows, *tables, w_uniform,
+                                                    *arrays.args("threshold", "counters"),
+                                                    block=(block, 1, 1), grid=(b * arrays.slots, 1))
         with clock.stage("chi2_scan.cascade"):
             self.function("pruned_scan", block)(*data, pj, scales, np.int32(m), np.int32(n), *arrays.args("lo", "hi"),
-                                                np.int32(arrays.groups), *arrays.args("group_of", "group_start"),
+                                                np.int32(arrays.groups), *base.tables.pointers("group_of", "group_start"),
                                                 *tables, w_uniform, *arrays.cascade,
                                                 arrays.arg("threshold"), np.int32(self.debug), *job_outs,
                                                 arrays.arg("counters"), block=(block, 1, 1), grid=(blocks, 1))
