@@ -85,6 +85,11 @@ __device__ unsigned long long stage_clocks[N_CLOCKS];
 #define CLOCK_COUNT(slot)
 #endif
 
+// Dynamic shared memory, declared once: block-scope declarations in the
+// extern "C" kernels and in fold_order's template differed in linkage (nvcc
+// warning 1556).
+extern __shared__ double smem[];
+
 // counter slots, as backends.pruning.COUNTERS
 enum { SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_MACS, VIOLATIONS };
 
@@ -871,7 +876,6 @@ template <bool ORDER_SHARED>
 __device__ __forceinline__ void fold_order(const double *t, int n, int nb, const double *periods, double *keys,
                                            int *order)
 {
-    extern __shared__ double smem[];
     const size_t at = (size_t)blockIdx.x * n;
     int *count = (int *)smem, *idx = ORDER_SHARED ? count + nb : order + at;
     const double period = periods[blockIdx.x];
@@ -967,7 +971,6 @@ pruned_seed_shared(const double *rw, const double *w, const double *cs, int m, i
                    const int *hi, TABLE_PARAMS, double w_uniform, unsigned long long *threshold,
                    unsigned long long *counters)
 {
-    extern __shared__ double smem[];
     __shared__ unsigned long long top;
     const int b = blockIdx.x;
     const double *from = cs + (size_t)b * (m + 1);
@@ -1042,7 +1045,6 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
               double w_uniform, double g, double pad, int prune_min, int fine_min, int debug,
               double *gain_out, int *index_out, double *depth_out, unsigned long long *counters)
 {
-    extern __shared__ double smem[];
     __shared__ Job jobs[W_GROUP];
     __shared__ ScanQueues sq;
     __shared__ double scale[4];
