@@ -417,8 +417,8 @@ __device__ __forceinline__ void piece_sums(const int *bounds, const double *inv_
 struct Cascade {
     double pad;
     int prune_min, fine_min, debug;
-    bool uniform;
-    double w0;  // the weight, uniform weights
+    double w0;  // the weight with uniform weights, else 0
+    __device__ __forceinline__ bool uniform() const { return w0 > 0.0; }
 };
 
 // Offer an exact gain to the running best fit.
@@ -514,7 +514,7 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
         line_terms(f, j, tb, i, mu, vu);
     else
         piece_sums(bw, nw, tb.c + j.wi * tb.k_max, j.kp, f.pu, f.pu2, i, mu, vu);
-    if (!cc.uniform) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
+    if (!cc.uniform()) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
     const double lb_a2 = a2_floor(j.a2u, mw, vw, j.rk2, j.kp * j.e.e_vw, j.e.e_a2k);
     // f.pj tested again, not its constants carried from the branch above: 16 bytes more of pruned_scan's spills
     const bool keep = f.pj ? may_win(k, mu, vu, j.rl, j.e_vl, j.e_arl, lb_a2, cc.pad, j.floor)
@@ -730,7 +730,7 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
             }
             constexpr int at_once = INTERLEAVED ? 1 : GRAB_ITEMS;
             const Job &j = INTERLEAVED ? jobs[g] : one;  // interleaved: from shared memory, a job per take
-            if (cc.uniform)
+            if (cc.uniform())
                 take<true, at_once>(f, j, g, shift, cc, sq, tally);
             else
                 take<false, at_once>(f, j, g, shift, cc, sq, tally);
@@ -1041,7 +1041,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
                                               pad);
     if (threadIdx.x == 0) { sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0; }
     __syncthreads();
-    const Cascade cc = {pad, prune_min, fine_min, debug, w_uniform > 0.0, w_uniform};
+    const Cascade cc = {pad, prune_min, fine_min, debug, w_uniform};
     Best best = {0.0, 0.0, -1, 0x7fffffff};
     Tally tally = {0, 0, 0};
     scan_group<true>(global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2, pj), jobs, count, tb, cc, sq, best, tally);
@@ -1109,7 +1109,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     __syncthreads();
     CLOCK_ADD(CLOCK_SEEDS, mark);
 
-    const Cascade cc = {pad, prune_min, fine_min, debug, uniform, w_uniform};
+    const Cascade cc = {pad, prune_min, fine_min, debug, w_uniform};
     Best best = {0.0, 0.0, -1, 0x7fffffff};
     for (int g0 = 0; g0 < n_widths; g0 += W_GROUP) {
         const int count = min(W_GROUP, n_widths - g0);
