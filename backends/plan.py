@@ -23,19 +23,32 @@ from transitleastsquares.tls_constants import FRACTIONAL_TRANSIT_DURATION_MAX as
 class LightCurve:
     """Cleaned light curve as TLS searches it: absolute times (epoch 0, as TLS
     folds), flux, inverse-variance weights w = 1/dy**2 with dy normalised to
-    mean 1, and the flat-model chi2 (the per-period fallback)."""
+    mean 1, and the flat-model chi2 (the per-period fallback). ``samples``
+    holds t, y and w as the rows of one array, which a GPU backend uploads in
+    one copy without packing them first."""
 
-    t: np.ndarray
-    y: np.ndarray
-    w: np.ndarray
+    samples: np.ndarray
     chi2_flat: float
 
     @classmethod
     def from_arrays(cls, t, y, dy):
-        t = np.ascontiguousarray(t, dtype=np.float64)
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        w = 1.0 / np.ascontiguousarray(dy, dtype=np.float64) ** 2
-        return cls(t=t, y=y, w=w, chi2_flat=float(np.sum((y - 1.0) ** 2 * w)))
+        samples = np.empty((3, np.size(t)))
+        samples[0], samples[1] = t, y
+        samples[2] = 1.0 / np.asarray(dy, dtype=np.float64) ** 2
+        _, y, w = samples
+        return cls(samples, chi2_flat=float(np.sum((y - 1.0) ** 2 * w)))
+
+    @property
+    def t(self) -> np.ndarray:
+        return self.samples[0]
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.samples[1]
+
+    @property
+    def w(self) -> np.ndarray:
+        return self.samples[2]
 
     @property
     def size(self) -> int:

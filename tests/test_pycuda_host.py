@@ -314,25 +314,29 @@ def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatc
     marks = iter(range(100))
     monkeypatch.setattr(module, "mark", lambda: Event(next(marks)))
     monkeypatch.setattr(module.EventClock, "settle", lambda clock: log.append("settle"))
+    monkeypatch.setattr(module.EventClock, "stage", lambda clock, name: contextlib.nullcontext())
     gpu = module.PrunedBackend()
     periods = np.arange(10.0)
     staged = SimpleNamespace(pointer=lambda name, start=0: (name, start))
     arrays = module.ScanArrays(staged, size=10, slots=2, cascade=())
     monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
     monkeypatch.setattr(gpu, "max_batch_periods", lambda plan: 4)
-    monkeypatch.setattr(gpu, "_scan_arrays", lambda *args: arrays)
-    monkeypatch.setattr(gpu, "_queue_batch", lambda state, batch, clock: log.append(
-        ("queue", batch.size, *batch.args("periods", "hi", "starts", "gain", "counters"))))
+    monkeypatch.setattr(gpu, "_staged_periods", lambda state, periods: staged)
+    monkeypatch.setattr(gpu, "_scan_arrays", lambda *args: log.append("scan arrays") or arrays)
+    monkeypatch.setattr(gpu, "_fold", lambda state, periods, b: log.append(("fold", periods, b)) or "order")
+    monkeypatch.setattr(gpu, "_queue_batch", lambda state, batch, clock, folded: log.append(
+        ("queue", batch.size, folded, *batch.args("periods", "hi", "starts", "gain", "counters"))))
     monkeypatch.setattr(module.pruning, "host_work", lambda plan, lo, hi: log.append("host work") or {"shifts": 7})
     monkeypatch.setattr(gpu, "_results", lambda plan, whole, known: log.append(("results", known)) or whole)
     done = lambda k: log.append(("done", k))  # noqa: E731
-    assert gpu.search_batches(None, None, periods, None, None, progress=done) is arrays
-    assert log == [  # job offsets and counters: the search's own, from 0, in every batch
-        ("queue", 4, ("periods", 0), ("hi", 0), ("starts", 0), ("gain", 0), ("counters", 0)),
+    assert gpu.search_batches(SimpleNamespace(shared=False), None, periods, None, None, progress=done) is arrays
+    assert log == [  # the first fold before the scan arrays; job offsets and counters from 0 in every batch
+        ("fold", ("periods", 0), 4), "scan arrays",
+        ("queue", 4, "order", ("periods", 0), ("hi", 0), ("starts", 0), ("gain", 0), ("counters", 0)),
         "host work",  # counted while the device runs the first batch
-        ("queue", 4, ("periods", 4), ("hi", 4), ("starts", 0), ("gain", 4), ("counters", 0)),
+        ("queue", 4, None, ("periods", 4), ("hi", 4), ("starts", 0), ("gain", 4), ("counters", 0)),
         ("wait", 0), ("done", 4),
-        ("queue", 2, ("periods", 8), ("hi", 8), ("starts", 0), ("gain", 8), ("counters", 0)),
+        ("queue", 2, None, ("periods", 8), ("hi", 8), ("starts", 0), ("gain", 8), ("counters", 0)),
         ("wait", 1), ("done", 4), ("wait", 2), ("done", 2),
         "settle", ("results", {"shifts": 7}),
     ]
@@ -371,13 +375,14 @@ def test_an_error_in_the_context_frees_the_failed_frames_locals_while_it_is_curr
 
 class FakeMemory:
     """A device of one allocation at ``BASE`` for ``Staged``: the copies each
-    way are logged, and the bytes kept."""
+    way are logged (asynchronous ones as "htod async"), and the bytes kept."""
 
     BASE = 1 << 40
 
     def __init__(self, monkeypatch):
         self.copies, self.data = [], bytearray()
-        fake_driver(monkeypatch, memcpy_htod=self.htod, memcpy_dtoh=self.dtoh, mem_alloc=self.allocate)
+        fake_driver(monkeypatch, memcpy_htod=self.htod, memcpy_dtoh=self.dtoh, mem_alloc=self.allocate,
+                    memcpy_htod_async=self.htod_async)
 
     def allocate(self, nbytes):
         self.data = bytearray(b"\xff" * nbytes)  # not zeroed, as cuMemAlloc's
@@ -386,6 +391,10 @@ class FakeMemory:
     def htod(self, address, host):
         self.copies.append(("htod", address - self.BASE, host.nbytes))
         self.data[address - self.BASE:address - self.BASE + host.nbytes] = host.tobytes()
+
+    def htod_async(self, address, host):
+        self.htod(address, host)
+        self.copies[-1] = ("htod async", *self.copies[-1][1:])
 
     def dtoh(self, host, address):
         self.copies.append(("dtoh", address - self.BASE, host.nbytes))
@@ -414,6 +423,26 @@ def test_staged_writes_its_sections_in_one_copy_and_reads_a_span_in_one(monkeypa
     assert staged.read(("periods", "lo"))["lo"].tolist() == [1, 2, 3]
 
 
+def test_staged_writes_device_sections_later_in_one_asynchronous_copy_of_their_span(monkeypatch):
+    """``write`` sends sections declared by size in one asynchronous copy of
+    the span they cover (gaps zeroed); it refuses a span over a section it was
+    not given, and an array of the wrong size."""
+    from backends.implementations.staged import Staged
+
+    device = FakeMemory(monkeypatch)
+    staged = Staged([("periods", np.array([3.0, 2.0])), ("lo", (np.int32, 3)), ("hi", (np.int32, 3)),
+                     ("empty", (np.int32, 0)), ("gain", (np.float64, 2))], device.allocate)
+    assert device.copies == [("htod", 0, 16)]  # a single section from the offset 0: copied as it is
+    staged.write({"lo": [1, 2, 3], "hi": np.array([4, 5, 6], np.int64)})
+    assert device.copies[1:] == [("htod async", 16, 28)]
+    assert np.frombuffer(device.data, np.int32, 7, 16).tolist() == [1, 2, 3, 0, 4, 5, 6]
+    with pytest.raises(ValueError, match=r"overwrite \['hi'\]"):
+        staged.write({"lo": [1, 2, 3], "gain": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="lo holds 3 values, not 2"):
+        staged.write({"lo": [1, 2]})
+    assert len(device.copies) == 2
+
+
 def test_upload_puts_the_samples_in_one_allocation_with_one_copy(monkeypatch, small_plan):
     import contextlib
 
@@ -431,10 +460,38 @@ def test_upload_puts_the_samples_in_one_allocation_with_one_copy(monkeypatch, sm
         assert np.array_equal(np.frombuffer(device.data, np.float64, n, start), getattr(plan.lc, name))
 
 
+def test_pruned_batch_size_is_asked_once_per_scratch_size_while_the_pool_holds_it(monkeypatch):
+    """The free memory is read for a light curve's first search only: the
+    pool then holds its batch's scratch. A new scratch size asks again, and
+    so does the same size after the pool let its memory go."""
+    import contextlib
+
+    from backends.implementations import pruned as module
+    from backends.protocol import TLSBackend
+
+    asked = []
+    fake_driver(monkeypatch, mem_get_info=lambda: asked.append(1) or ((10 << 30) - (len(asked) << 30), 80 << 30))
+    gpu = module.PrunedBackend()
+    monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
+    monkeypatch.setattr(gpu, "folds_in_scan", lambda plan: False)
+    per_period = {"a": 1 << 20, "b": 3 << 20}
+    monkeypatch.setattr(gpu, "scratch_bytes", lambda plan: per_period[plan.lc.name])
+    plan = {name: SimpleNamespace(lc=SimpleNamespace(name=name, size=size), templates=SimpleNamespace(maxwidth=9))
+            for name, size in (("a", 100), ("b", 200))}
+    assert gpu.max_batch_periods(plan["a"]) == 4096 and len(asked) == 1  # min(8 GiB, 9 GiB / 2) / 1 MiB
+    assert gpu.max_batch_periods(plan["a"]) == 4096 and len(asked) == 1
+    assert gpu.max_batch_periods(plan["b"]) == (4 << 30) // (3 << 20) and len(asked) == 2
+    monkeypatch.setattr(TLSBackend, "search", lambda self, plan, periods, progress=None: None)
+    gpu._pool = SimpleNamespace(managed_bytes=module.POOL_KEEP_BYTES + 1, free_held=lambda: None)
+    gpu.search(plan["a"], None)  # another shape while the pool holds much: it lets go
+    assert gpu.max_batch_periods(plan["b"]) == (7 << 29) // (3 << 20) and len(asked) == 3  # 7 GiB free now
+
+
 @pytest.mark.parametrize("shared", [True, False])
-def test_pruned_scan_arrays_go_up_in_one_copy_and_come_back_in_one(monkeypatch, shared):
-    """The search's per-period arrays, zeroed thresholds and counters in one
-    upload; the shared layout (pruned_period) gets no job offsets or
+def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch, shared):
+    """The periods (all a fold reads) in one copy, then the search's other
+    per-period arrays, zeroed thresholds and counters in one asynchronous
+    copy; the shared layout (pruned_period) gets no job offsets or
     thresholds; counters and the best fits come back in one copy."""
     from backends.implementations import pruned as module
 
@@ -444,9 +501,10 @@ def test_pruned_scan_arrays_go_up_in_one_copy_and_come_back_in_one(monkeypatch, 
     strides = SimpleNamespace(strides=np.array([1, 1, 1, 2]))
     state = SimpleNamespace(shared=shared, base=SimpleNamespace(m=100, plan=SimpleNamespace(templates=strides)))
     periods, lo, hi = np.array([5.0, 4.0, 3.0]), np.array([0, 1, 1]), np.array([2, 4, 3])
-    arrays = gpu._scan_arrays(state, periods, lo, hi)
+    arrays = gpu._scan_arrays(state, gpu._staged_periods(state, periods), lo, hi)
     staged = arrays.staged
-    assert arrays.size == 3 and arrays.slots == 3 and len(device.copies) == 1
+    assert arrays.size == 3 and arrays.slots == 3
+    assert [copy[0] for copy in device.copies] == ["htod", "htod async"]  # the periods (a fold's), then the rest
     assert staged.sizes["starts"] == (0 if shared else 4) and staged.sizes["threshold"] == (0 if shared else 3)
     at = {name: staged.offsets[name] for name in staged.offsets}
     data = np.frombuffer(device.data, np.uint8)
@@ -462,7 +520,7 @@ def test_pruned_scan_arrays_go_up_in_one_copy_and_come_back_in_one(monkeypatch, 
     device.data[at["depth"]:at["depth"] + 24] = np.array([0.9, 0.0, 0.8]).tobytes()
     plan = SimpleNamespace(lc=SimpleNamespace(chi2_flat=10.0), templates=SimpleNamespace(rows=np.array([4, 6])))
     stats = gpu._results(plan, arrays, {"shifts": 40, "brute_force_macs": 50})
-    assert device.copies[1][0] == "dtoh" and len(device.copies) == 2
+    assert device.copies[2][0] == "dtoh" and len(device.copies) == 3
     assert stats.chi2.tolist() == [9.0, 8.0, 7.0] and stats.rows.tolist() == [6, 0, 4]
     assert gpu.work == {**dict.fromkeys(module.pruning.COUNTERS, 0), "shifts": 40, "brute_force_macs": 50}
 
@@ -517,7 +575,8 @@ def test_pruned_folds_each_batch_of_the_global_layout_with_its_own_size(monkeypa
     arrays = module.ScanArrays(staged, size=10, slots=2, cascade=())
     gpu._queue_batch(SimpleNamespace(shared=False), arrays.view(4, 7), clock)
     gpu._queue_batch(SimpleNamespace(shared=True), arrays.view(7, 10), clock)
-    assert folds == [(("periods", 4), 3), "order", None]
+    gpu._queue_batch(SimpleNamespace(shared=False), arrays.view(0, 4), clock, folded="queued")
+    assert folds == [(("periods", 4), 3), "order", None, "queued"]  # a fold queued already is not queued again
 
 
 def test_scan_launch_sends_windows_and_reads_the_best_fits_in_one_copy_each(monkeypatch):

@@ -167,6 +167,7 @@ class PrunedBackend(PyCUDABackend):
         self.stage_min = (prune_min, fine_min)
         self._pool = None
         self._pool_shape = None
+        self._batch = None  # (scratch bytes per period, periods per batch) while the pool holds that batch
 
     def _allocate(self, nbytes):
         """Device memory from this backend's memory pool (no cuMemAlloc per batch)."""
@@ -187,6 +188,7 @@ class PrunedBackend(PyCUDABackend):
         if self._pool is not None and shape != self._pool_shape and self._pool.managed_bytes > POOL_KEEP_BYTES:
             with self.context():
                 self._pool.free_held()
+            self._batch = None
         self._pool_shape = shape
         return super().search(plan, periods, progress)
 
@@ -280,14 +282,20 @@ class PrunedBackend(PyCUDABackend):
         return 12 * n + 16 * m + 48 * (m + 1)
 
     def max_batch_periods(self, plan):
+        """Periods per batch: at most BATCH_BYTES of scratch and half the free
+        memory, asked once per scratch size: the pool then holds a batch's
+        scratch, which later searches of that size reuse (asked again, the
+        free memory would no longer count it)."""
         import pycuda.driver as cuda
 
         if self.folds_in_scan(plan):
             return MAX_PERIODS
-        with self.context():
-            free, _ = cuda.mem_get_info()
-        budget = min(BATCH_BYTES, free // 2)
-        return int(np.clip(budget // self.scratch_bytes(plan), 1, MAX_PERIODS))
+        per_period = self.scratch_bytes(plan)
+        if self._batch is None or self._batch[0] != per_period:
+            with self.context():
+                free, _ = cuda.mem_get_info()
+            self._batch = (per_period, int(np.clip(min(BATCH_BYTES, free // 2) // per_period, 1, MAX_PERIODS)))
+        return self._batch[1]
 
     @staticmethod
     def chunk(block) -> int:
@@ -317,13 +325,19 @@ class PrunedBackend(PyCUDABackend):
 
     def _search_queued(self, state, plan, periods, lo, hi, progress):
         step = max(1, int(self.max_batch_periods(plan)))
-        arrays = self._scan_arrays(state, periods, lo, hi)
         clock = EventClock(self.timings)
+        staged = self._staged_periods(state, periods)
+        folded = None
+        if not state.shared:  # the first fold goes first; the host writes the rest while it runs
+            with clock.stage("fold_sort"):
+                folded = self._fold(state, staged.pointer("periods"), min(step, len(periods)))
+        arrays = self._scan_arrays(state, staged, lo, hi)
         in_flight = collections.deque()
         known = None
         for start in range(0, arrays.size, step):
             batch = arrays.view(start, min(start + step, arrays.size))
-            self._queue_batch(state, batch, clock)
+            self._queue_batch(state, batch, clock, folded)
+            folded = None
             in_flight.append((mark(), batch.size))
             if known is None:  # while the device runs the first batch
                 known = pruning.host_work(plan, lo, hi)
@@ -340,9 +354,10 @@ class PrunedBackend(PyCUDABackend):
         if progress is not None:
             progress(size)
 
-    def _queue_batch(self, state, batch, clock):
-        folded = None
-        if not state.shared:
+    def _queue_batch(self, state, batch, clock, folded=None):
+        """Queue ``batch``'s fold (the global layout's, unless ``folded``
+        holds it) and scan."""
+        if folded is None and not state.shared:
             with clock.stage("fold_sort"):
                 folded = self._fold(state, batch.arg("periods"), batch.size)
         with clock.stage("chi2_scan"):
@@ -353,35 +368,42 @@ class PrunedBackend(PyCUDABackend):
             return self._scan_now(state, folded, periods, lo, hi)
 
     def _scan_now(self, state, folded, periods, lo, hi):
-        arrays = self._scan_arrays(state, periods, lo, hi)
+        arrays = self._scan_arrays(state, self._staged_periods(state, periods), lo, hi)
         clock = EventClock(self.timings)
         self._scan(state, folded, arrays, clock)
         known = pruning.host_work(state.base.plan, lo, hi)  # while the device runs
         clock.settle()
         return self._results(state.base.plan, arrays, known)
 
-    def _scan_arrays(self, state, periods, lo, hi) -> ScanArrays:
-        """``ScanArrays`` of ``periods``, uploaded in one copy before any launch
-        (a synchronous copy would wait for the launches queued before it)."""
+    def _staged_periods(self, state, periods) -> Staged:
+        """The allocation of ``ScanArrays`` with the periods written, all a
+        fold reads (``_scan_arrays`` writes the rest)."""
+        b = len(periods)
+        global_layout = not state.shared  # pruned_period reads no block offsets or thresholds
+        return Staged([
+            ("periods", np.asarray(periods, np.float64)), ("lo", (np.int32, b)), ("hi", (np.int32, b)),
+            ("starts", (np.int32, b + 1 if global_layout else 0)), ("threshold", (np.uint64, b if global_layout else 0)),
+            ("counters", (np.uint64, len(pruning.COUNTERS))),
+            ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
+        ], self._allocate)
+
+    def _scan_arrays(self, state, staged, lo, hi) -> ScanArrays:
+        """``ScanArrays`` in ``staged`` (``_staged_periods``): the width windows,
+        block offsets, zeroed thresholds and counters written in one
+        asynchronous copy (it does not wait for a fold queued before it)."""
         layout = STAGE_MIN["shared" if state.shared else "global"]
         g, pad, prune_min, fine_min = pruning.tuning(
             state.base.m, *(mine or default for mine, default in zip(self.stage_min, layout)))
-        b = len(periods)
+        b = staged.sizes["periods"]
         slots = max(1, int(np.max(hi - lo, initial=0)))  # widths per period (pruned.cu's jobs by index)
-        global_layout = not state.shared  # pruned_period reads no groups, block offsets or thresholds
         groups = 1
-        if global_layout:
+        if not state.shared:
             group_of, _ = cached_groups(state.base.plan.templates.strides, self.scan_jobs)
             last = np.maximum(hi - 1, lo)  # an empty window's: lo (its blocks do nothing)
             groups = max(1, int(np.max(group_of[last] - group_of[lo] + 1, initial=1)))
-        starts = np.arange(b + 1 if global_layout else 0, dtype=np.int32) * groups
-        threshold = np.zeros(b if global_layout else 0, np.uint64)
-        staged = Staged([
-            ("periods", np.asarray(periods, np.float64)), ("lo", np.asarray(lo, np.int32)),
-            ("hi", np.asarray(hi, np.int32)), ("starts", starts), ("threshold", threshold),
-            ("counters", np.zeros(len(pruning.COUNTERS), np.uint64)),
-            ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
-        ], self._allocate)
+        staged.write({"lo": lo, "hi": hi, "starts": np.arange(staged.sizes["starts"], dtype=np.int32) * groups,
+                      "threshold": np.zeros(staged.sizes["threshold"], np.uint64),
+                      "counters": np.zeros(len(pruning.COUNTERS), np.uint64)})
         cascade = (np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min))
         return ScanArrays(staged, b, slots, cascade, groups)
 

@@ -237,11 +237,10 @@ class PyCUDABackend(TLSBackend):
             why = self.refuses(plan)
             if why is not None:
                 raise InputTooLarge(why)
-            samples = Staged([(name, np.asarray(getattr(plan.lc, name), np.float64)) for name in "tyw"],
-                             cuda.mem_alloc)
+            samples = Staged([("tyw", plan.lc.samples)], cuda.mem_alloc)
             return DeviceState(
                 plan=plan, n=n, m=n + plan.templates.maxwidth, block=block,
-                t=samples.pointer("t"), y=samples.pointer("y"), w=samples.pointer("w"),
+                t=samples.pointer("tyw"), y=samples.pointer("tyw", n), w=samples.pointer("tyw", 2 * n),
                 tables=self.device_templates(plan.templates), samples=samples,
             )
 

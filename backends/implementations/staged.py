@@ -28,11 +28,34 @@ class Staged:
         self.sizes = {name: size for name, (_, size) in shapes.items()}
         self.offsets, nbytes = layout((name, dtype.itemsize * size) for name, (dtype, size) in shapes.items())
         self.memory = allocate(max(1, nbytes))
-        if given:
-            host = np.zeros(max(self._end(name) for name in given), np.uint8)
-            for name, array in given.items():
-                host[self.offsets[name]:self._end(name)] = array.view(np.uint8).ravel()
-            cuda.memcpy_htod(int(self.memory), host)
+        if len(given) == 1 and not self.offsets[next(iter(given))]:
+            cuda.memcpy_htod(int(self.memory), next(iter(given.values())))  # nothing to pack
+        elif given:
+            cuda.memcpy_htod(int(self.memory), self._packed(given, 0))
+
+    def write(self, arrays: dict):
+        """Copy ``arrays`` (name: array, sections left to the device at first)
+        up in one asynchronous copy of the span they cover: from pageable
+        memory it returns once the bytes are staged, without waiting for the
+        kernels queued before it, and runs in order with them."""
+        import pycuda.driver as cuda
+
+        first, end = min(self.offsets[name] for name in arrays), max(self._end(name) for name in arrays)
+        covered = [name for name in self.offsets if name not in arrays and self.sizes[name]
+                   and first < self._end(name) and self.offsets[name] < end]
+        if covered:
+            raise ValueError(f"writing {sorted(arrays)} would overwrite {covered}")
+        cuda.memcpy_htod_async(int(self.memory) + first, self._packed(arrays, first))
+
+    def _packed(self, arrays, first) -> np.ndarray:
+        """The bytes of ``arrays`` at their offsets less ``first``, gaps zeroed."""
+        host = np.zeros(max(self._end(name) for name in arrays) - first, np.uint8)
+        for name, array in arrays.items():
+            array = np.ascontiguousarray(array, self.dtypes[name])
+            if array.size != self.sizes[name]:
+                raise ValueError(f"{name} holds {self.sizes[name]} values, not {array.size}")
+            host[self.offsets[name] - first:self._end(name) - first] = array.view(np.uint8).ravel()
+        return host
 
     def _end(self, name) -> int:
         return self.offsets[name] + self.dtypes[name].itemsize * self.sizes[name]
