@@ -328,7 +328,7 @@ class PrunedBackend(PyCUDABackend):
         clock = EventClock(self.timings)
         staged = self._staged_periods(state, periods)
         folded = None
-        if not state.shared:  # the first fold goes first; the host writes the rest while it runs
+        if not state.shared and len(periods):  # the first fold goes first; the host writes the rest while it runs
             with clock.stage("fold_sort"):
                 folded = self._fold(state, staged.pointer("periods"), min(step, len(periods)))
         arrays = self._scan_arrays(state, staged, lo, hi)

@@ -28,9 +28,7 @@ class Staged:
         self.sizes = {name: size for name, (_, size) in shapes.items()}
         self.offsets, nbytes = layout((name, dtype.itemsize * size) for name, (dtype, size) in shapes.items())
         self.memory = allocate(max(1, nbytes))
-        if len(given) == 1 and not self.offsets[next(iter(given))]:
-            cuda.memcpy_htod(int(self.memory), next(iter(given.values())))  # nothing to pack
-        elif given:
+        if given:
             cuda.memcpy_htod(int(self.memory), self._packed(given, 0))
 
     def write(self, arrays: dict):
@@ -48,12 +46,16 @@ class Staged:
         cuda.memcpy_htod_async(int(self.memory) + first, self._packed(arrays, first))
 
     def _packed(self, arrays, first) -> np.ndarray:
-        """The bytes of ``arrays`` at their offsets less ``first``, gaps zeroed."""
-        host = np.zeros(max(self._end(name) for name in arrays) - first, np.uint8)
+        """The bytes of ``arrays`` at their offsets less ``first``, gaps
+        zeroed; one array at ``first`` is its own bytes (nothing to pack)."""
+        arrays = {name: np.ascontiguousarray(array, self.dtypes[name]) for name, array in arrays.items()}
         for name, array in arrays.items():
-            array = np.ascontiguousarray(array, self.dtypes[name])
             if array.size != self.sizes[name]:
                 raise ValueError(f"{name} holds {self.sizes[name]} values, not {array.size}")
+        if len(arrays) == 1 and self.offsets[next(iter(arrays))] == first:
+            return next(iter(arrays.values()))
+        host = np.zeros(max(self._end(name) for name in arrays) - first, np.uint8)
+        for name, array in arrays.items():
             host[self.offsets[name] - first:self._end(name) - first] = array.view(np.uint8).ravel()
         return host
 
