@@ -215,3 +215,23 @@ def test_auto_builds_no_plan_when_no_candidate_can_refuse(monkeypatch):
         raise AssertionError("plan built although no candidate refuses light curves")
 
     assert backends.get_backend("auto", plan=plan).name == "cpu"
+
+
+def test_search_waits_for_the_device_after_the_upload_not_after_the_host_only_width_windows(small_plan, monkeypatch):
+    from backends.plan import Plan
+
+    calls = []
+
+    class Spy(CPUBackend):
+        def synchronize(self):
+            calls.append("synchronize")
+
+        def upload(self, plan):
+            calls.append("upload")
+            return super().upload(plan)
+
+    windows = Plan.width_windows
+    monkeypatch.setattr(Plan, "width_windows", lambda plan, periods: calls.append("windows") or windows(plan, periods))
+    plan, periods = small_plan
+    Spy().search(plan, periods)
+    assert calls[:3] == ["windows", "upload", "synchronize"]
