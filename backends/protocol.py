@@ -50,11 +50,10 @@ class PeriodStats:
     def from_gains(cls, plan, gain, index, depth) -> "PeriodStats":
         """From per-period (best gain, width index or -1, depth) arrays, as
         every scan forms them: chi2 = flat chi2 - gain, the width's TLS row."""
-        index = np.asarray(index)
-        rows = np.where(index >= 0, plan.templates.rows[np.maximum(index, 0)], 0)
+        rows = np.append(plan.templates.rows, 0).astype(np.int64)  # index -1 takes the last: 0
         return cls(
             chi2=plan.lc.chi2_flat - np.asarray(gain, np.float64),
-            rows=rows.astype(np.int64),
+            rows=rows[np.asarray(index)],
             depths=np.asarray(depth, np.float64),
         )
 

@@ -17,7 +17,7 @@ KERNELS = {
     "simple.cu": ({}, {"simple_search"}),
     "thrust.cu": ({"ITEMS": 8}, {"thrust_tile_sort", "thrust_merge_pass", "thrust_gather",
                                  "thrust_scan", "scan_folded"}),
-    "pruned.cu": ({}, {"pruned_fold", "pruned_fold_shared", "pruned_prefix", "pruned_seed", "pruned_seed_shared", "pruned_scan",
+    "pruned.cu": ({}, {"pruned_fold", "pruned_fold_shared", "pruned_prefix", "pruned_seed", "pruned_scan",
                       "pruned_period", "reduce_jobs"}),
 }
 REGISTER_BUDGET = 128  # keeps 256-thread blocks at full residency

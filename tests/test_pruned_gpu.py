@@ -117,10 +117,9 @@ def test_counters_deterministic_and_batching_invariant(case, layout, monkeypatch
     assert runs[0] == runs[1]
 
 
-def test_seeds_from_shared_memory_are_the_per_width_blocks_seeds(case, monkeypatch):
-    """pruned_seed_shared (one block per period, the cumulative flux copied to
-    shared memory) and pruned_seed (a block per width, global memory) give
-    the same thresholds: the same fits and the same work."""
+def test_seeds_from_shared_memory_are_the_seeds_from_global_memory(case, monkeypatch):
+    """pruned_seed with the cumulative flux copied to shared memory and read
+    from global memory gives the same thresholds: the same fits and the same work."""
     from backends.implementations import pruned as module
 
     plan, periods, ref, cpu_work = case

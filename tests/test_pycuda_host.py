@@ -318,7 +318,7 @@ def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatc
     gpu = module.PrunedBackend()
     periods = np.arange(10.0)
     staged = SimpleNamespace(pointer=lambda name, start=0: (name, start))
-    arrays = module.ScanArrays(staged, size=10, slots=2, cascade=())
+    arrays = module.ScanArrays(staged, size=10, cascade=())
     monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
     monkeypatch.setattr(gpu, "max_batch_periods", lambda plan: 4)
     monkeypatch.setattr(gpu, "_staged_periods", lambda state, periods: staged)
@@ -503,7 +503,7 @@ def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch
     periods, lo, hi = np.array([5.0, 4.0, 3.0]), np.array([0, 1, 1]), np.array([2, 4, 3])
     arrays = gpu._scan_arrays(state, gpu._staged_periods(state, periods), lo, hi)
     staged = arrays.staged
-    assert arrays.size == 3 and arrays.slots == 3
+    assert arrays.size == 3
     assert [copy[0] for copy in device.copies] == ["htod", "htod async"]  # the periods (a fold's), then the rest
     assert staged.sizes["starts"] == (0 if shared else 4) and staged.sizes["threshold"] == (0 if shared else 3)
     at = {name: staged.offsets[name] for name in staged.offsets}
@@ -572,7 +572,7 @@ def test_pruned_folds_each_batch_of_the_global_layout_with_its_own_size(monkeypa
     monkeypatch.setattr(gpu, "_scan", lambda state, folded, batch, clock: folds.append(folded))
     clock = SimpleNamespace(stage=lambda name: contextlib.nullcontext())
     staged = SimpleNamespace(pointer=lambda name, start=0: (name, start))
-    arrays = module.ScanArrays(staged, size=10, slots=2, cascade=())
+    arrays = module.ScanArrays(staged, size=10, cascade=())
     gpu._queue_batch(SimpleNamespace(shared=False), arrays.view(4, 7), clock)
     gpu._queue_batch(SimpleNamespace(shared=True), arrays.view(7, 10), clock)
     gpu._queue_batch(SimpleNamespace(shared=False), arrays.view(0, 4), clock, folded="queued")

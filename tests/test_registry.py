@@ -235,3 +235,15 @@ def test_search_waits_for_the_device_after_the_upload_not_after_the_host_only_wi
     plan, periods = small_plan
     Spy().search(plan, periods)
     assert calls[:3] == ["windows", "upload", "synchronize"]
+
+
+def test_period_stats_from_gains_take_the_widths_rows_and_row_zero_where_no_width_fits(small_plan):
+    from backends.protocol import PeriodStats
+
+    plan = small_plan[0]
+    rows = plan.templates.rows
+    assert rows[1] != 0  # else the missing fit's row could not be told from width 1's
+    gain, index, depth = np.array([2.0, 0.0, 1.5]), np.array([1, -1, 0], np.int32), np.array([1e-3, 0.0, 2e-3])
+    stats = PeriodStats.from_gains(plan, gain, index, depth)
+    assert stats.rows.tolist() == [rows[1], 0, rows[0]] and stats.rows.dtype == np.int64
+    assert np.array_equal(stats.chi2, plan.lc.chi2_flat - gain) and np.array_equal(stats.depths, depth)

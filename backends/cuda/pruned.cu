@@ -11,9 +11,9 @@
 //   pruned_fold (fold, bucket_sort.cuh with its counts in shared memory: the
 //   samples' phase order), pruned_prefix (prefix sums of the patched fold,
 //   gathered in that order),
-//   pruned_seed (one block per (period, width slot); pruned_seed_shared, one
-//   per period, where the cumulative flux fits in shared memory) and pruned_scan (one block
-//   per group of a period's widths of one stride, their shifts interleaved),
+//   pruned_seed (one block per period, a warp per width, the cumulative flux
+//   in shared memory where it fits) and pruned_scan (one block per group of a
+//   period's widths of one stride, their shifts interleaved),
 //   then reduce_jobs (job_reduce.cuh) per period.
 // The cascade of a shift (scan_group): depth filter and one-piece bound (which
 // short templates skip), survivors compacted into a shared queue, K-piece
@@ -27,6 +27,7 @@
 // integer sums, so they are deterministic.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cuda_pipeline.h>
 #include "bucket_sort.cuh"
 #include "job_reduce.cuh"
 
@@ -50,8 +51,12 @@
 #define EXACT_TILE 2  // survivors per warp at a time of one job's long template (pruned_scan; 4 spills, NOTES.md step 26)
 #endif
 #define TILE_MIN_LENGTH 64  // templates from this long take exact_tiles
+#ifndef SEED_UNROLL
+#define SEED_UNROLL 8  // a seed's (32-lane) dot product: loads in flight per lane
+#endif
+constexpr int seed_unroll = SEED_UNROLL;  // #pragma unroll expands no macros
 #ifndef SEED_BLOCK
-#define SEED_BLOCK 1024  // pruned_seed_shared's threads (pruned.py's SEED_BLOCK sets it)
+#define SEED_BLOCK 1024  // pruned_seed's threads (pruned.py's SEED_BLOCK sets it)
 #endif
 #ifndef SCAN_JOBS
 #define SCAN_JOBS 8  // widths per pruned_scan block at most (pruned.py's SCAN_JOBS sets it)
@@ -266,14 +271,14 @@ __device__ __forceinline__ void group_gains(const Fold &f, const Job &j, const i
 #pragma unroll
     for (int r = 0; r < TILE; ++r) ar[r] = a2[r] = 0.0;
     if (a2u > 0.0) {
-#pragma unroll(TILE > 1 ? 2 : 4)
+#pragma unroll(TILE > 1 ? 2 : LANES == 32 ? seed_unroll : 4)
         for (int q = first; q < length; q += LANES) {
             const double aq = __ldg(a + q);
 #pragma unroll
             for (int r = 0; r < TILE; ++r) ar[r] = fma(aq, f.rw[i[r] + q], ar[r]);
         }
     } else {
-#pragma unroll(TILE > 1 ? 2 : 4)
+#pragma unroll(TILE > 1 ? 2 : LANES == 32 ? seed_unroll : 4)
         for (int q = first; q < length; q += LANES) {
             const double aq = __ldg(a + q);
 #pragma unroll
@@ -941,61 +946,30 @@ pruned_prefix(const double *y, const double *w, const int *order, double w_unifo
             m, rw + fb, nullptr, cs + pb, pu + pb, pu2 + pb, nullptr, nullptr, pj + pb, scales + 4 * b);
 }
 
-// The width slot a block serves: period b, width index wi; false for a slot
-// past the period's allowed widths [lo[b], hi[b]).
-__device__ __forceinline__ bool slot(int pair, int slots, const int *lo, const int *hi, int &b, int &wi)
-{
-    b = pair / slots;
-    wi = lo[b] + pair % slots;
-    return wi < hi[b];
-}
-
-// Deepest box of one (period, width) pair, then its exact gain: the period's
-// threshold is the largest such gain (0 if none is positive).
-extern "C" __global__ void __launch_bounds__(BLOCK)
-pruned_seed(const double *rw, const double *w, const double *cs, const double *pu,
-            const double *pu2, const double *pw, const double *pw2, int m, int n,
-            const int *lo, const int *hi, int slots, TABLE_PARAMS, double w_uniform,
-            unsigned long long *threshold, unsigned long long *counters)
-{
-    typedef cub::BlockReduce<Deepest, BLOCK> Max;
-    __shared__ typename Max::TempStorage temp;
-    __shared__ Deepest deepest;
-    int b, wi;
-    if (!slot(blockIdx.x, slots, lo, hi, b, wi)) return;
-    const Tables tb = TABLES;
-    const Fold f = global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2, nullptr);
-    const Job j = job_of(wi, m, n, tb, w_uniform);
-    const Deepest top = Max(temp).Reduce(deepest_box(f, j, threadIdx.x, BLOCK),
-                                         [](const Deepest &p, const Deepest &q) { return deeper(p, q); });
-    if (threadIdx.x == 0) deepest = top;
-    __syncthreads();
-    if (deepest.i < 0 || threadIdx.x >= 32) return;
-    const double gain = group_gain<32>(f, j, deepest.i, box_depth(f, j, deepest.i) * j.kscale);
-    if (threadIdx.x == 0) {
-        if (gain > 0.0) atomicMax(threshold + b, (unsigned long long)__double_as_longlong(gain));
-        atomicAdd(counters + SEED_DOTS, 1ull);
-        atomicAdd(counters + EXACT_MACS, (unsigned long long)j.length);
-    }
-}
-
-// pruned_seed's seeds, one block of SEED_BLOCK threads per period b, from a
-// copy of its cumulative flux in shared memory (8 (m + 1) bytes: TESS-size
-// folds), a warp per width: a strided width's shifts each took a whole
-// 32-byte sector from L2 for 8 bytes in pruned_seed.
+// The seeds of period b (warp_seeds), one block of SEED_BLOCK threads, from
+// a copy of its cumulative flux in shared memory where it fits (in_shared: 8
+// (m + 1) bytes, TESS-size folds), else from global memory. A block per
+// (period, width) instead took 6.5 ms of the 78-day search's seeds, not 4.5
+// (NOTES.md step 42).
 extern "C" __global__ void __launch_bounds__(SEED_BLOCK)
-pruned_seed_shared(const double *rw, const double *w, const double *cs, int m, int n, const int *lo,
-                   const int *hi, TABLE_PARAMS, double w_uniform, unsigned long long *threshold,
-                   unsigned long long *counters)
+pruned_seed(const double *rw, const double *w, const double *cs, int m, int n, const int *lo, const int *hi,
+            int in_shared, TABLE_PARAMS, double w_uniform, unsigned long long *threshold,
+            unsigned long long *counters)
 {
     __shared__ unsigned long long top;
     const int b = blockIdx.x;
     const double *from = cs + (size_t)b * (m + 1);
-    for (int i = threadIdx.x; i <= m; i += SEED_BLOCK) smem[i] = from[i];
+    if (in_shared) {
+        for (int i = threadIdx.x; i <= m; i += SEED_BLOCK)  // every load in flight at once (cp.async), not one per step
+            __pipeline_memcpy_async(smem + i, from + i, sizeof(double));
+        __pipeline_commit();
+    }
     if (threadIdx.x == 0) top = 0;
+    __pipeline_wait_prior(0);
     __syncthreads();
     const size_t fb = (size_t)b * m;
-    const Fold f = {rw + fb, w ? w + fb : nullptr, smem, nullptr, nullptr, nullptr, nullptr, nullptr, 0.5 * m};
+    const Fold f = {rw + fb, w ? w + fb : nullptr, in_shared ? smem : from, nullptr, nullptr, nullptr, nullptr,
+                    nullptr, 0.5 * m};
     const Tables tb = TABLES;
     unsigned long long seeds = 0, macs = 0;
     warp_seeds(f, lo[b], hi[b] - lo[b], m, n, tb, w_uniform, SEED_BLOCK / 32, &top, seeds, macs);

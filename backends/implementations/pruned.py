@@ -46,8 +46,8 @@ FOLD_ORDER_BYTES = 110 << 10  # pruned_fold's order and counts in shared memory 
 POOL_KEEP_BYTES = 1 << 28  # pool memory kept across light-curve shapes (a K2-size search holds < 1 MB)
 BATCH_BYTES = 8 << 30  # device memory a batch may take (and at most half the free memory): 78-day 89 -> 81.5 ms from 4 GiB (16: 78 ms)
 SCAN_JOBS = 8  # widths per pruned_scan block at most (pruned.cu's SCAN_JOBS, set from here)
-SEED_BLOCK = 1024  # threads of pruned_seed_shared (a warp per width: TLS's grids allow ~32 per period)
-SEED_CS_BYTES = 227 << 10  # pruned_seed_shared's copy of the cumulative flux up to this (and the device's limit)
+SEED_BLOCK = 1024  # threads of pruned_seed (a warp per width: TLS's grids allow ~32 per period)
+SEED_CS_BYTES = 227 << 10  # pruned_seed's copy of the cumulative flux up to this (and the device's limit)
 SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1,024 spill)
 LAYOUTS = ("auto", "shared", "global")
 # Template lengths below which the bounds (prune_min) or the K-piece bound
@@ -114,15 +114,14 @@ class ScanArrays:
     """One search's arrays on the device, in one ``Staged`` allocation from
     the pool: per period (``PER_PERIOD``: periods, width windows, thresholds,
     ``OUTS``), the offsets ``starts`` of each period's pruned_scan blocks
-    (``groups`` per period, of the ``width_groups`` in the template tables;
-    ``slots`` widths per period for the seeds) and the work ``counters``;
+    (``groups`` per period, of the ``width_groups`` in the template tables)
+    and the work ``counters``;
     plus the cascade's constants.
     ``view`` is a batch's part: ``arg(name)`` then points at the batch's
     first period."""
 
     staged: object
     size: int
-    slots: int
     cascade: tuple
     groups: int = 1
     first: int = 0
@@ -395,7 +394,6 @@ class PrunedBackend(PyCUDABackend):
         g, pad, prune_min, fine_min = pruning.tuning(
             state.base.m, *(mine or default for mine, default in zip(self.stage_min, layout)))
         b = staged.sizes["periods"]
-        slots = max(1, int(np.max(hi - lo, initial=0)))  # widths per period (pruned.cu's jobs by index)
         groups = 1
         if not state.shared:
             group_of, _ = cached_groups(state.base.plan.templates.strides, self.scan_jobs)
@@ -405,7 +403,7 @@ class PrunedBackend(PyCUDABackend):
                       "threshold": np.zeros(staged.sizes["threshold"], np.uint64),
                       "counters": np.zeros(len(pruning.COUNTERS), np.uint64)})
         cascade = (np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min))
-        return ScanArrays(staged, b, slots, cascade, groups)
+        return ScanArrays(staged, b, cascade, groups)
 
     def _results(self, plan, arrays, known):
         """The search's work counters (the device's and ``known``, ``pruning.host_work``)
@@ -431,15 +429,15 @@ class PrunedBackend(PyCUDABackend):
             block=(SHARED_BLOCK, 1, 1), grid=(arrays.size, 1), shared=shared)
 
     def _seed_shared(self, m, block) -> int:
-        """pruned_seed_shared's shared memory for folds of ``m`` samples: its
-        copy of the cumulative flux where it fits (SEED_CS_BYTES, the device),
-        else 0 (pruned_seed: a block per width, from global memory)."""
+        """pruned_seed's shared memory for folds of ``m`` samples (in the module
+        for ``block``): its copy of the cumulative flux where it fits
+        (SEED_CS_BYTES, the device), else 0 (it reads the flux from global memory)."""
         need = 8 * (m + 1)
-        return need if need <= min(SEED_CS_BYTES, self.shared_limit("pruned_seed_shared", block)) else 0
+        return need if need <= min(SEED_CS_BYTES, self.shared_limit("pruned_seed", block)) else 0
 
     def _scan_global(self, state, folded, arrays, clock):
-        """Prefix sums, seeds (a block per (period, width)), the cascade (a
-        block per ``width_groups`` group of a period), the periods' best fits."""
+        """Prefix sums, seeds (a block per period), the cascade (a block per
+        ``width_groups`` group of a period), the periods' best fits."""
         base, block = state.base, state.base.block
         n, m, b = base.n, base.m, arrays.size
         w_uniform = np.float64(base.plan.lc.uniform_weight)
@@ -462,17 +460,11 @@ class PrunedBackend(PyCUDABackend):
                 base.y, NULL if uniform else base.w, folded.pointer("order"), w_uniform, np.int32(n), np.int32(m),
                 rw, wf, *prefix, pj, scales, block=(block, 1, 1), grid=(b, 1))
         data = (rw, wf, *prefix)
-        windows = (*arrays.args("lo", "hi"), np.int32(arrays.slots))
         with clock.stage("chi2_scan.seed"):
             seeds = self._seed_shared(m, block)
-            if seeds:
-                self.function("pruned_seed_shared", block, seeds)(
-                    rw, wf, prefix[0], np.int32(m), np.int32(n), *arrays.args("lo", "hi"), *tables, w_uniform,
-                    *arrays.args("threshold", "counters"), block=(SEED_BLOCK, 1, 1), grid=(b, 1), shared=seeds)
-            else:
-                self.function("pruned_seed", block)(*data, np.int32(m), np.int32(n), *windows, *tables, w_uniform,
-                                                    *arrays.args("threshold", "counters"),
-                                                    block=(block, 1, 1), grid=(b * arrays.slots, 1))
+            self.function("pruned_seed", block, seeds)(
+                rw, wf, prefix[0], np.int32(m), np.int32(n), *arrays.args("lo", "hi"), np.int32(seeds > 0), *tables,
+                w_uniform, *arrays.args("threshold", "counters"), block=(SEED_BLOCK, 1, 1), grid=(b, 1), shared=seeds)
         with clock.stage("chi2_scan.cascade"):
             self.function("pruned_scan", block)(*data, pj, scales, np.int32(m), np.int32(n), *arrays.args("lo", "hi"),
                                                 np.int32(arrays.groups), *base.tables.pointers("group_of", "group_start"),
