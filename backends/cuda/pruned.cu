@@ -439,17 +439,17 @@ __device__ __forceinline__ void offer(Best &best, const Job &j, int i, double bo
 // where valid is false (the shift then fails). EAGER: straight-line code, so
 // a thread's shifts overlap (prefix sums in shared memory); otherwise a shift
 // that fails the depth filter loads nothing more (prefix sums in global
-// memory: the 78-day curve's cascade 73 -> 79 ms when eager), and with
-// uniform weights a template as long as its box takes the window's sum of u
-// from the flux sum already loaded, w0 (d - s), within e_s, instead of
-// loading pu twice (TESS-like cascade -6 %; in shared memory the choice cost
-// K2-like 2 %).
+// memory: the 78-day curve's cascade 73 -> 79 ms when eager). U_FROM_FLUX
+// (pruned_scan's): with uniform weights a template as long as its box takes
+// the window's sum of u from the flux sum already loaded, w0 (d - s), within
+// e_s, instead of loading pu twice (TESS-like cascade -6 %; in pruned_period
+// it cost K2-like 2 %).
 struct Coarse {
     bool deep, keep;  // passed the depth filter; queued
     double k;
 };
 
-template <bool UNIFORM, bool EAGER>
+template <bool UNIFORM, bool EAGER, bool U_FROM_FLUX>
 __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int i, bool valid,
                                                const Cascade &cc)
 {
@@ -459,7 +459,7 @@ __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int 
     if (!EAGER && !c.deep) return c;
     c.k = depth_of(s, j) * j.kscale;
     double su, e_ar = j.e.e_ar1, e_v = j.e.e_v;
-    if (UNIFORM && !EAGER && j.length == j.d) {
+    if (UNIFORM && U_FROM_FLUX && j.length == j.d) {
         su = cc.w0 * (j.d - s);
         e_ar += 2.0 * fabs(j.c1) * j.e.e_s;
         e_v += 2.0 * j.e.e_s * (2.0 * fabs(su) + j.e.e_s) * j.inv_len;
@@ -657,10 +657,10 @@ __device__ __forceinline__ int padded(int n_shifts)
 // g << SLOT_BITS | shift), AT_ONCE shifts per thread at a time: GRAB_ITEMS
 // where registers allow (pruned_period: eager stages whose loads and
 // arithmetic overlap, K2-like coarse stage -24 % of cycles), 1 in pruned_scan
-// (64 registers; lazy stages).
+// (64 registers; lazy stages). U_FROM_FLUX: coarse_stage's.
 // Debug: a depth-passing shift the bound skips whose exact gain reaches the
 // floor is a violation.
-template <bool UNIFORM, int AT_ONCE>
+template <bool UNIFORM, int AT_ONCE, bool U_FROM_FLUX>
 __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int first,
                                      const Cascade &cc, ScanQueues &sq, Tally &tally)
 {
@@ -673,7 +673,7 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
             const int s = first + 32 * (r0 + r) + threadIdx.x % 32;
             const bool valid = s < j.n_shifts;
             at[r] = (valid ? s : 0) * j.stride;
-            c[r] = coarse_stage<UNIFORM, (AT_ONCE > 1)>(f, j, at[r], valid, cc);
+            c[r] = coarse_stage<UNIFORM, (AT_ONCE > 1), U_FROM_FLUX>(f, j, at[r], valid, cc);
         }
 #pragma unroll
         for (int r = 0; r < AT_ONCE; ++r) {
@@ -736,9 +736,9 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
             constexpr int at_once = INTERLEAVED ? 1 : GRAB_ITEMS;
             const Job &j = INTERLEAVED ? jobs[g] : one;  // interleaved: from shared memory, a job per take
             if (cc.uniform())
-                take<true, at_once>(f, j, g, shift, cc, sq, tally);
+                take<true, at_once, INTERLEAVED>(f, j, g, shift, cc, sq, tally);
             else
-                take<false, at_once>(f, j, g, shift, cc, sq, tally);
+                take<false, at_once, INTERLEAVED>(f, j, g, shift, cc, sq, tally);
         }
         __syncthreads();
         CLOCK_MARK(mark);
