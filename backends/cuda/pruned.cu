@@ -52,9 +52,8 @@
 #endif
 #define TILE_MIN_LENGTH 64  // templates from this long take exact_tiles
 #ifndef SEED_UNROLL
-#define SEED_UNROLL 8  // a seed's (32-lane) dot product: loads in flight per lane
+#define SEED_UNROLL 8  // a seed's dot product (a warp's): loads in flight per lane (4: TESS-like seeds +6 %)
 #endif
-constexpr int seed_unroll = SEED_UNROLL;  // #pragma unroll expands no macros
 #ifndef SEED_BLOCK
 #define SEED_BLOCK 1024  // pruned_seed's threads (pruned.py's SEED_BLOCK sets it)
 #endif
@@ -259,8 +258,9 @@ __device__ __forceinline__ double box_depth(const Fold &f, const Job &j, int i)
 // results). With LANES > 1 all 32 lanes of the warp call it together (the
 // sums meet by shuffles). The job's fields are read once: a reference into
 // shared memory is read again after every __ldg, which then waits on the one
-// before (K2: 3x slower).
-template <int LANES, int TILE>
+// before (K2: 3x slower). UNROLL: a lane's loads in flight (the order of its
+// sum is the same for any).
+template <int LANES, int TILE, int UNROLL = (TILE > 1 ? 2 : 4)>
 __device__ __forceinline__ void group_gains(const Fold &f, const Job &j, const int *i, const double *k,
                                             double *gain)
 {
@@ -271,14 +271,14 @@ __device__ __forceinline__ void group_gains(const Fold &f, const Job &j, const i
 #pragma unroll
     for (int r = 0; r < TILE; ++r) ar[r] = a2[r] = 0.0;
     if (a2u > 0.0) {
-#pragma unroll(TILE > 1 ? 2 : LANES == 32 ? seed_unroll : 4)
+#pragma unroll(UNROLL)
         for (int q = first; q < length; q += LANES) {
             const double aq = __ldg(a + q);
 #pragma unroll
             for (int r = 0; r < TILE; ++r) ar[r] = fma(aq, f.rw[i[r] + q], ar[r]);
         }
     } else {
-#pragma unroll(TILE > 1 ? 2 : LANES == 32 ? seed_unroll : 4)
+#pragma unroll(UNROLL)
         for (int q = first; q < length; q += LANES) {
             const double aq = __ldg(a + q);
 #pragma unroll
@@ -300,11 +300,11 @@ __device__ __forceinline__ void group_gains(const Fold &f, const Job &j, const i
 }
 
 // The exact gain of one shift i (group_gains with one).
-template <int LANES>
+template <int LANES, int UNROLL = 4>
 __device__ __forceinline__ double group_gain(const Fold &f, const Job &j, int i, double k)
 {
     double gain;
-    group_gains<LANES, 1>(f, j, &i, &k, &gain);
+    group_gains<LANES, 1, UNROLL>(f, j, &i, &k, &gain);
     return gain;
 }
 
@@ -352,7 +352,7 @@ __device__ __forceinline__ void warp_seeds(const Fold &f, int first, int count, 
             top = deeper(top, {__shfl_xor_sync(0xffffffffu, top.sum, o),
                                __shfl_xor_sync(0xffffffffu, top.i, o)});
         if (top.i < 0) continue;
-        const double gain = group_gain<32>(f, j, top.i, box_depth(f, j, top.i) * j.kscale);
+        const double gain = group_gain<32, SEED_UNROLL>(f, j, top.i, box_depth(f, j, top.i) * j.kscale);
         if (lane == 0) {
             if (gain > 0.0) atomicMax(threshold, (unsigned long long)__double_as_longlong(gain));
             ++seeds;
