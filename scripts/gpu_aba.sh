@@ -9,7 +9,7 @@
 # TEST_FILES (tests/test_pruned_gpu.py) on the new side first; SPAN (a script
 # that splits a warm search's wall by CUDA events, e.g. the fifteenth session's
 # reports/gpu/pruned_host2_2026-11-24d_H100/device_span.py) runs on each side
-# after the timings. $OUT gets each side's gpu_timing JSON (1new, 2old, 3new).
+# after the timings, on the same cases. $OUT gets each side's gpu_timing JSON (1new, 2old, 3new).
 set -u
 d=$PWD
 [ -d _ab ] || { echo "no _ab here: make it from the parent commit first (scripts/gpu_aba.sh's header)"; exit 1; }
@@ -23,10 +23,11 @@ fi
 side() {  # side NAME: cd and PYTHONPATH for the new tree or _ab
     if [ "$1" = old ]; then cd "$d/_ab"; export PYTHONPATH=/tmp/site:$d/_ab; else cd "$d"; export PYTHONPATH=/tmp/site:$d; fi
 }
+CASES=${CASES:-k2,tess,tess78}
 i=0
 for name in new old new; do
     i=$((i + 1)); echo "== $name"; side $name
-    python3 scripts/gpu_timing.py --backends pruned --cases "${CASES:-k2,tess,tess78}" --repeats "${REPEATS:-15}" \
+    python3 scripts/gpu_timing.py --backends pruned --cases "$CASES" --repeats "${REPEATS:-15}" \
         --tls none --out "$OUT/$i$name.json" 2>&1 | grep -v "^{" | tail -4
     python3 - "$OUT/$i$name.json" <<'PY'
 import json, sys
@@ -37,7 +38,7 @@ PY
 done
 if [ -n "${SPAN:-}" ]; then
     for name in new old; do
-        side $name; echo "== span $name"; python3 "$d/$SPAN" tess k2 2>&1 | tail -2
+        side $name; echo "== span $name"; python3 "$d/$SPAN" ${CASES//,/ } 2>&1 | grep ": wall"
     done
 fi
 cd "$d"
