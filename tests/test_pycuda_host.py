@@ -548,6 +548,19 @@ def test_pruned_fold_sorts_in_shared_memory_where_order_and_enough_buckets_fit(m
     assert module.fold_buckets(100) == (100, False)
 
 
+def test_pruned_refuses_linear_tables_of_other_than_its_kernels_pieces():
+    """line_terms unrolls LINE_PIECES pieces: tables of another count would
+    read a neighbouring width's, so they are refused before any launch."""
+    from backends import pruning
+    from backends.implementations.pruned import PrunedBackend
+
+    pieces = SimpleNamespace(k_lines=pruning.LINE_PIECES - 1, k_max=8)
+    state = SimpleNamespace(base=SimpleNamespace(plan=SimpleNamespace(templates=SimpleNamespace(pieces=pieces))))
+    with pytest.raises(ValueError, match=f"take {pruning.LINE_PIECES} linear pieces, not {pruning.LINE_PIECES - 1}"):
+        PrunedBackend._table_args(state)
+    assert PrunedBackend().kernel_defines(256)["LINE_PIECES"] == pruning.LINE_PIECES
+
+
 def test_pruned_seeds_copy_the_cumulative_flux_to_shared_memory_where_it_fits(monkeypatch):
     from backends.implementations import pruned as module
 

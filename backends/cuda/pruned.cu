@@ -57,6 +57,9 @@
 #ifndef SEED_BLOCK
 #define SEED_BLOCK 1024  // pruned_seed's threads (pruned.py's SEED_BLOCK sets it)
 #endif
+#ifndef LINE_PIECES
+#define LINE_PIECES 6  // the linear bound's pieces (pruning.LINE_PIECES, set by pruned.py)
+#endif
 #ifndef SCAN_JOBS
 #define SCAN_JOBS 8  // widths per pruned_scan block at most (pruned.py's SCAN_JOBS sets it)
 #endif
@@ -116,9 +119,9 @@ struct Tables {
     const int *n_pieces, *bounds;
     const double *inv_n, *c, *c2, *rho, *rho2, *mean, *amax, *sum_c;
     const double *s_max;  // pruning.depth_limits per width
-    // the K-piece linear bound (PieceTables.line_*): pieces, boundaries, means,
+    // the K-piece linear bound (PieceTables.line_*): boundaries, means,
     // slopes, centres, residual norm; terms: (sum |c|, sum |slope|, defects)
-    const int *line_n, *line_bounds;
+    const int *line_bounds;
     const double *line_c, *line_slope, *line_centre, *line_rho, *line_terms;
     int k_max, k_lines;
 };
@@ -139,7 +142,6 @@ struct Job {
     double rd, ov, inv_len, floor, c1, c12, r1, r12, rk, rk2;
     Allowances e;
     double inv_t, rl, e_arl, e_vl;  // linear bound: 12 / (L (L^2 - 1)), rho_L, allowances
-    int kl;  // its pieces
 };
 
 // Per-thread work counts of a scan.
@@ -228,7 +230,6 @@ __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_unif
     if (LINE) {
         line_allowances(j, tb.line_terms + 4 * wi, tb.amax[wi], scale, g, m);
         j.rl = tb.line_rho[wi];
-        j.kl = tb.line_n[wi];
     }
     return j;
 }
@@ -352,7 +353,7 @@ __device__ __forceinline__ void warp_seeds(const Fold &f, int first, int count, 
             top = deeper(top, {__shfl_xor_sync(0xffffffffu, top.sum, o),
                                __shfl_xor_sync(0xffffffffu, top.i, o)});
         if (top.i < 0) continue;
-        const double gain = group_gain<32, SEED_UNROLL>(f, j, top.i, box_depth(f, j, top.i) * j.kscale);
+        const double gain = group_gain<32, SEED_UNROLL>(f, j, top.i, depth_of(top.sum, j) * j.kscale);
         if (lane == 0) {
             if (gain > 0.0) atomicMax(threshold, (unsigned long long)__double_as_longlong(gain));
             ++seeds;
@@ -482,6 +483,9 @@ __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int 
 // AR's K-piece linear bound at shift i (cpu.line_sums, detrended_squares):
 // sum_p (c_p S_p + slope_p M_p) into mean, the window's squares left after
 // its least-squares line into var; each boundary's prefix sums loaded once.
+// All LINE_PIECES pieces, unrolled, so every load is in flight at once: the
+// tables pad a template's fewer pieces with its last boundary and zero
+// constants, which add exact zeros (the sums are those of its own pieces).
 __device__ __forceinline__ void line_terms(const Fold &f, const Job &j, const Tables &tb, int i,
                                            double &mean, double &var)
 {
@@ -492,7 +496,8 @@ __device__ __forceinline__ void line_terms(const Fold &f, const Job &j, const Ta
     const double u0 = f.pu[b], j0 = f.pj[b];
     double xu = u0, xj = j0;
     mean = 0.0;
-    for (int p = 0; p < j.kl; ++p) {
+#pragma unroll
+    for (int p = 0; p < LINE_PIECES; ++p) {
         b = i + lb[p + 1];
         const double yu = f.pu[b], yj = f.pj[b], s = yu - xu;
         mean += c[p] * s + slope[p] * ((yj - xj) - (i + (centre[p] - f.origin)) * s);
@@ -868,12 +873,12 @@ __device__ void prefix_sums(Sample sample, int m, double *rw, double *wf, double
         const double *kscale, const double *sum_a2, const double *overshoot,                      \
         const int *n_pieces, const int *bounds, const double *inv_n, const double *c,             \
         const double *c2, const double *rho, const double *rho2, const double *mean,              \
-        const double *amax, const double *sum_c, const double *s_max, const int *line_n,           \
-        const int *line_bounds, const double *line_c, const double *line_slope,                   \
+        const double *amax, const double *sum_c, const double *s_max, const int *line_bounds,     \
+        const double *line_c, const double *line_slope,                                           \
         const double *line_centre, const double *line_rho, const double *line_terms, int k_max,   \
         int k_lines
 #define TABLES {widths, strides, offsets, a, kscale, sum_a2, overshoot, n_pieces, bounds, inv_n, c, \
-                c2, rho, rho2, mean, amax, sum_c, s_max, line_n, line_bounds, line_c, line_slope,  \
+                c2, rho, rho2, mean, amax, sum_c, s_max, line_bounds, line_c, line_slope,          \
                 line_centre, line_rho, line_terms, k_max, k_lines}
 
 // Period b's arrays in global memory (laid out by pruned_fold and pruned_prefix;

@@ -56,7 +56,7 @@ LAYOUTS = ("auto", "shared", "global")
 # least with the fold in shared memory (K2-like 20.9 -> 17.2 ms), 32 in global.
 # pruned.cu's TABLE_PARAMS, in order: template_sections' arrays
 TABLE_NAMES = ("widths", "strides", "offsets", "a", "kscale", "sum_a2", "overshoot", "n_pieces", "bounds",
-               "inv_n", "c", "c2", "rho", "rho2", "mean", "amax", "sum_c", "s_max", "line_n", "line_bounds",
+               "inv_n", "c", "c2", "rho", "rho2", "mean", "amax", "sum_c", "s_max", "line_bounds",
                "line_c", "line_slope", "line_centre", "line_rho", "line_terms")
 NULL = np.intp(0)  # a null device pointer as a PyCUDA kernel argument
 STAGE_MIN = {"shared": (1, pruning.FINE_MIN_LENGTH), "global": (pruning.PRUNE_MIN_LENGTH, pruning.FINE_MIN_LENGTH)}
@@ -208,7 +208,7 @@ class PrunedBackend(PyCUDABackend):
             c2=(pc.c2, f64), rho=(pc.rho, f64), rho2=(pc.rho2, f64), mean=(pc.mean, f64),
             amax=(pc.amax, f64), sum_c=(pc.sum_c, f64),
             s_max=(pruning.depth_limits(tp.widths, tp.depth_min), f64),
-            line_n=(pc.line_pieces, i32), line_bounds=(pc.line_bounds, i32), line_c=(pc.line_c, f64),
+            line_bounds=(pc.line_bounds, i32), line_c=(pc.line_c, f64),
             line_slope=(pc.line_slope, f64), line_centre=(pc.line_centre, f64), line_rho=(pc.line_rho, f64),
             line_terms=(np.column_stack([np.abs(pc.line_c).sum(axis=1), np.abs(pc.line_slope).sum(axis=1),
                                          pc.line_defects]), f64),
@@ -304,12 +304,15 @@ class PrunedBackend(PyCUDABackend):
         return CHUNK_PER_THREAD * (block if block <= SHARED_BLOCK else 256)
 
     def kernel_defines(self, block):
-        return {"CHUNK": self.chunk(block), "SCAN_JOBS": SCAN_JOBS, "SEED_BLOCK": SEED_BLOCK}
+        return {"CHUNK": self.chunk(block), "SCAN_JOBS": SCAN_JOBS, "SEED_BLOCK": SEED_BLOCK,
+                "LINE_PIECES": pruning.LINE_PIECES}
 
     @staticmethod
     def _table_args(state) -> tuple:
         """pruned.cu's TABLE_PARAMS: template and piece tables of every width."""
         pieces = state.base.plan.templates.pieces
+        if pieces.k_lines != pruning.LINE_PIECES:  # line_terms unrolls the kernels' LINE_PIECES
+            raise ValueError(f"pruned's kernels take {pruning.LINE_PIECES} linear pieces, not {pieces.k_lines}")
         return (*state.base.tables.pointers(*TABLE_NAMES), np.int32(pieces.k_max), np.int32(pieces.k_lines))
 
     def search_batches(self, state, plan, periods, lo, hi, progress=None):
