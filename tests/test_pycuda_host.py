@@ -296,8 +296,9 @@ def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatc
     """search_batches launches batch k + 1 before it waits for batch k, never
     more than two ahead of the host; progress counts a batch once the device
     has finished it; each batch's arguments point at its own part of the
-    search's per-period arrays; the host's counts are made once, while the
-    device runs; the stage clock is settled once, before the results."""
+    search's per-period arrays; the results' copy back is queued once, behind
+    the last batch; the host's counts are made once, while the device runs;
+    the stage clock is settled once, before the results."""
     import contextlib
 
     from backends.implementations import pruned as module
@@ -317,7 +318,8 @@ def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatc
     monkeypatch.setattr(module.EventClock, "stage", lambda clock, name: contextlib.nullcontext())
     gpu = module.PrunedBackend()
     periods = np.arange(10.0)
-    staged = SimpleNamespace(pointer=lambda name, start=0: (name, start))
+    staged = SimpleNamespace(pointer=lambda name, start=0: (name, start),
+                             read_queued=lambda names, pinned: log.append(("read queued", names)) or (lambda: "found"))
     arrays = module.ScanArrays(staged, size=10, cascade=())
     monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
     monkeypatch.setattr(gpu, "max_batch_periods", lambda plan: 4)
@@ -327,7 +329,7 @@ def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatc
     monkeypatch.setattr(gpu, "_queue_batch", lambda state, batch, clock, folded: log.append(
         ("queue", batch.size, folded, *batch.args("periods", "hi", "starts", "gain", "counters"))))
     monkeypatch.setattr(module.pruning, "host_work", lambda plan, lo, hi: log.append("host work") or {"shifts": 7})
-    monkeypatch.setattr(gpu, "_results", lambda plan, whole, known: log.append(("results", known)) or whole)
+    monkeypatch.setattr(gpu, "_results", lambda plan, found, known: log.append(("results", found, known)) or arrays)
     done = lambda k: log.append(("done", k))  # noqa: E731
     assert gpu.search_batches(SimpleNamespace(shared=False), None, periods, None, None, progress=done) is arrays
     assert log == [  # the first fold before the scan arrays; job offsets and counters from 0 in every batch
@@ -337,8 +339,9 @@ def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatc
         ("queue", 4, None, ("periods", 4), ("hi", 4), ("starts", 0), ("gain", 4), ("counters", 0)),
         ("wait", 0), ("done", 4),
         ("queue", 2, None, ("periods", 8), ("hi", 8), ("starts", 0), ("gain", 8), ("counters", 0)),
+        ("read queued", module.RESULTS),  # before the last batch's event, which the results wait for
         ("wait", 1), ("done", 4), ("wait", 2), ("done", 2),
-        "settle", ("results", {"shifts": 7}),
+        "settle", ("results", "found", {"shifts": 7}),
     ]
 
 
@@ -382,7 +385,8 @@ class FakeMemory:
     def __init__(self, monkeypatch):
         self.copies, self.data = [], bytearray()
         fake_driver(monkeypatch, memcpy_htod=self.htod, memcpy_dtoh=self.dtoh, mem_alloc=self.allocate,
-                    memcpy_htod_async=self.htod_async)
+                    memcpy_htod_async=self.htod_async, memcpy_dtoh_async=self.dtoh_async,
+                    pagelocked_empty=lambda size, dtype: np.zeros(size, dtype))
 
     def allocate(self, nbytes):
         self.data = bytearray(b"\xff" * nbytes)  # not zeroed, as cuMemAlloc's
@@ -399,6 +403,10 @@ class FakeMemory:
     def dtoh(self, host, address):
         self.copies.append(("dtoh", address - self.BASE, host.nbytes))
         host[:] = np.frombuffer(self.data, np.uint8, host.nbytes, address - self.BASE)
+
+    def dtoh_async(self, host, address):
+        self.dtoh(host, address)
+        self.copies[-1] = ("dtoh async", *self.copies[-1][1:])
 
 
 def test_staged_writes_its_sections_in_one_copy_and_reads_a_span_in_one(monkeypatch):
@@ -492,7 +500,8 @@ def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch
     """The periods (all a fold reads) in one copy, then the search's other
     per-period arrays, zeroed thresholds and counters in one asynchronous
     copy; the shared layout (pruned_period) gets no job offsets or
-    thresholds; counters and the best fits come back in one copy."""
+    thresholds; counters and the best fits come back in one copy, queued
+    into the backend's page-locked buffer, out of which the stats are copied."""
     from backends.implementations import pruned as module
 
     device = FakeMemory(monkeypatch)
@@ -519,9 +528,14 @@ def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch
     device.data[at["index"]:at["index"] + 12] = np.array([1, -1, 0], np.int32).tobytes()
     device.data[at["depth"]:at["depth"] + 24] = np.array([0.9, 0.0, 0.8]).tobytes()
     plan = SimpleNamespace(lc=SimpleNamespace(chi2_flat=10.0), templates=SimpleNamespace(rows=np.array([4, 6])))
-    stats = gpu._results(plan, arrays, {"shifts": 40, "brute_force_macs": 50})
-    assert device.copies[2][0] == "dtoh" and len(device.copies) == 3
+    found = staged.read_queued(module.RESULTS, gpu._pinned)
+    span = at["depth"] + 24 - at["counters"]  # counters to the last depth: one copy into the pinned buffer
+    assert device.copies[2] == ("dtoh async", at["counters"], span) and len(device.copies) == 3
+    assert gpu._pinned(span) is gpu._pinned(span - 1) and gpu._pinned(span).size == span  # kept, grown only
+    stats = gpu._results(plan, found(), {"shifts": 40, "brute_force_macs": 50})
+    gpu._pinned(span)[:] = 0  # the next search's results: the stats own their arrays
     assert stats.chi2.tolist() == [9.0, 8.0, 7.0] and stats.rows.tolist() == [6, 0, 4]
+    assert stats.depths.tolist() == [0.9, 0.0, 0.8]
     assert gpu.work == {**dict.fromkeys(module.pruning.COUNTERS, 0), "shifts": 40, "brute_force_macs": 50}
 
 
@@ -584,7 +598,8 @@ def test_pruned_folds_each_batch_of_the_global_layout_with_its_own_size(monkeypa
     monkeypatch.setattr(gpu, "_fold", lambda state, periods, b: folds.append((periods, b)) or "order")
     monkeypatch.setattr(gpu, "_scan", lambda state, folded, batch, clock: folds.append(folded))
     clock = SimpleNamespace(stage=lambda name: contextlib.nullcontext())
-    staged = SimpleNamespace(pointer=lambda name, start=0: (name, start))
+    staged = SimpleNamespace(pointer=lambda name, start=0: (name, start),
+                             read_queued=lambda names, pinned: log.append(("read queued", names)) or (lambda: "found"))
     arrays = module.ScanArrays(staged, size=10, cascade=())
     gpu._queue_batch(SimpleNamespace(shared=False), arrays.view(4, 7), clock)
     gpu._queue_batch(SimpleNamespace(shared=True), arrays.view(7, 10), clock)

@@ -107,6 +107,7 @@ class PrunedState:
 
 
 PER_PERIOD = ("periods", "lo", "hi", "threshold", "gain", "index", "depth")  # ScanArrays' per-period arrays
+RESULTS = ("counters", *OUTS)  # what a search reads back (adjacent in ScanArrays: one copy)
 
 
 @dataclass
@@ -167,6 +168,7 @@ class PrunedBackend(PyCUDABackend):
         self._pool = None
         self._pool_shape = None
         self._batch = None  # (scratch bytes per period, periods per batch) while the pool holds that batch
+        self._host = None  # _pinned's buffer
 
     def _allocate(self, nbytes):
         """Device memory from this backend's memory pool (no cuMemAlloc per batch)."""
@@ -335,11 +337,13 @@ class PrunedBackend(PyCUDABackend):
                 folded = self._fold(state, staged.pointer("periods"), min(step, len(periods)))
         arrays = self._scan_arrays(state, staged, lo, hi)
         in_flight = collections.deque()
-        known = None
+        known = found = None
         for start in range(0, arrays.size, step):
             batch = arrays.view(start, min(start + step, arrays.size))
             self._queue_batch(state, batch, clock, folded)
             folded = None
+            if start + step >= arrays.size:  # the results' copy back, queued behind the last batch
+                found = arrays.staged.read_queued(RESULTS, self._pinned)
             in_flight.append((mark(), batch.size))
             if known is None:  # while the device runs the first batch
                 known = pruning.host_work(plan, lo, hi)
@@ -348,7 +352,8 @@ class PrunedBackend(PyCUDABackend):
         while in_flight:
             self._wait(*in_flight.popleft(), progress)
         clock.settle()
-        return self._results(plan, arrays, known or pruning.host_work(plan, lo, hi))
+        return self._results(plan, found() if found else arrays.staged.read(RESULTS),
+                             known or pruning.host_work(plan, lo, hi))
 
     @staticmethod
     def _wait(done, size, progress):
@@ -375,7 +380,7 @@ class PrunedBackend(PyCUDABackend):
         self._scan(state, folded, arrays, clock)
         known = pruning.host_work(state.base.plan, lo, hi)  # while the device runs
         clock.settle()
-        return self._results(state.base.plan, arrays, known)
+        return self._results(state.base.plan, arrays.staged.read(RESULTS), known)
 
     def _staged_periods(self, state, periods) -> Staged:
         """The allocation of ``ScanArrays`` with the periods written, all a
@@ -408,12 +413,22 @@ class PrunedBackend(PyCUDABackend):
         cascade = (np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min))
         return ScanArrays(staged, b, cascade, groups)
 
-    def _results(self, plan, arrays, known):
-        """The search's work counters (the device's and ``known``, ``pruning.host_work``)
-        and ``PeriodStats`` (one copy back; waits for the device)."""
-        found = arrays.staged.read(("counters", *OUTS))
+    def _pinned(self, nbytes) -> np.ndarray:
+        """This backend's page-locked buffer for the results, grown to ``nbytes``
+        (a search's are copied out of it before the next one's arrive)."""
+        import pycuda.driver as cuda
+
+        if self._host is None or self._host.size < nbytes:
+            self._host = cuda.pagelocked_empty(nbytes, np.uint8)
+        return self._host
+
+    def _results(self, plan, found, known):
+        """The search's work counters (the device's and ``known``,
+        ``pruning.host_work``) and ``PeriodStats`` from ``found`` (RESULTS,
+        copied back), owning their arrays."""
         pruning.add_work(self.work, found["counters"], known, self.debug)
-        return PeriodStats.from_gains(plan, *(found[name] for name in OUTS))
+        gain, index, depth = (found[name] for name in OUTS)
+        return PeriodStats.from_gains(plan, gain, index, depth.copy())
 
     def _scan(self, state, folded, arrays, clock):
         if state.shared:

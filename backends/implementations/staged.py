@@ -74,8 +74,29 @@ class Staged:
         it waits for the work queued before it)."""
         import pycuda.driver as cuda
 
-        first = min(self.offsets[name] for name in names)
-        host = np.empty(max(self._end(name) for name in names) - first, np.uint8)
+        first, nbytes = self._span(names)
+        host = np.empty(nbytes, np.uint8)
         cuda.memcpy_dtoh(host, int(self.memory) + first)
+        return self._views(names, host, first)
+
+    def read_queued(self, names, pinned):
+        """``read`` queued behind the work before it, into page-locked memory
+        (``pinned(nbytes)``: at least that many bytes) without waiting: the
+        copy runs on the device right after that work, and the returned
+        function gives the arrays (views of ``pinned``'s memory) once an event
+        recorded after this call has passed."""
+        import pycuda.driver as cuda
+
+        first, nbytes = self._span(names)
+        host = pinned(nbytes)[:nbytes]
+        cuda.memcpy_dtoh_async(host, int(self.memory) + first)
+        return lambda: self._views(names, host, first)
+
+    def _span(self, names) -> tuple:
+        """(first byte, bytes) of the span ``names`` cover."""
+        first = min(self.offsets[name] for name in names)
+        return first, max(self._end(name) for name in names) - first
+
+    def _views(self, names, host, first) -> dict:
         return {name: np.frombuffer(host, self.dtypes[name], self.sizes[name], self.offsets[name] - first)
                 for name in names}
