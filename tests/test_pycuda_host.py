@@ -486,13 +486,16 @@ def test_pruned_batch_size_is_asked_once_per_scratch_size_while_the_pool_holds_i
     monkeypatch.setattr(gpu, "scratch_bytes", lambda plan: per_period[plan.lc.name])
     plan = {name: SimpleNamespace(lc=SimpleNamespace(name=name, size=size), templates=SimpleNamespace(maxwidth=9))
             for name, size in (("a", 100), ("b", 200))}
-    assert gpu.max_batch_periods(plan["a"]) == 4096 and len(asked) == 1  # min(8 GiB, 9 GiB / 2) / 1 MiB
-    assert gpu.max_batch_periods(plan["a"]) == 4096 and len(asked) == 1
+    assert gpu.max_batch_periods(plan["a"]) == 4608 and len(asked) == 1  # min(8 GiB, 9 GiB / 2) / 1 MiB
+    assert gpu.max_batch_periods(plan["a"]) == 4608 and len(asked) == 1
     assert gpu.max_batch_periods(plan["b"]) == (4 << 30) // (3 << 20) and len(asked) == 2
     monkeypatch.setattr(TLSBackend, "search", lambda self, plan, periods, progress=None: None)
     gpu._pool = SimpleNamespace(managed_bytes=module.POOL_KEEP_BYTES + 1, free_held=lambda: None)
     gpu.search(plan["a"], None)  # another shape while the pool holds much: it lets go
     assert gpu.max_batch_periods(plan["b"]) == (7 << 29) // (3 << 20) and len(asked) == 3  # 7 GiB free now
+    per_period["c"] = 1 << 10
+    small = SimpleNamespace(lc=SimpleNamespace(name="c", size=50), templates=SimpleNamespace(maxwidth=9))
+    assert gpu.max_batch_periods(small) == module.MAX_PERIODS  # a launch's length is bounded too
 
 
 @pytest.mark.parametrize("shared", [True, False])
