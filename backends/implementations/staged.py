@@ -38,7 +38,8 @@ class Staged:
         kernels queued before it, and runs in order with them."""
         import pycuda.driver as cuda
 
-        first, end = min(self.offsets[name] for name in arrays), max(self._end(name) for name in arrays)
+        first, nbytes = self._span(arrays)
+        end = first + nbytes
         covered = [name for name in self.offsets if name not in arrays and self.sizes[name]
                    and first < self._end(name) and self.offsets[name] < end]
         if covered:
