@@ -504,7 +504,7 @@ def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch
     per-period arrays, zeroed thresholds and counters in one asynchronous
     copy; the shared layout (pruned_period) gets no job offsets or
     thresholds; counters and the best fits come back in one copy, queued
-    into the backend's page-locked buffer, out of which the stats are copied."""
+    into a lent page-locked buffer, out of which the stats are copied."""
     from backends.implementations import pruned as module
 
     device = FakeMemory(monkeypatch)
@@ -531,12 +531,12 @@ def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch
     device.data[at["index"]:at["index"] + 12] = np.array([1, -1, 0], np.int32).tobytes()
     device.data[at["depth"]:at["depth"] + 24] = np.array([0.9, 0.0, 0.8]).tobytes()
     plan = SimpleNamespace(lc=SimpleNamespace(chi2_flat=10.0), templates=SimpleNamespace(rows=np.array([4, 6])))
-    found = staged.read_queued(module.RESULTS, gpu._pinned)
-    span = at["depth"] + 24 - at["counters"]  # counters to the last depth: one copy into the pinned buffer
-    assert device.copies[2] == ("dtoh async", at["counters"], span) and len(device.copies) == 3
-    assert gpu._pinned(span) is gpu._pinned(span - 1) and gpu._pinned(span).size == span  # kept, grown only
-    stats = gpu._results(plan, found(), {"shifts": 40, "brute_force_macs": 50})
-    gpu._pinned(span)[:] = 0  # the next search's results: the stats own their arrays
+    with module.PinnedBuffers().lend() as pinned:
+        found = staged.read_queued(module.RESULTS, pinned)
+        span = at["depth"] + 24 - at["counters"]  # counters to the last depth: one copy into the pinned buffer
+        assert device.copies[2] == ("dtoh async", at["counters"], span) and len(device.copies) == 3
+        stats = gpu._results(plan, found(), {"shifts": 40, "brute_force_macs": 50})
+        pinned(span)[:] = 0  # the next search's results: the stats own their arrays
     assert stats.chi2.tolist() == [9.0, 8.0, 7.0] and stats.rows.tolist() == [6, 0, 4]
     assert stats.depths.tolist() == [0.9, 0.0, 0.8]
     assert gpu.work == {**dict.fromkeys(module.pruning.COUNTERS, 0), "shifts": 40, "brute_force_macs": 50}
@@ -563,6 +563,34 @@ def test_pruned_fold_sorts_in_shared_memory_where_order_and_enough_buckets_fit(m
     assert module.fold_buckets(28000) == (24576, False)  # the order in global memory, the usual buckets
     monkeypatch.setattr(module, "FOLD_ORDER_BYTES", 0)
     assert module.fold_buckets(100) == (100, False)
+
+
+def test_pinned_buffers_are_lent_one_per_use_reused_across_backends_and_bounded(monkeypatch):
+    """cuMemHostAlloc takes milliseconds: a buffer given back is lent again
+    (to any backend of the process), the smallest that fits; two uses at once
+    get two buffers; at most ``keep`` stay, the largest."""
+    from backends.implementations.staged import PinnedBuffers
+
+    made = []
+    fake_driver(monkeypatch, pagelocked_empty=lambda size, dtype: made.append(size) or np.zeros(size, dtype))
+    buffers = PinnedBuffers(keep=2)
+    with buffers.lend() as take:
+        first = take(100)
+    with buffers.lend() as take, buffers.lend() as other:
+        assert take(80) is first  # reused
+        second = other(50)  # the first is out: a new one
+    assert made == [100, 50]
+    with buffers.lend() as take:
+        assert take(40) is second and len(take(300)) == 300  # the smallest that fits; then a new, larger one
+    assert made == [100, 50, 300]
+    with buffers.lend() as take:
+        assert take(200) is not first and made == [100, 50, 300]  # the 300 one, not the first on the list
+    with buffers.lend() as take:
+        assert take(10) is first  # 50 was dropped: the two largest are kept
+    with pytest.raises(RuntimeError), buffers.lend() as take:
+        take(1)
+        raise RuntimeError("a failed search gives its buffer back too")
+    assert sorted(len(b) for b in buffers._free) == [100, 300]
 
 
 def test_pruned_refuses_linear_tables_of_other_than_its_kernels_pieces():

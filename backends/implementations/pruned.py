@@ -35,7 +35,7 @@ from backends import pruning
 from backends.bounded_cache import BoundedCache
 from backends.implementations.event_clock import EventClock, mark
 from backends.implementations.pycuda_base import OUTS, PyCUDABackend
-from backends.implementations.staged import Staged
+from backends.implementations.staged import PinnedBuffers, Staged
 from backends.protocol import PeriodStats
 
 CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
@@ -110,6 +110,7 @@ class PrunedState:
 
 PER_PERIOD = ("periods", "lo", "hi", "threshold", "gain", "index", "depth")  # ScanArrays' per-period arrays
 RESULTS = ("counters", *OUTS)  # what a search reads back (adjacent in ScanArrays: one copy)
+PINNED = PinnedBuffers()  # where RESULTS come back to, lent per search
 
 
 @dataclass
@@ -170,7 +171,6 @@ class PrunedBackend(PyCUDABackend):
         self._pool = None
         self._pool_shape = None
         self._batch = None  # (scratch bytes per period, periods per batch) while the pool holds that batch
-        self._host = None  # _pinned's buffer
 
     def _allocate(self, nbytes):
         """Device memory from this backend's memory pool (no cuMemAlloc per batch)."""
@@ -326,10 +326,12 @@ class PrunedBackend(PyCUDABackend):
         A batch's scratch goes back to the pool once its launches are queued
         and is reused by the next batch in stream order. Each batch's host
         work (uploads, argument packing, reads: ~1-2 ms) no longer idles the device."""
-        with self.context():  # events and pooled arrays must be freed in it: a frame of their own
-            return self._search_queued(state, plan, periods, lo, hi, progress)
+        # events and pooled arrays must be freed in the context: a frame of their own; the results'
+        # page-locked buffer is this search's until they are copied out of it
+        with self.context(), PINNED.lend() as pinned:
+            return self._search_queued(state, plan, periods, lo, hi, progress, pinned)
 
-    def _search_queued(self, state, plan, periods, lo, hi, progress):
+    def _search_queued(self, state, plan, periods, lo, hi, progress, pinned):
         step = max(1, int(self.max_batch_periods(plan)))
         clock = EventClock(self.timings)
         staged = self._staged_periods(state, periods)
@@ -345,7 +347,7 @@ class PrunedBackend(PyCUDABackend):
             self._queue_batch(state, batch, clock, folded)
             folded = None
             if start + step >= arrays.size:  # the results' copy back, queued behind the last batch
-                found = arrays.staged.read_queued(RESULTS, self._pinned)
+                found = arrays.staged.read_queued(RESULTS, pinned)
             in_flight.append((mark(), batch.size))
             if known is None:  # while the device runs the first batch
                 known = pruning.host_work(plan, lo, hi)
@@ -414,15 +416,6 @@ class PrunedBackend(PyCUDABackend):
                       "counters": np.zeros(len(pruning.COUNTERS), np.uint64)})
         cascade = (np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min))
         return ScanArrays(staged, b, cascade, groups)
-
-    def _pinned(self, nbytes) -> np.ndarray:
-        """This backend's page-locked buffer for the results, grown to ``nbytes``
-        (a search's are copied out of it before the next one's arrive)."""
-        import pycuda.driver as cuda
-
-        if self._host is None or self._host.size < nbytes:
-            self._host = cuda.pagelocked_empty(nbytes, np.uint8)
-        return self._host
 
     def _results(self, plan, found, known):
         """The search's work counters (the device's and ``known``,
