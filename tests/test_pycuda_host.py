@@ -595,14 +595,14 @@ def test_pinned_buffers_are_lent_one_per_use_reused_across_backends_and_bounded(
 
 def test_pruned_refuses_linear_tables_of_other_than_its_kernels_pieces():
     """line_terms unrolls LINE_PIECES pieces: tables of another count would
-    read a neighbouring width's, so they are refused before any launch."""
+    read a neighbouring width's, so they are refused before any launch, when
+    the tables are made (once per templates object, not per launch)."""
     from backends import pruning
     from backends.implementations.pruned import PrunedBackend
 
-    pieces = SimpleNamespace(k_lines=pruning.LINE_PIECES - 1, k_max=8)
-    state = SimpleNamespace(base=SimpleNamespace(plan=SimpleNamespace(templates=SimpleNamespace(pieces=pieces))))
+    templates = SimpleNamespace(pieces=SimpleNamespace(k_lines=pruning.LINE_PIECES - 1, k_max=8))
     with pytest.raises(ValueError, match=f"take {pruning.LINE_PIECES} linear pieces, not {pruning.LINE_PIECES - 1}"):
-        PrunedBackend._table_args(state)
+        PrunedBackend().template_sections(templates)
     assert PrunedBackend().kernel_defines(256)["LINE_PIECES"] == pruning.LINE_PIECES
 
 

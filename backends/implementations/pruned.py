@@ -203,8 +203,12 @@ class PrunedBackend(PyCUDABackend):
         return (tp, tp.pieces)
 
     def template_sections(self, tp):
-        """The templates, then the pruning tables of every width."""
+        """The templates, then the pruning tables of every width (once per
+        templates object: a table of another count of linear pieces than the
+        kernels unroll, LINE_PIECES, would read a neighbouring width's)."""
         pc = tp.pieces
+        if pc.k_lines != pruning.LINE_PIECES:
+            raise ValueError(f"pruned's kernels take {pruning.LINE_PIECES} linear pieces, not {pc.k_lines}")
         f64, i32 = np.float64, np.int32
         tables = dict(
             kscale=(tp.overshoot / tp.signal_depth, f64), sum_a2=(pc.sum_a2, f64),
@@ -315,8 +319,6 @@ class PrunedBackend(PyCUDABackend):
     def _table_args(state) -> tuple:
         """pruned.cu's TABLE_PARAMS: template and piece tables of every width."""
         pieces = state.base.plan.templates.pieces
-        if pieces.k_lines != pruning.LINE_PIECES:  # line_terms unrolls the kernels' LINE_PIECES
-            raise ValueError(f"pruned's kernels take {pruning.LINE_PIECES} linear pieces, not {pieces.k_lines}")
         return (*state.base.tables.pointers(*TABLE_NAMES), np.int32(pieces.k_max), np.int32(pieces.k_lines))
 
     def search_batches(self, state, plan, periods, lo, hi, progress=None):
