@@ -80,6 +80,17 @@ class InputTooLarge(ValueError):
     message says which backend can. Checked before any launch."""
 
 
+def trial_periods(periods) -> np.ndarray:
+    """``periods`` as a backend searches them (contiguous float64), checked:
+    at least one, each finite and positive."""
+    periods = np.ascontiguousarray(periods, dtype=np.float64)
+    if periods.ndim != 1 or periods.size == 0:
+        raise ValueError(f"a search needs a 1-d array of at least one trial period, not shape {periods.shape}")
+    if not np.all(np.isfinite(periods) & (periods > 0)):
+        raise ValueError("trial periods must be finite and positive")
+    return periods
+
+
 class TLSBackend:
     """Base class of every backend. Subclasses implement ``fold_sort`` and
     ``chi2_scan`` (and ``upload`` where data must move to a device)."""
@@ -169,7 +180,7 @@ class TLSBackend:
         progress: Optional[Callable[[int], None]] = None,
     ) -> PeriodStats:
         """Per-period chi2 minimum, template row and depth for ``periods``."""
-        periods = np.ascontiguousarray(periods, dtype=np.float64)
+        periods = trial_periods(periods)
         with self.clock("duration_grid"):  # host work alone: nothing to wait for
             lo, hi = plan.width_windows(periods)
         state = self._timed("upload", self.upload, plan)
@@ -205,4 +216,4 @@ class TLSBackend:
 
 
 __all__ = ["InputTooLarge", "LightCurve", "PeriodStats", "Plan", "StageTimes", "TLSBackend", "Templates",
-           "WorkCounts"]
+           "WorkCounts", "trial_periods"]

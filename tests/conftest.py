@@ -74,8 +74,12 @@ def fake_pycuda(monkeypatch, driver):
 
 
 class FakeDriver(types.ModuleType):
-    """pycuda.driver as the launch pipeline uses it, on host memory; ``memory``
-    maps fake device addresses to byte arrays; events tick a clock by one ms."""
+    """pycuda.driver on host memory: ``memory`` maps fake device addresses to
+    bytearrays (filled with 0xff: cuMemAlloc does not zero), ``copies`` logs
+    each copy as (kind, offset in its allocation, bytes), kinds "htod", "dtoh"
+    and, asynchronous, "htod async", "dtoh async"; events tick a clock by one ms."""
+
+    BASE = 1 << 40  # the first allocation's address
 
     def __init__(self):
         super().__init__("pycuda.driver")
@@ -99,8 +103,8 @@ class FakeDriver(types.ModuleType):
 
         class Alloc:
             def __init__(self, size):
-                self.address = (len(driver.memory) + 1) << 40
-                driver.memory[self.address] = np.zeros(size, np.uint8)
+                self.address = (len(driver.memory) + 1) * driver.BASE
+                driver.memory[self.address] = bytearray(b"\xff" * size)
 
             def __int__(self):
                 return self.address
@@ -108,16 +112,34 @@ class FakeDriver(types.ModuleType):
         self.Stream, self.Event, self.mem_alloc = Stream, Event, Alloc
         self.pagelocked_empty = lambda size, dtype: np.zeros(size, dtype)
 
-    def memcpy_htod_async(self, dest, src, stream):
-        self.copies.append(src.size)
-        self.memory[int(dest)][:src.size] = src
+    def _log(self, kind, address, nbytes):
+        self.copies.append((kind, address % self.BASE, nbytes))
 
-    def memcpy_dtoh_async(self, dest, src, stream):
-        dest[:] = self.memory[int(src)][:dest.size]
+    def memcpy_htod(self, dest, src):
+        self._log("htod", int(dest), src.nbytes)
+        self.at(int(dest), np.uint8, src.nbytes)[:] = np.frombuffer(src.tobytes(), np.uint8)
+
+    def memcpy_dtoh(self, dest, src):
+        self._log("dtoh", int(src), dest.nbytes)
+        dest.view(np.uint8).reshape(-1)[:] = self.at(int(src), np.uint8, dest.nbytes)
+
+    def memcpy_htod_async(self, dest, src, stream=None):
+        self.memcpy_htod(dest, src)
+        self.copies[-1] = ("htod async", *self.copies[-1][1:])
+
+    def memcpy_dtoh_async(self, dest, src, stream=None):
+        self.memcpy_dtoh(dest, src)
+        self.copies[-1] = ("dtoh async", *self.copies[-1][1:])
+
+    @property
+    def data(self) -> bytearray:
+        """The newest allocation's bytes."""
+        return self.memory[max(self.memory)]
 
     def at(self, pointer, dtype, count):
-        base = pointer >> 40 << 40
-        return np.frombuffer(self.memory[base], dtype, count, pointer - base)
+        """``count`` values of ``dtype`` at device address ``pointer``, writable."""
+        base = int(pointer) // self.BASE * self.BASE
+        return np.frombuffer(self.memory[base], dtype, count, int(pointer) - base)
 
 
 def gpu_available():

@@ -61,3 +61,18 @@ def test_progress_reports_every_period(small_plan):
     seen = []
     backends.get_backend("cpu").search(plan, periods[:300], progress=seen.append)
     assert sum(seen) == 300
+
+
+@pytest.mark.parametrize("name", backends.backend_names())
+@pytest.mark.parametrize("periods, message", [
+    ([], "at least one trial period"), ([[2.0, 3.0]], "1-d array"),
+    ([2.0, np.nan], "finite and positive"), ([2.0, -1.0], "finite and positive"),
+])
+def test_bad_trial_periods_are_refused_before_any_work(name, periods, message, small_plan):
+    """Every backend, GPU ones included (the check comes before the upload,
+    so it runs without a GPU): a clear ValueError, not a crash on the device."""
+    backend = backends.registry.backend_class(name)()
+    with pytest.raises(ValueError, match=message):
+        backend.search(small_plan[0], periods)
+    with pytest.raises(ValueError, match=message):
+        backend.search_many([(small_plan[0], periods)])

@@ -254,7 +254,7 @@ def test_templates_are_uploaded_once_per_sources(monkeypatch):
     identity): another templates object, or for pruned another pieces table."""
     from backends.implementations.pruned import PrunedBackend
 
-    device = FakeMemory(monkeypatch)
+    device = fake_pycuda(monkeypatch, FakeDriver())
     for gpu, swap_pieces in ((basic.BasicBackend(), False), (PrunedBackend(), True)):
         uploads = []
         monkeypatch.setattr(gpu, "template_sections", lambda tp: uploads.append(tp) or [("a", np.ones(3))])
@@ -278,7 +278,7 @@ def test_template_tables_go_up_in_one_copy_in_the_kernels_order(monkeypatch, sma
     for gpu, names in ((basic.BasicBackend(), base.TEMPLATE_NAMES),
                        (thrust.ThrustBackend(), base.TEMPLATE_NAMES + thrust.PHASE_NAMES),
                        (module.PrunedBackend(scan_jobs=2), module.TABLE_NAMES + ("group_of", "group_start"))):
-        device = FakeMemory(monkeypatch)
+        device = fake_pycuda(monkeypatch, FakeDriver())
         tables = gpu.device_templates(tp)
         assert len(device.copies) == 1 and set(names) <= set(tables.offsets)
         sections = dict(gpu.template_sections(tp))
@@ -376,47 +376,14 @@ def test_an_error_in_the_context_frees_the_failed_frames_locals_while_it_is_curr
     assert freed == [True] and not current
 
 
-class FakeMemory:
-    """A device of one allocation at ``BASE`` for ``Staged``: the copies each
-    way are logged (asynchronous ones as "htod async"), and the bytes kept."""
-
-    BASE = 1 << 40
-
-    def __init__(self, monkeypatch):
-        self.copies, self.data = [], bytearray()
-        fake_driver(monkeypatch, memcpy_htod=self.htod, memcpy_dtoh=self.dtoh, mem_alloc=self.allocate,
-                    memcpy_htod_async=self.htod_async, memcpy_dtoh_async=self.dtoh_async,
-                    pagelocked_empty=lambda size, dtype: np.zeros(size, dtype))
-
-    def allocate(self, nbytes):
-        self.data = bytearray(b"\xff" * nbytes)  # not zeroed, as cuMemAlloc's
-        return self.BASE
-
-    def htod(self, address, host):
-        self.copies.append(("htod", address - self.BASE, host.nbytes))
-        self.data[address - self.BASE:address - self.BASE + host.nbytes] = host.tobytes()
-
-    def htod_async(self, address, host):
-        self.htod(address, host)
-        self.copies[-1] = ("htod async", *self.copies[-1][1:])
-
-    def dtoh(self, host, address):
-        self.copies.append(("dtoh", address - self.BASE, host.nbytes))
-        host[:] = np.frombuffer(self.data, np.uint8, host.nbytes, address - self.BASE)
-
-    def dtoh_async(self, host, address):
-        self.dtoh(host, address)
-        self.copies[-1] = ("dtoh async", *self.copies[-1][1:])
-
-
 def test_staged_writes_its_sections_in_one_copy_and_reads_a_span_in_one(monkeypatch):
     from backends.implementations.staged import Staged
 
-    device = FakeMemory(monkeypatch)
+    device = fake_pycuda(monkeypatch, FakeDriver())
     periods, lo = np.array([3.0, 2.5, 2.0]), np.array([1, 2, 3], np.int32)
     staged = Staged([("periods", periods), ("lo", lo), ("none", np.zeros(0, np.int32)),
                      ("counters", np.zeros(2, np.uint64)), ("gain", (np.float64, 3)), ("index", (np.int32, 3))],
-                    device.allocate)
+                    device.mem_alloc)
     at = {name: int(staged.pointer(name)) - device.BASE for name in staged.offsets}
     assert at == {"periods": 0, "lo": 32, "none": 48, "counters": 48, "gain": 64, "index": 96}  # 16-byte aligned
     assert device.copies == [("htod", 0, 64)]  # up to the last section the host wrote
@@ -437,9 +404,9 @@ def test_staged_writes_device_sections_later_in_one_asynchronous_copy_of_their_s
     not given, and an array of the wrong size."""
     from backends.implementations.staged import Staged
 
-    device = FakeMemory(monkeypatch)
+    device = fake_pycuda(monkeypatch, FakeDriver())
     staged = Staged([("periods", np.array([3.0, 2.0])), ("lo", (np.int32, 3)), ("hi", (np.int32, 3)),
-                     ("empty", (np.int32, 0)), ("gain", (np.float64, 2))], device.allocate)
+                     ("empty", (np.int32, 0)), ("gain", (np.float64, 2))], device.mem_alloc)
     assert device.copies == [("htod", 0, 16)]  # a single section from the offset 0: copied as it is
     staged.write({"lo": [1, 2, 3], "hi": np.array([4, 5, 6], np.int64)})
     assert device.copies[1:] == [("htod async", 16, 28)]
@@ -454,7 +421,7 @@ def test_staged_writes_device_sections_later_in_one_asynchronous_copy_of_their_s
 def test_upload_puts_the_samples_in_one_allocation_with_one_copy(monkeypatch, small_plan):
     import contextlib
 
-    device = FakeMemory(monkeypatch)
+    device = fake_pycuda(monkeypatch, FakeDriver())
     gpu = basic.BasicBackend()
     monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
     monkeypatch.setattr(gpu, "device_templates", lambda tp: "templates")
@@ -507,9 +474,9 @@ def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch
     into a lent page-locked buffer, out of which the stats are copied."""
     from backends.implementations import pruned as module
 
-    device = FakeMemory(monkeypatch)
+    device = fake_pycuda(monkeypatch, FakeDriver())
     gpu = module.PrunedBackend(scan_jobs=2)
-    monkeypatch.setattr(gpu, "_allocate", device.allocate)
+    monkeypatch.setattr(gpu, "_allocate", device.mem_alloc)
     strides = SimpleNamespace(strides=np.array([1, 1, 1, 2]))
     state = SimpleNamespace(shared=shared, base=SimpleNamespace(m=100, plan=SimpleNamespace(templates=strides)))
     periods, lo, hi = np.array([5.0, 4.0, 3.0]), np.array([0, 1, 1]), np.array([2, 4, 3])
@@ -643,7 +610,7 @@ def test_scan_launch_sends_windows_and_reads_the_best_fits_in_one_copy_each(monk
     arguments in pycuda_base's order, gain, index and depth back in one."""
     import contextlib
 
-    device = FakeMemory(monkeypatch)
+    device = fake_pycuda(monkeypatch, FakeDriver())
     gpu = basic.BasicBackend()
     launches = []
 

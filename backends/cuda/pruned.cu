@@ -128,7 +128,7 @@ struct Tables {
 
 // Rounding allowances of one (period, width), doubled (backends/pruning.py);
 // e_s: the error of a window's sum of u taken from its flux sum (uniform
-// weights, coarse_stage).
+// weights, coarse_stage with U_FROM_FLUX: pruned_scan's jobs, LINE).
 struct Allowances {
     double e_v, e_vw, e_ar1, e_ark, e_a21, e_a2k, e_s;
 };
@@ -190,7 +190,7 @@ __device__ Allowances allowances(const double *mean, const double *sum_c, double
     e.e_ark = 2.0 * (sum_c[0] * 4.0 * g * u1 + dots_ar);
     e.e_a21 = 2.0 * (mean[1] * 4.0 * g * w1 + dots_a2);
     e.e_a2k = 2.0 * (sum_c[1] * 4.0 * g * w1 + dots_a2);
-    e.e_s = uniform ? 5.0 * g * (w_uniform * m + 2.0 * u1) : 0.0;  // sum |f| <= m + U1 / w
+    e.e_s = 0.0;
     return e;
 }
 
@@ -228,6 +228,7 @@ __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_unif
     j.rk = tb.rho[2 * wi + 1]; j.rk2 = tb.rho2[2 * wi + 1];
     j.kp = tb.n_pieces[wi];
     if (LINE) {
+        if (w_uniform > 0.0) j.e.e_s = 5.0 * g * (w_uniform * m + 2.0 * scale[0]);  // sum |f| <= m + U1 / w
         line_allowances(j, tb.line_terms + 4 * wi, tb.amax[wi], scale, g, m);
         j.rl = tb.line_rho[wi];
     }

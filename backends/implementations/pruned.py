@@ -337,29 +337,25 @@ class PrunedBackend(PyCUDABackend):
         step = max(1, int(self.max_batch_periods(plan)))
         clock = EventClock(self.timings)
         staged = self._staged_periods(state, periods)
-        folded = None
-        if not state.shared and len(periods):  # the first fold goes first; the host writes the rest while it runs
-            with clock.stage("fold_sort"):
-                folded = self._fold(state, staged.pointer("periods"), min(step, len(periods)))
+        # the first fold goes first; the host writes the rest while it runs
+        folded = self._queue_fold(state, staged.pointer("periods"), min(step, len(periods)), clock)
         arrays = self._scan_arrays(state, staged, lo, hi)
         in_flight = collections.deque()
-        known = found = None
-        for start in range(0, arrays.size, step):
+        for start in range(0, arrays.size, step):  # at least one batch: search() refuses no periods
             batch = arrays.view(start, min(start + step, arrays.size))
             self._queue_batch(state, batch, clock, folded)
             folded = None
             if start + step >= arrays.size:  # the results' copy back, queued behind the last batch
                 found = arrays.staged.read_queued(RESULTS, pinned)
             in_flight.append((mark(), batch.size))
-            if known is None:  # while the device runs the first batch
+            if start == 0:  # while the device runs the first batch
                 known = pruning.host_work(plan, lo, hi)
             if len(in_flight) > 1:
                 self._wait(*in_flight.popleft(), progress)
         while in_flight:
             self._wait(*in_flight.popleft(), progress)
         clock.settle()
-        return self._results(plan, found() if found else arrays.staged.read(RESULTS),
-                             known or pruning.host_work(plan, lo, hi))
+        return self._results(plan, found(), known)
 
     @staticmethod
     def _wait(done, size, progress):
@@ -367,12 +363,19 @@ class PrunedBackend(PyCUDABackend):
         if progress is not None:
             progress(size)
 
+    def _queue_fold(self, state, periods, b, clock):
+        """The global layout's fold of the ``b`` periods at device address
+        ``periods``, queued and timed; None where there is nothing to fold
+        (the shared layout's pruned_period folds in its scan)."""
+        if state.shared or not b:
+            return None
+        with clock.stage("fold_sort"):
+            return self._fold(state, periods, b)
+
     def _queue_batch(self, state, batch, clock, folded=None):
-        """Queue ``batch``'s fold (the global layout's, unless ``folded``
-        holds it) and scan."""
-        if folded is None and not state.shared:
-            with clock.stage("fold_sort"):
-                folded = self._fold(state, batch.arg("periods"), batch.size)
+        """Queue ``batch``'s fold (unless ``folded`` holds it) and scan."""
+        if folded is None:
+            folded = self._queue_fold(state, batch.arg("periods"), batch.size, clock)
         with clock.stage("chi2_scan"):
             self._scan(state, folded, batch, clock)
 

@@ -14,7 +14,7 @@ import numpy as np
 from backends import packing
 from backends.implementations.pycuda_base import (
     LAUNCH_MACS, MEMORY_BUDGET, PyCUDABackend, phase_capacity, phase_templates, skewed, width_macs)
-from backends.protocol import InputTooLarge, PeriodStats
+from backends.protocol import InputTooLarge, PeriodStats, trial_periods
 
 
 def simple_shared_bytes(n: int, maxwidth: int, strides) -> int:
@@ -90,7 +90,7 @@ class SimpleBackend(PyCUDABackend):
         the host packing the next launch while the device runs this one.
         Raises ``InputTooLarge`` before any launch if a light curve does not
         fit. ``progress`` gets the number of periods of each finished launch."""
-        jobs = [(plan, np.ascontiguousarray(periods, np.float64)) for plan, periods in jobs]
+        jobs = [(plan, trial_periods(periods)) for plan, periods in jobs]
         for k, (plan, _) in enumerate(jobs):
             why = self.refuses(plan)
             if why is not None:
