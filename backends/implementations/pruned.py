@@ -365,9 +365,9 @@ class PrunedBackend(PyCUDABackend):
 
     def _queue_fold(self, state, periods, b, clock):
         """The global layout's fold of the ``b`` periods at device address
-        ``periods``, queued and timed; None where there is nothing to fold
-        (the shared layout's pruned_period folds in its scan)."""
-        if state.shared or not b:
+        ``periods``, queued and timed; None in the shared layout, whose
+        pruned_period folds in its scan."""
+        if state.shared:
             return None
         with clock.stage("fold_sort"):
             return self._fold(state, periods, b)
