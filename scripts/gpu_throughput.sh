@@ -18,6 +18,8 @@
 #               second, peak GPU and host memory, cost per million curves at
 #               USD_PER_GPU_HOUR (3.00)                       SURVEY_S (540)
 #   scaling     the same, SCALING_N (2000) curves, on 1 and 2 GPUs   SCALING_S (540)
+# survey and scaling pass --stall-dump STALL_DUMP_S (30): a worker whose batch
+# runs that long writes its threads' stacks into the run's log (<run>.log).
 # Everything lands in $OUT (reports/host_path/latest without it): header.txt,
 # summary.md (scripts/host_path_report.py: the table for reports/host_path/)
 # and host_path.tar.gz (every log and JSON).
@@ -40,10 +42,12 @@ done
 part survey && { timeout "${SURVEY_S:-540}" python3 scripts/multigpu_scaling.py --n "${SURVEY_N:-10000}" \
     --backends "${SURVEY_BACKEND:-pruned}" --runs "1:distributed:${SURVEY_WORKERS:-4}" \
     --timeout "$(( ${SURVEY_S:-540} - 90 ))" --usd-per-gpu-hour "$USD" --work /tmp/survey \
+    --stall-dump "${STALL_DUMP_S:-30}" \
     --out "$WORK/survey" 2>&1 | tee "$WORK/survey.log" || rc=1; }
 part scaling && { timeout "${SCALING_S:-540}" python3 scripts/multigpu_scaling.py --n "${SCALING_N:-2000}" \
     --backends "${SURVEY_BACKEND:-pruned}" --runs "1:distributed:${SURVEY_WORKERS:-4}" \
     "2:distributed:${SURVEY_WORKERS:-4}" --timeout 200 --usd-per-gpu-hour "$USD" --work /tmp/scaling \
+    --stall-dump "${STALL_DUMP_S:-30}" \
     --out "$WORK/scaling" 2>&1 | tee "$WORK/scaling.log" || rc=1; }
 python3 scripts/host_path_report.py "$WORK" | tee "$WORK/summary.md"
 echo "exit status: $rc (parts: $PARTS)" | tee -a "$WORK/header.txt"

@@ -47,18 +47,20 @@ def write_curves(folder, n):
 
 
 def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64, per_gpu=1,
-              usd_per_gpu_hour=USD_PER_GPU_HOUR):
+              usd_per_gpu_hour=USD_PER_GPU_HOUR, stall_dump=None):
     """One ``python -m validation.batch`` run: its summary (resources and cost
-    included) and Parquet counts."""
+    included) and Parquet counts; its whole log in ``work``/run.log (with
+    ``stall_dump``, the stacks of a worker whose batch ran past it)."""
     import pandas as pd
 
     shutil.rmtree(work, ignore_errors=True)  # a fresh run, not a resumed one
+    work.mkdir(parents=True)
     out, summary_file = work / "out", work / "summary.json"
     cmd = [sys.executable, "-m", "validation.batch", "--gpus", str(gpus), "--gpu-cluster", cluster,
            "--workers-per-gpu", str(per_gpu),
            "--backend", backend, "--batch-size", str(batch_size), "--warmup", "--no-progress",
            "--summary", str(summary_file), "--out", str(out), "--monitor", "1",
-           "--usd-per-gpu-hour", str(usd_per_gpu_hour),
+           "--usd-per-gpu-hour", str(usd_per_gpu_hour), *(["--stall-dump", str(stall_dump)] if stall_dump else []),
            *[a for kv in tls for a in ("--tls", kv)], str(inputs)]
     start = time.perf_counter()
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
@@ -68,6 +70,7 @@ def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64,
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # its Dask workers too: no GPU held into the next run
             log, rc = proc.communicate()[0], "timeout"
+    (work / "run.log").write_text(log)
     record = {"gpus": gpus, "gpu_cluster": cluster, "per_gpu": per_gpu, "backend": backend, "rc": rc,
               "wall_seconds": time.perf_counter() - start, "log_tail": log[-3000:]}
     if summary_file.exists():
@@ -152,7 +155,10 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=150, help="seconds per run")
     ap.add_argument("--usd-per-gpu-hour", type=float, default=USD_PER_GPU_HOUR,
                     help=f"price for the cost column (default {USD_PER_GPU_HOUR})")
-    ap.add_argument("--work", type=Path, default=Path("/tmp/multigpu"), help="light curves and Parquet")
+    ap.add_argument("--stall-dump", type=float, metavar="SECONDS",
+                    help="passed to validation.batch: stacks of a worker whose batch runs past SECONDS, in run.log")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/multigpu"),
+                    help="light curves, and per run its Parquet and run.log")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
@@ -172,8 +178,9 @@ def main(argv=None):
             gpus, cluster, per_gpu = run_spec(spec)
             work = args.work / f"{backend}_{gpus}_{cluster}_{per_gpu}"
             record = run_batch(inputs, work, backend, gpus, cluster, args.tls, args.timeout,
-                               args.batch_size, per_gpu, args.usd_per_gpu_hour)
+                               args.batch_size, per_gpu, args.usd_per_gpu_hour, args.stall_dump)
             report["runs"].append(record)
+            shutil.copy(work / "run.log", args.out / f"{work.name}.log")
             (args.out / "scaling.json").write_text(json.dumps(report, indent=1))
             (args.out / "scaling.md").write_text(table(report))
             print(table(report).splitlines()[-1], flush=True)

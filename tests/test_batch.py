@@ -1,6 +1,7 @@
 """``backends.search_batch`` and ``python -m validation.batch`` (Dask, Parquet, resume)."""
 
 import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -354,3 +355,29 @@ def test_inputs_and_options(tmp_path, inputs):
             batch.parse_args([*wrong, "--out", "o", "x"])
     assert batch.parse_args(["--gpus", "1", "--usd-per-gpu-hour", "2.5", "--monitor", "1", "--out", "o",
                              "x"]).usd_per_gpu_hour == 2.5
+
+
+def test_a_stalled_batch_dumps_every_threads_stack_once_and_goes_on(monkeypatch, capfd, tmp_path):
+    """--stall-dump: a batch still running after the given seconds writes each
+    thread's Python stack to standard error; a quick one writes nothing, and
+    no dump is left armed after the task."""
+    def slow_load(curve_id, path):
+        time.sleep(0.6)
+        raise ValueError("unreadable")
+
+    monkeypatch.setattr(batch, "load_npz", slow_load)
+    row, = batch.search_files({"lc": str(tmp_path / "lc.npz")}, "cpu", OPTIONS, stall_dump=0.2)
+    err = capfd.readouterr().err
+    assert row["error"] == "ValueError: unreadable"
+    assert "most recent call first" in err and "slow_load" in err and err.count("slow_load") == 1
+    monkeypatch.setattr(batch, "load_npz", lambda curve_id, path: (_ for _ in ()).throw(ValueError("x")))
+    batch.search_files({"lc": str(tmp_path / "lc.npz")}, "cpu", OPTIONS, stall_dump=0.2)
+    time.sleep(0.4)  # past the quick task's deadline: its dump was cancelled
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_stall_dump_must_be_positive(value, capsys):
+    with pytest.raises(SystemExit):
+        batch.parse_args(["--backend", "cpu", "--out", "o", "--stall-dump", value, "x.npz"])
+    assert "--stall-dump must be positive" in capsys.readouterr().err

@@ -31,12 +31,14 @@ def test_a_run_and_its_table(npz_inputs, tmp_path, smi, monkeypatch):
     lines = scaling.table({"n": 3, "gpu": "test", "runs": [run, two]}).splitlines()
     assert lines[-1].startswith("| cpu | 2 | 1 | distributed.SpecCluster |") and "| 2.00x |" in lines[-1]
     assert f"| {run['cost']['usd_per_million_curves']:.2f} |" in lines[-1]
+    assert "3 light curves searched" in (tmp_path / "w" / "run.log").read_text()  # the whole log is kept
 
 
 @requires_distributed
 def test_a_run_past_its_limit(npz_inputs, tmp_path):
     run = scaling.run_batch(npz_inputs, tmp_path / "w", "cpu", 1, "distributed", [], timeout=0.5)
     assert run["rc"] == "timeout" and run["parquet"]["rows"] == 0 and "workers" not in run
+    assert (tmp_path / "w" / "run.log").exists()
     assert "| timeout |" in scaling.table({"n": 3, "gpu": "test", "runs": [run]})
 
 
@@ -49,21 +51,27 @@ def test_dask_cuda_version_says_why_not(monkeypatch):
 def test_main_runs_each_backend_and_cluster(tmp_path, monkeypatch, distinct, rc):
     calls = []
 
-    def fake_run(inputs, work, backend, gpus, cluster, tls, timeout, batch_size, per_gpu, usd_per_gpu_hour):
-        calls.append((backend, gpus, cluster, per_gpu, tls, batch_size, len(list(inputs.glob("*.npz")))))
+    def fake_run(inputs, work, backend, gpus, cluster, tls, timeout, batch_size, per_gpu, usd_per_gpu_hour,
+                 stall_dump):
+        calls.append((backend, gpus, cluster, per_gpu, tls, batch_size, stall_dump,
+                      len(list(inputs.glob("*.npz")))))
+        work.mkdir(parents=True)
+        (work / "run.log").write_text(f"the log of {work.name}")
         return {"gpus": gpus, "gpu_cluster": cluster, "backend": backend, "rc": 0, "per_second": 10.0 * gpus,
                 "parquet": {"rows": 2, "ids": 2, "errors": 0, "files": 1}, "distinct_gpus": distinct}
 
     monkeypatch.setattr(scaling, "run_batch", fake_run)
     out = tmp_path / "out"
     argv = ["--n", "2", "--backends", "simple", "thrust", "--runs", "1:auto", "2:distributed:3", "--tls", "period_max=9",
-            "--work", str(tmp_path / "w"), "--out", str(out)]
+            "--stall-dump", "30", "--work", str(tmp_path / "w"), "--out", str(out)]
     assert scaling.main(argv) == rc
-    assert calls == [(b, g, c, k, ["period_max=9"], 64, 2) for b in ("simple", "thrust")
+    assert calls == [(b, g, c, k, ["period_max=9"], 64, 30.0, 2) for b in ("simple", "thrust")
                      for g, c, k in ((1, "auto", 1), (2, "distributed", 3))]
     report = json.loads((out / "scaling.json").read_text())
     assert report["n"] == 2 and len(report["runs"]) == 4
     assert (out / "scaling.md").read_text().count("| 2.00x |") == 2
+    assert (out / "thrust_2_distributed_3.log").read_text() == "the log of thrust_2_distributed_3"
+    assert len(list(out.glob("*.log"))) == 4
 
 
 def test_table_shows_the_gpus_the_workers_held():

@@ -2,7 +2,7 @@
 
     python -m validation.batch [--workers N | --gpus N [--workers-per-gpu K] [--gpu-cluster KIND]] --backend NAME \\
         --out results.parquet [--batch-size B] [--tls KEY=VALUE ...] [--warmup] [--summary FILE] \\
-        [--monitor SECONDS] [--usd-per-gpu-hour PRICE] <.npz files or directories of them>
+        [--monitor SECONDS] [--usd-per-gpu-hour PRICE] [--stall-dump SECONDS] <.npz files or directories of them>
 
 Each ``.npz`` holds one light curve (``time``, ``flux``, optional ``flux_err``);
 its id is the file name without ``.npz``. Batches of light curves are mapped
@@ -23,6 +23,9 @@ writes the counts, the rate, the cluster and each worker's process, GPU
 busy share and peak memory and the peak resident memory of the run's
 processes (``validation.monitor``, sampled during the timed part), with
 ``--usd-per-gpu-hour`` the cost of a million light curves at that price.
+``--stall-dump SECONDS``: a worker whose batch runs longer than that writes
+the Python stack of each of its threads to its standard error (``faulthandler``),
+once per batch, and goes on: what a stalled run was waiting on.
 
 ``--out`` is a directory, a Parquet dataset with one file per finished batch,
 each written to a hidden temporary file and renamed, so a crash loses at most
@@ -37,6 +40,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import faulthandler
 import functools
 import hashlib
 import json
@@ -123,19 +127,27 @@ def worker_backend(name):
     return runs.searcher(name)
 
 
-def search_files(files, backend, options):
-    """Worker task: summary rows of the light curves ``files`` (id -> path)."""
+def search_files(files, backend, options, stall_dump=None):
+    """Worker task: summary rows of the light curves ``files`` (id -> path);
+    with ``stall_dump`` (seconds), every thread's stack to standard error if
+    the task is still running then."""
     from backends import BatchError, search_batch
 
-    rows, items = [], []
-    for curve_id, path in files.items():
-        try:
-            items.append(load_npz(curve_id, path))
-        except Exception as exc:  # an unreadable file is that light curve's error
-            rows.append(summary_row(BatchError(curve_id, type(exc).__name__, str(exc)), backend))
-    rows += [summary_row(o, backend) for o in search_batch(items, backend=worker_backend(backend), lean=True,
-                                                           **options)]
-    return rows
+    if stall_dump:
+        faulthandler.dump_traceback_later(stall_dump)
+    try:
+        rows, items = [], []
+        for curve_id, path in files.items():
+            try:
+                items.append(load_npz(curve_id, path))
+            except Exception as exc:  # an unreadable file is that light curve's error
+                rows.append(summary_row(BatchError(curve_id, type(exc).__name__, str(exc)), backend))
+        rows += [summary_row(o, backend) for o in search_batch(items, backend=worker_backend(backend), lean=True,
+                                                               **options)]
+        return rows
+    finally:
+        if stall_dump:
+            faulthandler.cancel_dump_traceback_later()
 
 
 class ResultDataset(store.RecordDir):
@@ -270,12 +282,13 @@ def warm_up(client, workers, curve, backend, options):
 
 
 def run(inputs, out, client, backend="auto", batch_size=16, options=None, progress=True,
-        warmup=False, monitor=None):
+        warmup=False, monitor=None, stall_dump=None):
     """Search every light curve of ``inputs`` not yet in ``out`` on ``client``'s
     workers, writing each batch's rows as it finishes; with ``warmup``, each
     worker searches one first, untimed; with ``monitor`` (seconds), the GPUs
-    and the memory of this process's tree are sampled meanwhile. Returns
-    counts, rate, workers (and resources)."""
+    and the memory of this process's tree are sampled meanwhile; with
+    ``stall_dump`` (seconds), see ``search_files``. Returns counts, rate,
+    workers (and resources)."""
     from distributed import as_completed
     from tqdm import tqdm
 
@@ -294,7 +307,7 @@ def run(inputs, out, client, backend="auto", batch_size=16, options=None, progre
         cold = warm_up(client, workers, (todo[0], str(found[todo[0]])), backend, options)
         workers = {w: {**who, "warmup_seconds": cold[w]} for w, who in workers.items()}
     start = time.perf_counter()
-    futures = {client.submit(search_files, {i: str(found[i]) for i in batch}, backend, options,
+    futures = {client.submit(search_files, {i: str(found[i]) for i in batch}, backend, options, stall_dump,
                              pure=False): batch for batch in batches}
     summary = {"searched": 0, "errors": 0, "skipped": len(found) - len(todo), "failed_batches": 0,
                "workers": workers}
@@ -381,6 +394,8 @@ def parse_args(argv):
                    help="sample GPU use and memory and the run's host memory every SECONDS (into --summary)")
     p.add_argument("--usd-per-gpu-hour", type=float, metavar="PRICE",
                    help="with --gpus: the cost of a million light curves at PRICE per GPU-hour")
+    p.add_argument("--stall-dump", type=float, metavar="SECONDS",
+                   help="a worker whose batch runs longer than SECONDS writes its threads' stacks to its stderr")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("inputs", nargs="+", help=".npz files or directories of them")
     args = p.parse_args(argv)
@@ -389,7 +404,7 @@ def parse_args(argv):
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if (args.gpu_cluster != "auto" or args.workers_per_gpu > 1 or args.usd_per_gpu_hour) and not args.gpus:
         p.error("--gpu-cluster, --workers-per-gpu and --usd-per-gpu-hour need --gpus")
-    for name in ("monitor", "usd_per_gpu_hour"):
+    for name in ("monitor", "usd_per_gpu_hour", "stall_dump"):
         if getattr(args, name) is not None and getattr(args, name) <= 0:
             p.error(f"--{name.replace('_', '-')} must be positive")
     return args
@@ -412,7 +427,7 @@ def main(argv=None):
                   f"dashboard {client.dashboard_link}", file=sys.stderr)
             summary = run(args.inputs, args.out, client, args.backend, args.batch_size,
                           dict(args.tls), progress=not args.no_progress, warmup=args.warmup,
-                          monitor=args.monitor)
+                          monitor=args.monitor, stall_dump=args.stall_dump)
     except (ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
