@@ -127,16 +127,27 @@ def worker_backend(name):
     return runs.searcher(name)
 
 
+@contextlib.contextmanager
+def stacks_if_still_running(seconds):
+    """Every thread's Python stack to standard error if the block is still
+    running after ``seconds`` (None: never); nothing is stopped."""
+    if not seconds:
+        yield
+        return
+    faulthandler.dump_traceback_later(seconds)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
 def search_files(files, backend, options, stall_dump=None):
     """Worker task: summary rows of the light curves ``files`` (id -> path);
-    with ``stall_dump`` (seconds), every thread's stack to standard error if
-    the task is still running then."""
+    with ``stall_dump``, ``stacks_if_still_running(stall_dump)``."""
     from backends import BatchError, search_batch
 
-    if stall_dump:
-        faulthandler.dump_traceback_later(stall_dump)
-    try:
-        rows, items = [], []
+    rows, items = [], []
+    with stacks_if_still_running(stall_dump):
         for curve_id, path in files.items():
             try:
                 items.append(load_npz(curve_id, path))
@@ -144,10 +155,7 @@ def search_files(files, backend, options, stall_dump=None):
                 rows.append(summary_row(BatchError(curve_id, type(exc).__name__, str(exc)), backend))
         rows += [summary_row(o, backend) for o in search_batch(items, backend=worker_backend(backend), lean=True,
                                                                **options)]
-        return rows
-    finally:
-        if stall_dump:
-            faulthandler.cancel_dump_traceback_later()
+    return rows
 
 
 class ResultDataset(store.RecordDir):
