@@ -55,7 +55,7 @@ def test_dask_cuda_when_installed(recorded):
     cluster = batch.make_cluster(gpus=2)
     assert type(cluster) is recorded.LocalCUDACluster
     assert cluster.kwargs == {"n_workers": 2, "threads_per_worker": 1, "dashboard_address": ":0",
-                              "CUDA_VISIBLE_DEVICES": ["0", "1"]}
+                              "CUDA_VISIBLE_DEVICES": ["0", "1"], "config": batch.WORKER_CONFIG}
     assert type(batch.make_cluster(gpus=2, gpu_cluster="dask-cuda")) is recorded.LocalCUDACluster
 
 
@@ -69,7 +69,8 @@ def test_one_nanny_per_gpu_without_dask_cuda_or_when_asked(recorded, monkeypatch
     cluster = batch.make_cluster(gpus=2, gpu_cluster="auto" if dask_cuda == "missing" else "distributed")
     assert type(cluster) is distributed.SpecCluster  # the recorder; a real one starts in the CLI test
     assert cluster.kwargs["workers"] == {
-        f"gpu-{d}": {"cls": distributed.Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": d}}}
+        f"gpu-{d}": {"cls": distributed.Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": d},
+                                                          "config": batch.WORKER_CONFIG}}
         for d in ("0", "1")}
 
 
@@ -89,6 +90,23 @@ def test_several_workers_per_gpu_share_it(recorded):
     with pytest.raises(SystemExit):
         batch.parse_args(["--gpus", "1", "--workers-per-gpu", "0", "--out", "o", "x"])
     assert batch.parse_args(["--gpus", "1", "--workers-per-gpu", "3", "--out", "o", "x"]).workers_per_gpu == 3
+
+
+@requires_distributed
+@pytest.mark.parametrize("gpus", [None, 1])
+def test_workers_run_without_the_sampling_profiler(monkeypatch, gpus):
+    """Dask's profiler held a task thread's frames in the worker's event loop,
+    where a search's device memory then went (a worker aborted on the H100)."""
+    import dask
+    from distributed import Client
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    with batch.make_cluster(workers=1, gpus=gpus, gpu_cluster="distributed") as cluster, Client(cluster) as client:
+        client.wait_for_workers(1)
+        seen = client.run(lambda dask_worker: (dask.config.get("distributed.worker.profile.enabled"),
+                                               "profile" in dask_worker.periodic_callbacks,
+                                               dask.config.get("distributed.scheduler.work-stealing")))
+    assert list(seen.values()) == [(False, False, True)]  # the rest of the configuration as it was
 
 
 @requires_distributed

@@ -172,6 +172,45 @@ def test_memory_pool_keeps_its_blocks_across_shapes_only_while_small(case, layou
     assert gpu._pool.held_blocks == fresh._pool.held_blocks
 
 
+LET_GO_ELSEWHERE = """
+import threading
+from backends.implementations.pruned import PrunedBackend
+from pycuda.tools import DeviceMemoryPool
+gpu = PrunedBackend()
+with gpu.context():
+    if {raw}:
+        pool = DeviceMemoryPool()
+    else:
+        gpu._allocate(1)
+        pool = gpu._pool
+    pool.free_held()  # it holds no block: the next one back makes it take the current context
+    box = [pool.allocate(1 << 20)]
+elsewhere = threading.Thread(target=box.clear)  # the block's last reference goes where no context is current
+elsewhere.start()
+elsewhere.join()
+with gpu.context():
+    print(getattr(pool, "orphans", None), flush=True)
+    pool.allocate(1 << 20)
+    print(getattr(pool, "orphans", None), flush=True)
+"""
+
+
+@pytest.mark.parametrize("raw", [True, False])
+def test_a_block_let_go_where_no_context_is_current_waits_for_one(raw):
+    """PyCUDA's own pool aborts the process (the hazard, shown in a child
+    process); ``DevicePool`` keeps the block until its next allocation."""
+    import subprocess
+    import sys
+
+    pruned()
+    done = subprocess.run([sys.executable, "-c", LET_GO_ELSEWHERE.format(raw=raw)], capture_output=True, text=True,
+                          timeout=120)
+    if raw:
+        assert done.returncode != 0 and "explicit_context_dependent" in done.stderr
+    else:
+        assert (done.returncode, done.stdout.split()) == (0, ["1", "0"]), done.stderr
+
+
 def test_templates_stay_on_the_device_for_the_same_templates(case, monkeypatch):
     plan, _, _, _ = case
     gpu = pruned()

@@ -346,9 +346,9 @@ def test_pruned_queues_two_batches_at_most_and_reports_each_when_done(monkeypatc
 
 
 def test_an_error_in_the_context_frees_the_failed_frames_locals_while_it_is_current(monkeypatch):
-    """PyCUDA aborts the process when a pooled array or event is freed with
-    no current context: an error leaving ``context()`` must not carry them
-    out in its traceback's frames."""
+    """PyCUDA leaks device memory and events freed with no current context:
+    an error leaving ``context()`` must not carry them out in its
+    traceback's frames."""
     current = []
     freed = []
 
@@ -374,6 +374,71 @@ def test_an_error_in_the_context_frees_the_failed_frames_locals_while_it_is_curr
         with gpu.context():
             failing_stage()
     assert freed == [True] and not current
+
+
+def test_pooled_blocks_go_back_only_where_a_context_is_current(monkeypatch):
+    """PyCUDA aborts the process when a pooled block goes back to its pool
+    with no current context (a Dask worker's profiler let a search's blocks go
+    in the worker's event loop): such a block waits, allocated, until the next
+    allocation or ``free_held`` in the context frees it."""
+    import gc
+    import sys
+
+    from backends.implementations.device_pool import DevicePool
+
+    current, freed = [], []
+
+    class Allocation:
+        def __init__(self, nbytes):
+            self.nbytes, self.valid = nbytes, True
+
+        def __int__(self):
+            return 1 << 40
+
+        def free(self):
+            freed.append((self.nbytes, bool(current)))
+            self.valid = False
+
+        def __del__(self):  # as PyCUDA's pooled allocation goes
+            if self.valid:
+                self.free()
+
+    class Pool:
+        managed_bytes, held_blocks = 96, 1
+
+        def allocate(self, nbytes):
+            return Allocation(nbytes)
+
+        def free_held(self):
+            freed.append(("held", bool(current)))
+
+    fake_driver(monkeypatch, Context=SimpleNamespace(get_current=lambda: current[-1] if current else None))
+    monkeypatch.setitem(sys.modules, "pycuda.tools", SimpleNamespace(DeviceMemoryPool=Pool))
+    pool = DevicePool()
+    current.append("ctx")
+    block = pool.allocate(8)
+    assert int(block) == 1 << 40 and (pool.managed_bytes, pool.held_blocks) == (96, 1)
+    del block
+    assert freed == [(8, True)]  # in the context: back to the pool at once
+
+    block = pool.allocate(16)
+    current.clear()
+    lost = threading.Thread(target=lambda box: box.clear(), args=([block],))  # its last reference goes elsewhere
+    del block
+    lost.start()
+    lost.join()
+    gc.collect()
+    assert freed == [(8, True)] and pool.orphans == 1  # no context there: kept
+    current.append("ctx")
+    kept = pool.allocate(32)
+    assert freed == [(8, True), (16, True)] and pool.orphans == 0  # freed by the next allocation, in the context
+    current.clear()
+    block = pool.allocate(64)
+    del block
+    current.append("ctx")
+    pool.free_held()
+    assert freed[2:] == [(64, True), ("held", True)] and pool.orphans == 0
+    del kept
 
 
 def test_staged_writes_its_sections_in_one_copy_and_reads_a_span_in_one(monkeypatch):

@@ -27,6 +27,10 @@ processes (``validation.monitor``, sampled during the timed part), with
 the Python stack of each of its threads to its standard error (``faulthandler``),
 once per batch, and goes on: what a stalled run was waiting on.
 
+Workers run without Dask's sampling profiler (``WORKER_CONFIG``): it reads
+each task thread's stack 100 times a second in the worker's event loop, GIL
+time taken from the searches, and holds a returned search's frames there.
+
 ``--out`` is a directory, a Parquet dataset with one file per finished batch,
 each written to a hidden temporary file and renamed, so a crash loses at most
 the batches in flight. A re-run with the same backend and options skips the
@@ -220,6 +224,9 @@ def gpu_devices(gpus):
     return devices[:gpus]
 
 
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False}  # a dotted key: Nannies merge it shallowly
+
+
 def make_cluster(workers=None, gpus=None, gpu_cluster="auto", per_gpu=1):
     """A Dask cluster: ``per_gpu`` single-threaded workers on each of ``gpus``
     GPUs, or ``workers`` single-threaded worker processes. ``gpu_cluster``:
@@ -232,7 +239,7 @@ def make_cluster(workers=None, gpus=None, gpu_cluster="auto", per_gpu=1):
 
     if not gpus:
         return LocalCluster(n_workers=workers or os.cpu_count(), threads_per_worker=1,
-                            processes=True, dashboard_address=":0")
+                            processes=True, dashboard_address=":0", config=WORKER_CONFIG)
     devices = gpu_devices(gpus)
     if per_gpu > 1 and gpu_cluster == "dask-cuda":
         raise RuntimeError("dask-cuda runs one worker per GPU; --workers-per-gpu needs "
@@ -246,9 +253,9 @@ def make_cluster(workers=None, gpus=None, gpu_cluster="auto", per_gpu=1):
                                    "--gpu-cluster distributed needs only distributed") from exc
         else:
             return LocalCUDACluster(n_workers=gpus, threads_per_worker=1, dashboard_address=":0",
-                                    CUDA_VISIBLE_DEVICES=devices)
+                                    CUDA_VISIBLE_DEVICES=devices, config=WORKER_CONFIG)
     spec = {f"gpu-{device}" + (f"-{k}" if per_gpu > 1 else ""): {"cls": Nanny, "options": {
-        "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": device}}}
+        "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": device}, "config": WORKER_CONFIG}}
         for device in devices for k in range(per_gpu)}
     return SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": ":0"}})
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from backends import pruning
 from backends.bounded_cache import BoundedCache
+from backends.implementations.device_pool import DevicePool
 from backends.implementations.event_clock import EventClock, mark
 from backends.implementations.pycuda_base import OUTS, PyCUDABackend
 from backends.implementations.staged import PinnedBuffers, Staged
@@ -174,10 +175,8 @@ class PrunedBackend(PyCUDABackend):
 
     def _allocate(self, nbytes):
         """Device memory from this backend's memory pool (no cuMemAlloc per batch)."""
-        from pycuda.tools import DeviceMemoryPool
-
         if self._pool is None:
-            self._pool = DeviceMemoryPool()
+            self._pool = DevicePool()
         return self._pool.allocate(nbytes)
 
     def search(self, plan, periods, progress=None):
@@ -269,8 +268,8 @@ class PrunedBackend(PyCUDABackend):
     def _fold(self, state, periods, b):
         """pruned_fold of the ``b`` periods at device address ``periods``,
         queued; its order (``Staged``, pooled: the scratch goes back to the
-        pool in the device's context, a pooled array freed without one aborts,
-        to be reused by later launches in stream order)."""
+        pool when its last reference goes, to be reused by later launches in
+        stream order)."""
         base = state.base
         n = base.n
         scratch = Staged([("keys", (np.float64, b * n)), ("order", (np.int32, b * n))], self._allocate)
@@ -328,8 +327,8 @@ class PrunedBackend(PyCUDABackend):
         A batch's scratch goes back to the pool once its launches are queued
         and is reused by the next batch in stream order. Each batch's host
         work (uploads, argument packing, reads: ~1-2 ms) no longer idles the device."""
-        # events and pooled arrays must be freed in the context: a frame of their own; the results'
-        # page-locked buffer is this search's until they are copied out of it
+        # events are best freed in the context (elsewhere PyCUDA leaks them): a frame of their own; the
+        # results' page-locked buffer is this search's until they are copied out of it
         with self.context(), PINNED.lend() as pinned:
             return self._search_queued(state, plan, periods, lo, hi, progress, pinned)
 

@@ -156,8 +156,8 @@ class PyCUDABackend(TLSBackend):
     def context(self):
         """The device's primary context, current for the duration. An error
         leaving it clears the locals of the frames it passed through first:
-        their pooled arrays and events must be freed with the context current
-        (PyCUDA aborts the process otherwise), not when the traceback goes."""
+        their device memory and events are freed with the context current
+        (PyCUDA leaks them otherwise), not when the traceback goes."""
         import pycuda.driver as cuda
 
         if self._ctx is None:

@@ -1,0 +1,71 @@
+"""PyCUDA's device memory pool, safe to give memory back to from any thread.
+
+PyCUDA aborts the process (an exception in a C++ destructor) when a pooled
+block is freed in a thread where no context is current while its pool holds
+no other block: the pool then takes the current context as its own and finds
+none. A search's blocks can lose their last reference in such a thread: a Dask
+worker's profiler holds the task thread's frames, and with them the locals of a
+search that has just returned, and lets them go in the worker's event loop
+(H100, one worker, ``reports/host_path/2026-11-24d_H100/``: aborted after
+~1,800 light curves, every time). Such a block waits, still allocated, among
+the pool's orphans until the next ``allocate`` or ``free_held`` frees it in the
+context.
+"""
+
+from __future__ import annotations
+
+
+class DevicePool:
+    """``pycuda.tools.DeviceMemoryPool`` whose blocks (``Block``) go back to it
+    where a context is current and are kept as orphans where none is. Call
+    ``allocate`` and ``free_held`` in the device's context."""
+
+    def __init__(self):
+        from pycuda.tools import DeviceMemoryPool
+
+        self._pool = DeviceMemoryPool()
+        self._orphans = []  # appended to from any thread: list.append and list.pop are atomic
+
+    def allocate(self, nbytes) -> "Block":
+        self._free_orphans()
+        return Block(self._pool.allocate(nbytes), self._orphans)
+
+    def free_held(self):
+        """Free the orphans and every block the pool holds for reuse."""
+        self._free_orphans()
+        self._pool.free_held()
+
+    def _free_orphans(self):
+        while self._orphans:
+            self._orphans.pop().free()
+
+    @property
+    def orphans(self) -> int:
+        return len(self._orphans)
+
+    @property
+    def managed_bytes(self) -> int:
+        return self._pool.managed_bytes
+
+    @property
+    def held_blocks(self) -> int:
+        return self._pool.held_blocks
+
+
+class Block:
+    """One pooled allocation; ``int(block)`` is its device address."""
+
+    __slots__ = ("memory", "_orphans")
+
+    def __init__(self, memory, orphans):
+        self.memory = memory
+        self._orphans = orphans
+
+    def __int__(self):
+        return int(self.memory)
+
+    def __del__(self):
+        import pycuda.driver as cuda
+
+        if cuda.Context.get_current() is None:
+            self._orphans.append(self.memory)  # else the pooled allocation goes back as this block goes
