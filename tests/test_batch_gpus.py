@@ -6,7 +6,9 @@ On CPU the GPU workers search with the ``cpu`` backend; only their
 import json
 import re
 import sys
+import time
 import types
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import gpu_available, requires_distributed
@@ -107,6 +109,47 @@ def test_workers_run_without_the_sampling_profiler(monkeypatch, gpus):
                                                "profile" in dask_worker.periodic_callbacks,
                                                dask.config.get("distributed.scheduler.work-stealing")))
     assert list(seen.values()) == [(False, False, True)]  # the rest of the configuration as it was
+
+
+@requires_distributed
+def test_a_worker_that_aborts_fails_its_batch_and_the_rest_go_on(npz_inputs, tmp_path, monkeypatch):
+    """A worker process that aborts (PyCUDA's pool once did) is restarted; the
+    batch it aborted on fails unrecorded, so a re-run searches it again."""
+    import os
+
+    from distributed import Client
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    search = batch.search_files
+    monkeypatch.setattr(batch, "search_files",  # pickled by value to the worker
+                        lambda files, *args: os.abort() if "lc1" in files else search(files, *args))
+    with batch.make_cluster(gpus=1, gpu_cluster="distributed") as cluster, Client(cluster) as client:
+        summary = batch.run([npz_inputs], tmp_path / "out", client, "cpu", batch_size=1, options=OPTIONS,
+                            progress=False)
+    assert (summary["searched"], summary["failed_batches"]) == (2, 1)
+    assert batch.ResultDataset(tmp_path / "out").done_ids() == {"lc0", "lc2"}
+
+
+@requires_distributed
+def test_batches_left_without_workers_fail_instead_of_waiting(npz_inputs, tmp_path, monkeypatch):
+    """A Nanny that closes after its worker died again and again (distributed
+    does, at times) leaves no worker: the batches then fail after
+    NO_WORKERS_TIMEOUT, unrecorded, instead of waiting for ever."""
+    from distributed import Client
+
+    monkeypatch.setattr(batch, "NO_WORKERS_TIMEOUT", "1s")
+    with batch.make_cluster(workers=1) as cluster, Client(cluster) as client:
+        cluster.scale(0)
+        while client.scheduler_info()["workers"]:
+            time.sleep(0.05)
+        waiting = ThreadPoolExecutor(1)  # a run that waits for ever fails the test after a minute
+        try:
+            summary = waiting.submit(batch.run, [npz_inputs], tmp_path / "out", client, "cpu", batch_size=2,
+                                     options=OPTIONS, progress=False).result(timeout=60)
+        finally:
+            waiting.shutdown(wait=False)
+    assert (summary["searched"], summary["failed_batches"]) == (0, 2)
+    assert batch.ResultDataset(tmp_path / "out").done_ids() == set()
 
 
 @requires_distributed

@@ -35,8 +35,8 @@ time taken from the searches, and holds a returned search's frames there.
 each written to a hidden temporary file and renamed, so a crash loses at most
 the batches in flight. A re-run with the same backend and options skips the
 ids already there; ``pandas.read_parquet(out)`` reads them all. Exit status 1
-when a whole batch failed (e.g. a worker died); its ids are not recorded, so a
-re-run tries them again.
+when a whole batch failed (e.g. a worker died, or every worker was gone for
+``NO_WORKERS_TIMEOUT``); its ids are not recorded, so a re-run tries them again.
 """
 
 from __future__ import annotations
@@ -225,6 +225,9 @@ def gpu_devices(gpus):
 
 
 WORKER_CONFIG = {"distributed.worker.profile.enabled": False}  # a dotted key: Nannies merge it shallowly
+# A batch left with no worker for this long fails (its ids are searched again by a re-run) instead of
+# waiting for ever: a worker process that dies again and again is not restarted for good.
+NO_WORKERS_TIMEOUT = "60s"
 
 
 def make_cluster(workers=None, gpus=None, gpu_cluster="auto", per_gpu=1):
@@ -235,6 +238,13 @@ def make_cluster(workers=None, gpus=None, gpu_cluster="auto", per_gpu=1):
     "auto" (dask-cuda if installed and ``per_gpu`` is 1). Several workers per
     GPU share it: the host's part of a search (TLS's grids and statistics,
     Python under the GIL) then runs in parallel while the GPU serves them in turn."""
+    import dask
+
+    with dask.config.set({"distributed.scheduler.no-workers-timeout": NO_WORKERS_TIMEOUT}):  # read as it starts
+        return _make_cluster(workers, gpus, gpu_cluster, per_gpu)
+
+
+def _make_cluster(workers, gpus, gpu_cluster, per_gpu):
     from distributed import LocalCluster, Nanny, Scheduler, SpecCluster
 
     if not gpus:
