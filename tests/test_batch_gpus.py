@@ -112,9 +112,11 @@ def test_workers_run_without_the_sampling_profiler(monkeypatch, gpus):
 
 
 @requires_distributed
-def test_a_worker_that_aborts_fails_its_batch_and_the_rest_go_on(npz_inputs, tmp_path, monkeypatch):
+def test_a_worker_that_aborts_fails_its_batch_and_a_rerun_searches_what_is_missing(npz_inputs, tmp_path,
+                                                                                   monkeypatch):
     """A worker process that aborts (PyCUDA's pool once did) is restarted; the
-    batch it aborted on fails unrecorded, so a re-run searches it again."""
+    batch it aborted on fails unrecorded (and so may a batch queued on it
+    meanwhile), and a re-run searches exactly what is missing."""
     import os
 
     from distributed import Client
@@ -124,10 +126,16 @@ def test_a_worker_that_aborts_fails_its_batch_and_the_rest_go_on(npz_inputs, tmp
     monkeypatch.setattr(batch, "search_files",  # pickled by value to the worker
                         lambda files, *args: os.abort() if "lc1" in files else search(files, *args))
     with batch.make_cluster(gpus=1, gpu_cluster="distributed") as cluster, Client(cluster) as client:
-        summary = batch.run([npz_inputs], tmp_path / "out", client, "cpu", batch_size=1, options=OPTIONS,
-                            progress=False)
-    assert (summary["searched"], summary["failed_batches"]) == (2, 1)
-    assert batch.ResultDataset(tmp_path / "out").done_ids() == {"lc0", "lc2"}
+        first = batch.run([npz_inputs], tmp_path / "out", client, "cpu", batch_size=1, options=OPTIONS,
+                          progress=False)
+    done = batch.ResultDataset(tmp_path / "out").done_ids()
+    assert "lc1" not in done and first["searched"] == len(done) and first["failed_batches"] == 3 - len(done)
+    monkeypatch.setattr(batch, "search_files", search)
+    with batch.make_cluster(gpus=1, gpu_cluster="distributed") as cluster, Client(cluster) as client:
+        again = batch.run([npz_inputs], tmp_path / "out", client, "cpu", batch_size=1, options=OPTIONS,
+                          progress=False)
+    assert (again["skipped"], again["searched"], again["failed_batches"]) == (len(done), 3 - len(done), 0)
+    assert batch.ResultDataset(tmp_path / "out").done_ids() == {"lc0", "lc1", "lc2"}
 
 
 @requires_distributed
