@@ -207,6 +207,21 @@ def test_cli_two_gpu_workers_each_with_its_device(npz_inputs, tmp_path, capsys, 
 
 
 @requires_distributed
+def test_a_run_leaves_no_backend_behind_in_its_workers(npz_inputs, tmp_path):
+    """Each worker lets its backends go in its task thread at the end of a run
+    (``release_worker``): a PyCUDA backend's device memory, modules and buffers
+    then go in its context's thread, not at the worker's exit."""
+    from distributed import Client
+
+    with batch.make_cluster(workers=2) as cluster, Client(cluster) as client:
+        client.wait_for_workers(2)
+        summary = batch.run([npz_inputs], tmp_path / "out", client, "cpu", batch_size=1, options=OPTIONS,
+                            progress=False, warmup=True)
+        held = client.run(lambda: len(batch.WORKER_BACKENDS))
+    assert summary["searched"] == 3 and list(held.values()) == [0, 0]
+
+
+@requires_distributed
 def test_a_failed_warm_up_names_the_worker(npz_inputs, tmp_path, monkeypatch):
     from distributed import Client, LocalCluster
 

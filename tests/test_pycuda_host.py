@@ -538,6 +538,7 @@ def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch
     thresholds; counters and the best fits come back in one copy, queued
     into a lent page-locked buffer, out of which the stats are copied."""
     from backends.implementations import pruned as module
+    from backends.implementations.staged import PinnedBuffers
 
     device = fake_pycuda(monkeypatch, FakeDriver())
     gpu = module.PrunedBackend(scan_jobs=2)
@@ -563,7 +564,7 @@ def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch
     device.data[at["index"]:at["index"] + 12] = np.array([1, -1, 0], np.int32).tobytes()
     device.data[at["depth"]:at["depth"] + 24] = np.array([0.9, 0.0, 0.8]).tobytes()
     plan = SimpleNamespace(lc=SimpleNamespace(chi2_flat=10.0), templates=SimpleNamespace(rows=np.array([4, 6])))
-    with module.PinnedBuffers().lend() as pinned:
+    with PinnedBuffers().lend() as pinned:
         found = staged.read_queued(module.RESULTS, pinned)
         span = at["depth"] + 24 - at["counters"]  # counters to the last depth: one copy into the pinned buffer
         assert device.copies[2] == ("dtoh async", at["counters"], span) and len(device.copies) == 3
@@ -623,6 +624,23 @@ def test_pinned_buffers_are_lent_one_per_use_reused_across_backends_and_bounded(
         take(1)
         raise RuntimeError("a failed search gives its buffer back too")
     assert sorted(len(b) for b in buffers._free) == [100, 300]
+
+
+def test_release_cached_lets_the_compiled_modules_and_free_page_locked_buffers_go(monkeypatch):
+    """A Dask worker's task thread calls it at the end of a run: what it drops
+    goes there, in its GPU context's thread, not at the worker's exit."""
+    from backends.implementations import staged
+
+    fake_driver(monkeypatch, pagelocked_empty=lambda size, dtype: np.zeros(size, dtype))
+    base.KERNELS.get(("variant", 1), lambda: "module")
+    with staged.PINNED.lend() as take:
+        take(64)
+    with staged.PINNED.lend() as lent:
+        out = lent(128)  # the free one is too small: a new one, still lent while the cache goes
+        base.release_cached()
+    assert len(base.KERNELS) == 0
+    assert staged.PINNED._free == [out]  # the free one went; the lent one came back
+    staged.PINNED.clear()
 
 
 def test_pruned_refuses_linear_tables_of_other_than_its_kernels_pieces():

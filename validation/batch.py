@@ -29,7 +29,10 @@ once per batch, and goes on: what a stalled run was waiting on.
 
 Workers run without Dask's sampling profiler (``WORKER_CONFIG``): it reads
 each task thread's stack 100 times a second in the worker's event loop, GIL
-time taken from the searches, and holds a returned search's frames there.
+time taken from the searches, and holds a returned search's frames there. At
+the end of a run each worker lets its backends, compiled modules and
+page-locked buffers go in its task thread (``release_worker``), the thread of
+their GPU context, where PyCUDA can free them.
 
 ``--out`` is a directory, a Parquet dataset with one file per finished batch,
 each written to a hidden temporary file and renamed, so a crash loses at most
@@ -45,7 +48,7 @@ import argparse
 import ast
 import contextlib
 import faulthandler
-import functools
+import gc
 import hashlib
 import json
 import math
@@ -123,12 +126,42 @@ def summary_row(outcome, backend):
             "backend": meta["backend"], "seconds": meta["timings"]["total"], "error": None}
 
 
-@functools.lru_cache(maxsize=None)
+WORKER_BACKENDS = {}  # name -> what a worker process searches with, made once per process
+RELEASE_TIMEOUT_S = 10  # a worker gone at the end of a run is not waited for longer
+
+
 def worker_backend(name):
     """The backend a worker process searches with (``runs.searcher``), made once per process."""
     from validation import runs
 
-    return runs.searcher(name)
+    if name not in WORKER_BACKENDS:
+        WORKER_BACKENDS[name] = runs.searcher(name)
+    return WORKER_BACKENDS[name]
+
+
+def release_worker():
+    """Worker task: let the worker's backends, compiled modules and page-locked
+    buffers go in its task thread, the thread of their GPU context (at the
+    worker's exit PyCUDA could not free them there and warned four times)."""
+    from backends.implementations.pycuda_base import release_cached
+
+    WORKER_BACKENDS.clear()
+    release_cached()
+    gc.collect()
+
+
+def release_workers(client, workers):
+    """``release_worker`` on each of ``workers`` (addresses); one that is gone
+    (a worker restarted under a new address) is skipped after RELEASE_TIMEOUT_S."""
+    from distributed import wait
+
+    futures = [client.submit(release_worker, workers=[w], allow_other_workers=False, pure=False) for w in workers]
+    try:
+        wait(futures, timeout=RELEASE_TIMEOUT_S)
+    except TimeoutError:
+        pass
+    finally:
+        client.cancel(futures)
 
 
 @contextlib.contextmanager
@@ -353,6 +386,7 @@ def run(inputs, out, client, backend="auto", batch_size=16, options=None, progre
     finally:
         client.cancel(list(futures))
     summary["seconds"] = time.perf_counter() - start
+    release_workers(client, workers)
     summary["per_second"] = summary["searched"] / summary["seconds"] if todo else math.nan
     if sampler is not None:
         summary["resources"] = {"interval_s": monitor, "gpus": sampler.summary(), "apps": sampler.apps,

@@ -36,7 +36,7 @@ from backends.bounded_cache import BoundedCache
 from backends.implementations.device_pool import DevicePool
 from backends.implementations.event_clock import EventClock, mark
 from backends.implementations.pycuda_base import OUTS, PyCUDABackend
-from backends.implementations.staged import PinnedBuffers, Staged
+from backends.implementations.staged import PINNED, Staged
 from backends.protocol import PeriodStats
 
 CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
@@ -111,7 +111,6 @@ class PrunedState:
 
 PER_PERIOD = ("periods", "lo", "hi", "threshold", "gain", "index", "depth")  # ScanArrays' per-period arrays
 RESULTS = ("counters", *OUTS)  # what a search reads back (adjacent in ScanArrays: one copy)
-PINNED = PinnedBuffers()  # where RESULTS come back to, lent per search
 
 
 @dataclass

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends.gpu import checked_block_size, missing_requirements
-from backends.implementations.staged import Staged
+from backends.implementations.staged import PINNED, Staged
 from backends.kernel_cache import KernelCache, nvcc_cubin
 from backends.protocol import InputTooLarge, PeriodStats, TLSBackend
 
@@ -34,6 +34,15 @@ MEMORY_BUDGET = 1 << 30  # device bytes of batch scratch
 # ~25 ms on an H200 (2e10, six launches, cost 6 ms more: host syncs and tail waves).
 LAUNCH_MACS = 1.2e11
 SHIFTS_PER_THREAD = 8  # phase_scan.cuh's SHIFTS_PER_THREAD
+
+
+def release_cached():
+    """Let the process's compiled modules and page-locked buffers go here:
+    call in the thread that searched, whose GPU context they belong to (a
+    Dask worker's task thread, at the end of a run). Left to the interpreter's
+    exit, in another thread, PyCUDA warns that it cannot free them."""
+    KERNELS.clear()
+    PINNED.clear()
 
 
 def to_device(array, dtype):

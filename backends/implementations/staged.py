@@ -51,6 +51,14 @@ class PinnedBuffers:
             with self._lock:
                 self._free = sorted(self._free + held, key=len)[-self.keep:]
 
+    def clear(self):
+        """Let the free buffers go (those lent come back as usual)."""
+        with self._lock:
+            self._free = []
+
+
+PINNED = PinnedBuffers()  # the process's, lent per search (pruned's results come back into them)
+
 
 class Staged:
     """``sections``: (name, numpy array) pairs, written by the host (zeros
