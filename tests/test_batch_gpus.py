@@ -188,10 +188,12 @@ def test_cli_two_gpu_workers_each_with_its_device(npz_inputs, tmp_path, capsys, 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")  # what each worker is handed; the cpu backend searches
     # GPU 1 may not exist here: no NVML diagnostics in the workers. The setting, not its
     # environment variable: dask reads those once per process (another test may have imported it).
+    # distributed imported first: its defaults hold the setting, which is then put back, not deleted (a
+    # later cluster of this process found no "nvml" setting and its Nanny failed to start).
     import dask
+    import distributed  # noqa: F401
 
-    monkeypatch.setitem(dask.config.config.setdefault("distributed", {}).setdefault("diagnostics", {}),
-                        "nvml", False)
+    monkeypatch.setitem(dask.config.config["distributed"]["diagnostics"], "nvml", False)
     out, summary = tmp_path / "out", tmp_path / "summary.json"
     argv = ["--gpus", "2", "--backend", "cpu", "--batch-size", "1", "--warmup", "--summary", str(summary),
             "--no-progress", "--out", str(out), "--tls", "period_min=3.0", "--tls", "period_max=6.0",
