@@ -93,7 +93,10 @@ def intransit_stats(t, y, transit_times, duration):
     depths, stds = np.empty(mids.size), np.empty(mids.size)
     _moments(y, lo, lo + counts, depths, stds)
     uncertainties = stds / np.sqrt(counts)
-    odd, even = _gathered(y, lo[1::2], counts[1::2]), _gathered(y, lo[::2], counts[::2])
+    # contiguous copies: a slice of one or no transit is contiguous and the rest are not, and each layout was a
+    # numba compile of its own (~0.5 s in a survey's worker, at the first curve with few transits)
+    odd = _gathered(y, np.ascontiguousarray(lo[1::2]), np.ascontiguousarray(counts[1::2]))
+    even = _gathered(y, np.ascontiguousarray(lo[::2]), np.ascontiguousarray(counts[::2]))
     odd_mean, odd_std = _mean_and_error(odd)
     even_mean, even_std = _mean_and_error(even)
     return (odd_mean, even_mean, odd_std, even_std, odd, even, counts.astype(np.float64), depths,

@@ -59,3 +59,13 @@ def test_no_point_in_any_transit_is_tls_too():
     assert same(transit_stats.snr_stats(flux_ootr, inside[6], inside[7]),
                 tls.snr_stats(t=t, y=y, period=3.1, duration=duration, T0=times[0], transit_times=times,
                               transit_duration_in_days=duration, per_transit_count=inside[6]))
+
+
+def test_any_count_of_transits_takes_one_compiled_gather():
+    """Two transits made one-element (contiguous) slices, more made strided
+    ones: numba compiled each layout apart, ~0.5 s in the middle of a survey."""
+    t, y, times, duration = light_curve(1)
+    for count in (1, 2, 3, len(times)):
+        inside = transit_stats.intransit_stats(t, y, times[:count], duration)
+        assert same(inside, tls.intransit_stats(t, y, times[:count], duration))
+    assert len(transit_stats._gathered.signatures) == 1
