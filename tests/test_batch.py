@@ -128,7 +128,7 @@ def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves
 def test_a_worker_makes_its_backend_once(inputs, monkeypatch):
     from backends.implementations.cpu import CPUBackend
 
-    monkeypatch.setattr(batch, "WORKER_BACKENDS", {})
+    batch.worker_backend.cache_clear()
     made, init = [], CPUBackend.__init__
     monkeypatch.setattr(CPUBackend, "__init__", lambda self: made.append(self) or init(self))
     for name in ("lc0", "lc1"):
@@ -137,7 +137,7 @@ def test_a_worker_makes_its_backend_once(inputs, monkeypatch):
     assert len(made) == 1
     assert batch.worker_backend("auto") == "auto"  # chosen by search_batch, per batch
     batch.release_worker()
-    assert batch.WORKER_BACKENDS == {}
+    assert batch.worker_backend.cache_info().currsize == 0
 
 
 def test_show_progress_bar_is_one_bar_over_the_light_curves(curves, capsys):

@@ -121,19 +121,20 @@ def test_a_worker_that_aborts_fails_its_batch_and_a_rerun_searches_what_is_missi
 
     from distributed import Client
 
+    def run_on_one_gpu_worker():
+        with batch.make_cluster(gpus=1, gpu_cluster="distributed") as cluster, Client(cluster) as client:
+            return batch.run([npz_inputs], tmp_path / "out", client, "cpu", batch_size=1, options=OPTIONS,
+                             progress=False)
+
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     search = batch.search_files
     monkeypatch.setattr(batch, "search_files",  # pickled by value to the worker
                         lambda files, *args: os.abort() if "lc1" in files else search(files, *args))
-    with batch.make_cluster(gpus=1, gpu_cluster="distributed") as cluster, Client(cluster) as client:
-        first = batch.run([npz_inputs], tmp_path / "out", client, "cpu", batch_size=1, options=OPTIONS,
-                          progress=False)
+    first = run_on_one_gpu_worker()
     done = batch.ResultDataset(tmp_path / "out").done_ids()
     assert "lc1" not in done and first["searched"] == len(done) and first["failed_batches"] == 3 - len(done)
     monkeypatch.setattr(batch, "search_files", search)
-    with batch.make_cluster(gpus=1, gpu_cluster="distributed") as cluster, Client(cluster) as client:
-        again = batch.run([npz_inputs], tmp_path / "out", client, "cpu", batch_size=1, options=OPTIONS,
-                          progress=False)
+    again = run_on_one_gpu_worker()
     assert (again["skipped"], again["searched"], again["failed_batches"]) == (len(done), 3 - len(done), 0)
     assert batch.ResultDataset(tmp_path / "out").done_ids() == {"lc0", "lc1", "lc2"}
 
@@ -219,7 +220,7 @@ def test_a_run_leaves_no_backend_behind_in_its_workers(npz_inputs, tmp_path):
         client.wait_for_workers(2)
         summary = batch.run([npz_inputs], tmp_path / "out", client, "cpu", batch_size=1, options=OPTIONS,
                             progress=False, warmup=True)
-        held = client.run(lambda: len(batch.WORKER_BACKENDS))
+        held = client.run(lambda: batch.worker_backend.cache_info().currsize)
     assert summary["searched"] == 3 and list(held.values()) == [0, 0]
 
 

@@ -48,6 +48,7 @@ import argparse
 import ast
 import contextlib
 import faulthandler
+import functools
 import gc
 import hashlib
 import json
@@ -126,17 +127,15 @@ def summary_row(outcome, backend):
             "backend": meta["backend"], "seconds": meta["timings"]["total"], "error": None}
 
 
-WORKER_BACKENDS = {}  # name -> what a worker process searches with, made once per process
 RELEASE_TIMEOUT_S = 10  # a worker gone at the end of a run is not waited for longer
 
 
+@functools.lru_cache(maxsize=None)
 def worker_backend(name):
     """The backend a worker process searches with (``runs.searcher``), made once per process."""
     from validation import runs
 
-    if name not in WORKER_BACKENDS:
-        WORKER_BACKENDS[name] = runs.searcher(name)
-    return WORKER_BACKENDS[name]
+    return runs.searcher(name)
 
 
 def release_worker():
@@ -145,7 +144,7 @@ def release_worker():
     worker's exit PyCUDA could not free them there and warned four times)."""
     from backends.implementations.pycuda_base import release_cached
 
-    WORKER_BACKENDS.clear()
+    worker_backend.cache_clear()
     release_cached()
     gc.collect()
 

@@ -21,14 +21,16 @@ class DevicePool:
     ``allocate`` and ``free_held`` in the device's context."""
 
     def __init__(self):
+        import pycuda.driver as cuda
         from pycuda.tools import DeviceMemoryPool
 
         self._pool = DeviceMemoryPool()
-        self._orphans = []  # appended to from any thread: list.append and list.pop are atomic
+        self.current_context = cuda.Context.get_current
+        self._orphans = []  # appended to by Block from any thread: list.append and list.pop are atomic
 
     def allocate(self, nbytes) -> "Block":
         self._free_orphans()
-        return Block(self._pool.allocate(nbytes), self._orphans)
+        return Block(self._pool.allocate(nbytes), self)
 
     def free_held(self):
         """Free the orphans and every block the pool holds for reuse."""
@@ -55,17 +57,15 @@ class DevicePool:
 class Block:
     """One pooled allocation; ``int(block)`` is its device address."""
 
-    __slots__ = ("memory", "_orphans")
+    __slots__ = ("memory", "pool")
 
-    def __init__(self, memory, orphans):
+    def __init__(self, memory, pool):
         self.memory = memory
-        self._orphans = orphans
+        self.pool = pool
 
     def __int__(self):
         return int(self.memory)
 
     def __del__(self):
-        import pycuda.driver as cuda
-
-        if cuda.Context.get_current() is None:
-            self._orphans.append(self.memory)  # else the pooled allocation goes back as this block goes
+        if self.pool.current_context() is None:
+            self.pool._orphans.append(self.memory)  # else the pooled allocation goes back as this block goes
