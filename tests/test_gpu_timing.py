@@ -22,3 +22,27 @@ def test_aba_without_the_parents_tree_says_how_to_make_it_and_fails(tmp_path):
                           text=True, env={"PATH": "/usr/bin:/bin", "OUT": str(tmp_path / "out")})
     assert done.returncode == 1 and "no _ab here" in done.stdout
     assert not (tmp_path / "out").exists()  # nothing timed, nothing written
+
+
+def test_pruned_variants_give_each_shape_its_defines_within_static_shared_memory(tmp_path, monkeypatch):
+    """scripts/pruned_variants.py: a variant's module gets its shifts per thread
+    at a time and a queue that 48 KiB of static shared memory holds at its block
+    (nvcc refuses more), other blocks the default's defines."""
+    import shutil
+
+    import pruned_variants
+    from backends.implementations import pruned as module
+    from backends.kernel_cache import nvcc_command
+
+    monkeypatch.setattr(module, "SHARED_BLOCK", module.SHARED_BLOCK)  # the variant sets it; put back after
+    backend = pruned_variants.variant_backend(768, 1)
+    assert module.SHARED_BLOCK == 768
+    defines = backend.kernel_defines(768)
+    assert defines["PERIOD_AT_ONCE"] == 1 and defines["CHUNK"] == pruned_variants.chunk(768)
+    assert backend.kernel_defines(256) == module.PrunedBackend().kernel_defines(256)
+    if shutil.which("nvcc"):
+        for block, at_once in ((768, 1), (640, 2)):
+            done = subprocess.run(nvcc_command("pruned.cu", "sm_90", {
+                "BLOCK": block, **pruned_variants.variant_backend(block, at_once).kernel_defines(block)}, (),
+                tmp_path / "k.cubin"), capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr

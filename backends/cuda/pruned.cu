@@ -66,6 +66,9 @@
 #ifndef GRAB_ITEMS
 #define GRAB_ITEMS 2  // a warp takes 32 x GRAB_ITEMS shifts at a time (NOTES.md step 12)
 #endif
+#ifndef PERIOD_AT_ONCE
+#define PERIOD_AT_ONCE GRAB_ITEMS
+#endif
 #define W_GROUP 48    // widths per table of pruned_period (TLS's grids allow at most ~32 per period)
 #define SLOT_BITS 25  // queue entry: (width in its group) << SLOT_BITS | shift, below 2^31
 
@@ -385,18 +388,32 @@ __device__ __forceinline__ double a2_floor(double a2u, double mean_w, double var
     return a2u > 0.0 ? a2u : fmax(mean_w - rho2 * sqrt(fmax(var_w + e_vw, 0.0)) - e_a2, 0.0);
 }
 
-// Append ``value`` to ``list`` (``count`` entries so far) where ``keep``: one
-// shared atomic per warp (ballot), not per lane.
-__device__ __forceinline__ void push(int *list, int *count, bool keep, int value)
+// Append value[r] where keep[r] (r < ROWS: a thread's shifts of one take) to
+// ``list``: one shared atomic per warp for all rows, rows one after another,
+// lanes in order within a row (the order does not matter: the fits are offered
+// by TLS's total order and the counts are sums).
+template <int ROWS>
+__device__ __forceinline__ void push_rows(int *list, int *count, const bool *keep, const int *value)
 {
     const unsigned active = __activemask();
-    const unsigned votes = __ballot_sync(active, keep);
-    if (!votes) return;
-    const int lane = threadIdx.x % 32, leader = __ffs(votes) - 1;
+    unsigned votes[ROWS];
+    int total = 0;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        votes[r] = __ballot_sync(active, keep[r]);
+        total += __popc(votes[r]);
+    }
+    if (!total) return;
+    const int lane = threadIdx.x % 32, leader = __ffs(active) - 1;
     int base = 0;
-    if (lane == leader) base = atomicAdd(count, __popc(votes));
+    if (lane == leader) base = atomicAdd(count, total);
     base = __shfl_sync(active, base, leader);
-    if (keep) list[base + __popc(votes & ((1u << lane) - 1))] = value;
+    const unsigned below = (1u << lane) - 1;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        if (keep[r]) list[base + __popc(votes[r] & below)] = value[r];
+        base += __popc(votes[r]);
+    }
 }
 
 // Sum c_p S_p and sum (Q_p - S_p^2 / n_p) over the pieces [i + b_p, i + b_{p+1}).
@@ -631,7 +648,7 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, int count,
         const int entry = sq.queue[q];
         const Job &j = jobs[entry >> SLOT_BITS];  // shared memory: the fine stage's fields stay out of registers
         const bool keep = fine_stage(f, j, entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
-        push(sq.survivor, &sq.n_survivors, keep, entry);
+        push_rows<1>(sq.survivor, &sq.n_survivors, &keep, &entry);
     }
     __syncthreads();
     CLOCK_ADD(CLOCK_FINE, mark);
@@ -681,11 +698,15 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
             at[r] = (valid ? s : 0) * j.stride;
             c[r] = coarse_stage<UNIFORM, (AT_ONCE > 1), U_FROM_FLUX>(f, j, at[r], valid, cc);
         }
+        bool keep[AT_ONCE];
+        int entry[AT_ONCE];
 #pragma unroll
         for (int r = 0; r < AT_ONCE; ++r) {
             tally.passed += c[r].deep;
-            push(sq.queue, &sq.n_queue, c[r].keep, g << SLOT_BITS | at[r]);
+            keep[r] = c[r].keep;
+            entry[r] = g << SLOT_BITS | at[r];
         }
+        push_rows<AT_ONCE>(sq.queue, &sq.n_queue, keep, entry);
         if (cc.debug)
             for (int r = 0; r < AT_ONCE; ++r)
                 if (c[r].deep && !c[r].keep)
@@ -739,7 +760,7 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
                 }
                 shift = first - one.start;
             }
-            constexpr int at_once = INTERLEAVED ? 1 : GRAB_ITEMS;
+            constexpr int at_once = INTERLEAVED ? 1 : PERIOD_AT_ONCE;
             const Job &j = INTERLEAVED ? jobs[g] : one;  // interleaved: from shared memory, a job per take
             if (cc.uniform())
                 take<true, at_once, INTERLEAVED>(f, j, g, shift, cc, sq, tally);

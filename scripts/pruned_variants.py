@@ -1,0 +1,86 @@
+"""``pruned_period``'s launch shapes timed against one another in one process,
+on the K2-like timing case (``scripts/gpu_timing.py``'s): threads per block
+and shifts per thread at a time in the coarse stage (``PERIOD_AT_ONCE``), each
+checked against the ``cpu`` backend (per-period chi2 within 1e-10, the same
+rows) before it is timed, rounds alternating so that the machine's drift
+falls on every variant alike. Kernel time by CUDA events, search wall time.
+
+    python scripts/pruned_variants.py [--variants 512x2,640x1,768x1] [--rounds 5] [--repeats 5]
+                                      [--case k2] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+import backends
+from backends import contract
+from backends.implementations import pruned as module
+from gpu_timing import case_plan
+
+
+def chunk(block):
+    """Queue places: 8 per thread up to 512 threads, then what 48 KiB of static
+    shared memory leaves beside the jobs (4,096 places overflow it at 640)."""
+    return 8 * block if block <= 512 else 3584
+
+
+def variant_backend(block, at_once):
+    """A ``pruned`` backend whose pruned_period runs ``block`` threads taking
+    ``at_once`` shifts per thread at a time (module globals set for it)."""
+
+    class Variant(module.PrunedBackend):
+        def kernel_defines(self, b):
+            defines = super().kernel_defines(b)
+            return {**defines, "PERIOD_AT_ONCE": at_once, "CHUNK": chunk(block)} if b == block else defines
+
+    module.SHARED_BLOCK = block
+    return Variant(layout="shared")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variants", default="512x2,512x1,640x1,768x1", help="BLOCKxAT_ONCE, comma-separated")
+    ap.add_argument("--case", default="k2")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=5, help="warm searches per variant per round")
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    plan, periods = case_plan(args.case)
+    ref = backends.get_backend("cpu").search(plan, periods)
+    variants = [tuple(int(x) for x in v.split("x")) for v in args.variants.split(",")]
+    made = {}
+    for block, at_once in variants:
+        b = made[block, at_once] = variant_backend(block, at_once)
+        contract.assert_exact(b.search(plan, periods), ref, f"pruned {block}x{at_once} vs cpu")
+        print(f"{block}x{at_once}: exact against cpu", flush=True)
+    wall = {v: [] for v in variants}
+    kernel = {v: [] for v in variants}
+    for _ in range(args.rounds):
+        for v in variants:
+            module.SHARED_BLOCK = v[0]
+            b = made[v]
+            for _ in range(args.repeats):
+                b.timings.clear()
+                start = time.perf_counter()
+                b.search(plan, periods)
+                wall[v].append(time.perf_counter() - start)
+                kernel[v].append(sum(s for k, s in b.timings.items() if k.startswith("chi2")))
+    rows = []
+    for v in variants:
+        row = {"variant": f"{v[0]}x{v[1]}", "wall_median_ms": 1e3 * float(np.median(wall[v])),
+               "wall_min_ms": 1e3 * float(np.min(wall[v])), "kernel_median_ms": 1e3 * float(np.median(kernel[v]))}
+        rows.append(row)
+        print(f"{row['variant']:>7}: wall median {row['wall_median_ms']:.2f} ms (min {row['wall_min_ms']:.2f}), "
+              f"kernel median {row['kernel_median_ms']:.2f} ms", flush=True)
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump({"case": args.case, "rounds": args.rounds, "repeats": args.repeats, "rows": rows}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
