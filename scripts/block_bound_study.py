@@ -47,6 +47,32 @@ def width_arrays(plan, sums, wi):
     return shifts, box, box * tp.overshoot[wi] / tp.signal_depth, box > tp.depth_min, s, v
 
 
+def seed_threshold(plan, u, widths) -> float:
+    """The seed threshold T of a fold (``u``; ``widths``: (wi, *width_arrays)
+    of each allowed width): the largest exact gain at a width's deepest box."""
+    tp, pc = plan.templates, plan.templates.pieces
+    threshold = 0.0
+    for wi, shifts, box, k, listed, *_ in widths:
+        if listed.any():
+            q = int(np.argmax(np.where(listed, box, -np.inf)))
+            a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
+            ar, a2 = a @ u[shifts[q]:shifts[q] + a.size], plan.lc.uniform_weight * pc.sum_a2[wi]
+            threshold = max(threshold, 2 * k[q] * ar - k[q] ** 2 * a2)
+    return threshold
+
+
+def sampled_folds(plan, periods, n_periods, seed=0):
+    """Per sampled period (``n_periods`` of ``periods``, seeded): the fold's
+    (u, prefix sums of u, of u^2), its widths (``width_arrays`` of each allowed
+    one, with its index) and its seed threshold."""
+    tp, lc = plan.templates, plan.lc
+    lo, hi = plan.width_windows(periods)
+    for p in np.random.default_rng(seed).choice(periods.size, min(n_periods, periods.size), replace=False):
+        u, _, prefix, prefix2 = sums = fold_sums(plan, fold_sort_period(lc.t, lc.y, lc.w, periods[p], tp.maxwidth)[0])
+        widths = [(wi, *width_arrays(plan, sums, wi)) for wi in range(lo[p], hi[p])]
+        yield (u, prefix, prefix2), widths, seed_threshold(plan, u, widths)
+
+
 def best_k_bound(x, a2, k_lo, k_hi):
     k = min(max(x / a2, k_lo), k_hi)
     return 2.0 * k * x - k * k * a2
@@ -58,21 +84,9 @@ def study(case, blocks, n_periods, seed=0) -> dict:
     tp, pc, lc = plan.templates, plan.templates.pieces, plan.lc
     if not lc.uniform_weight > 0:
         raise SystemExit(f"{case}: uniform weights only")
-    lo, hi = plan.width_windows(periods)
-    picked = np.random.default_rng(seed).choice(periods.size, min(n_periods, periods.size), replace=False)
     tallies = {block: dict(listed=0, coarse=0, blocks=0, exact_blocks=0, exact_shifts=0, aligned_blocks=0,
                            aligned_shifts=0) for block in blocks}
-    for p in picked:
-        sums = fold_sums(plan, fold_sort_period(lc.t, lc.y, lc.w, periods[p], tp.maxwidth)[0])
-        u, _, prefix, prefix2 = sums
-        widths = [(wi, *width_arrays(plan, sums, wi)) for wi in range(lo[p], hi[p])]
-        threshold = 0.0
-        for wi, shifts, box, k, listed, *_ in widths:
-            if listed.any():
-                q = int(np.argmax(np.where(listed, box, -np.inf)))
-                a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
-                ar, a2 = a @ u[shifts[q]:shifts[q] + a.size], lc.uniform_weight * pc.sum_a2[wi]
-                threshold = max(threshold, 2 * k[q] * ar - k[q] ** 2 * a2)
+    for (u, prefix, prefix2), widths, threshold in sampled_folds(plan, periods, n_periods, seed):
         for wi, shifts, box, k, listed, s, v in widths:
             d, c1, r1 = int(tp.widths[wi]), pc.mean[wi, 0], pc.rho[wi, 0]
             a2, kmin = lc.uniform_weight * pc.sum_a2[wi], tp.depth_min * tp.overshoot[wi] / tp.signal_depth

@@ -12,27 +12,16 @@ rounding pads), and of 32- and 64-shift groups with any floor passer.
 """
 import sys, numpy as np
 sys.path[:0] = [".", "scripts"]
-from block_bound_study import fold_sums, width_arrays
-from backends.implementations.cpu import fold_sort_period
+from block_bound_study import sampled_folds
 from gpu_timing import case_plan
+
 
 def study(case, n_periods=60, seed=0):
     plan, periods = case_plan(case)
     tp, pc, lc = plan.templates, plan.templates.pieces, plan.lc
     w = lc.uniform_weight
-    lo, hi = plan.width_windows(periods)
-    picked = np.random.default_rng(seed).choice(periods.size, min(n_periods, periods.size), replace=False)
     t = dict(shifts=0, listed=0, coarse=0, floor=0, floor_pass_coarse=0, widths=0, widths_skipped=0, lengths_differ=0)
-    for p in picked:
-        sums = fold_sums(plan, fold_sort_period(lc.t, lc.y, lc.w, periods[p], tp.maxwidth)[0])
-        u, _, prefix, prefix2 = sums
-        widths = [(wi, *width_arrays(plan, sums, wi)) for wi in range(lo[p], hi[p])]
-        T = 0.0
-        for wi, shifts, box, k, listed, *_ in widths:
-            if listed.any():
-                q = int(np.argmax(np.where(listed, box, -np.inf)))
-                a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
-                T = max(T, 2 * k[q] * (a @ u[shifts[q]:shifts[q] + a.size]) - k[q] ** 2 * w * pc.sum_a2[wi])
+    for (u, prefix, prefix2), widths, T in sampled_folds(plan, periods, n_periods, seed):
         for wi, shifts, box, k, listed, s, v in widths:
             d, c1, r1 = int(tp.widths[wi]), pc.mean[wi, 0], pc.rho[wi, 0]
             L = tp.offsets[wi + 1] - tp.offsets[wi]
