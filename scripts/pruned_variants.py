@@ -24,9 +24,9 @@ from gpu_timing import case_plan
 
 
 def chunk(block):
-    """Queue places: 8 per thread up to 512 threads, then what 48 KiB of static
-    shared memory leaves beside the jobs (4,096 places overflow it at 640)."""
-    return 8 * block if block <= 512 else 3584
+    """Queue places: the backend's per thread up to 512 threads, then what 48 KiB
+    of static shared memory leaves beside the jobs (4,096 places overflow it at 640)."""
+    return module.CHUNK_PER_THREAD * block if block <= 512 else 3584
 
 
 def variant_backend(block, at_once):
