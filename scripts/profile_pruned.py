@@ -26,9 +26,7 @@ def stage_cycles(backend, plan, periods) -> dict:
     """SM cycles per stage of one search of ``periods``, summed over blocks."""
     import pycuda.driver as cuda
 
-    from backends.implementations.pruned import SHARED_BLOCK
-
-    block = SHARED_BLOCK if backend.folds_in_scan(plan) else backend._block(plan.lc.size)
+    block = backend.shared_block if backend.folds_in_scan(plan) else backend._block(plan.lc.size)
     with backend.context():
         clocks, size = backend.module(block).get_global("stage_clocks")
         cuda.memset_d8(clocks, 0, size)

@@ -31,14 +31,15 @@ def chunk(block):
 
 def variant_backend(block, at_once):
     """A ``pruned`` backend whose pruned_period runs ``block`` threads taking
-    ``at_once`` shifts per thread at a time (module globals set for it)."""
+    ``at_once`` shifts per thread at a time."""
 
     class Variant(module.PrunedBackend):
+        shared_block = block
+
         def kernel_defines(self, b):
             defines = super().kernel_defines(b)
             return {**defines, "PERIOD_AT_ONCE": at_once, "CHUNK": chunk(block)} if b == block else defines
 
-    module.SHARED_BLOCK = block
     return Variant(layout="shared")
 
 
@@ -62,7 +63,6 @@ def main(argv=None):
     kernel = {v: [] for v in variants}
     for _ in range(args.rounds):
         for v in variants:
-            module.SHARED_BLOCK = v[0]
             b = made[v]
             for _ in range(args.repeats):
                 b.timings.clear()

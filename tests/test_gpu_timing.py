@@ -24,7 +24,7 @@ def test_aba_without_the_parents_tree_says_how_to_make_it_and_fails(tmp_path):
     assert not (tmp_path / "out").exists()  # nothing timed, nothing written
 
 
-def test_pruned_variants_give_each_shape_its_defines_within_static_shared_memory(tmp_path, monkeypatch):
+def test_pruned_variants_give_each_shape_its_defines_within_static_shared_memory(tmp_path):
     """scripts/pruned_variants.py: a variant's module gets its shifts per thread
     at a time and a queue that 48 KiB of static shared memory holds at its block
     (nvcc refuses more), other blocks the default's defines."""
@@ -34,9 +34,8 @@ def test_pruned_variants_give_each_shape_its_defines_within_static_shared_memory
     from backends.implementations import pruned as module
     from backends.kernel_cache import nvcc_command
 
-    monkeypatch.setattr(module, "SHARED_BLOCK", module.SHARED_BLOCK)  # the variant sets it; put back after
     backend = pruned_variants.variant_backend(768, 1)
-    assert module.SHARED_BLOCK == 768
+    assert backend.shared_block == 768 and module.PrunedBackend.shared_block == module.SHARED_BLOCK  # its own only
     defines = backend.kernel_defines(768)
     assert defines["PERIOD_AT_ONCE"] == 1 and defines["CHUNK"] == pruned_variants.chunk(768)
     assert backend.kernel_defines(256) == module.PrunedBackend().kernel_defines(256)

@@ -148,6 +148,7 @@ class PrunedBackend(PyCUDABackend):
     summary = "exact, PyCUDA: certified pruning cascade (bounds, then exact float64 survivors); any n"
     variant = "pruned"
     defines: dict = {}
+    shared_block = SHARED_BLOCK  # pruned_period's threads (scripts/pruned_variants.py times others)
 
     def __init__(self, block_size: int | None = None, debug: bool = False, layout: str = "auto",
                  prune_min: int | None = None, fine_min: int | None = None, scan_jobs: int = SCAN_JOBS):
@@ -254,7 +255,7 @@ class PrunedBackend(PyCUDABackend):
         limit = self.optin_shared()
         if 8 * self.shared_doubles(plan) > limit:
             return limit
-        return self.shared_limit("pruned_period", SHARED_BLOCK)
+        return self.shared_limit("pruned_period", self.shared_block)
 
     def fold_sort(self, state, periods):
         """Per period (rows of b x n): the sample indices in (phase, index)
@@ -438,11 +439,11 @@ class PrunedBackend(PyCUDABackend):
         """pruned_period: one block per period, everything in shared memory."""
         base = state.base
         shared = 8 * self.shared_doubles(base.plan)
-        self.function("pruned_period", SHARED_BLOCK, shared)(
+        self.function("pruned_period", self.shared_block, shared)(
             base.t, base.y, base.w, np.int32(base.n), np.int32(base.m), *arrays.args("periods", "lo", "hi"),
             *self._table_args(state), np.float64(base.plan.lc.uniform_weight), *arrays.cascade,
             np.int32(self.debug), *arrays.args(*OUTS, "counters"),
-            block=(SHARED_BLOCK, 1, 1), grid=(arrays.size, 1), shared=shared)
+            block=(self.shared_block, 1, 1), grid=(arrays.size, 1), shared=shared)
 
     def _seed_shared(self, m, block) -> int:
         """pruned_seed's shared memory for folds of ``m`` samples (in the module
