@@ -1,11 +1,12 @@
 """``pruned_period``'s launch shapes timed against one another in one process,
 on the K2-like timing case (``scripts/gpu_timing.py``'s): threads per block
-and shifts per thread at a time in the coarse stage (``PERIOD_AT_ONCE``), each
+and shifts per thread at a time in the coarse stage (``PERIOD_AT_ONCE``), and
+any other of ``pruned.cu``'s defines after a colon (``512x2:EXACT_LANES=4``), each
 checked against the ``cpu`` backend (per-period chi2 within 1e-10, the same
 rows) before it is timed, rounds alternating so that the machine's drift
 falls on every variant alike. Kernel time by CUDA events, search wall time.
 
-    python scripts/pruned_variants.py [--variants 512x2,640x1,768x1] [--rounds 5] [--repeats 5]
+    python scripts/pruned_variants.py [--variants 512x2,640x1,512x2:EXACT_LANES=4] [--rounds 5] [--repeats 5]
                                       [--case k2] [--out FILE.json]
 """
 
@@ -29,18 +30,26 @@ def chunk(block):
     return module.CHUNK_PER_THREAD * block if block <= 512 else 3584
 
 
-def variant_backend(block, at_once):
+def variant_backend(block, at_once, defines=None):
     """A ``pruned`` backend whose pruned_period runs ``block`` threads taking
-    ``at_once`` shifts per thread at a time."""
+    ``at_once`` shifts per thread at a time, compiled with ``defines`` too."""
+    extra = dict(defines or {})
 
     class Variant(module.PrunedBackend):
         shared_block = block
 
         def kernel_defines(self, b):
-            defines = super().kernel_defines(b)
-            return {**defines, "PERIOD_AT_ONCE": at_once, "CHUNK": chunk(block)} if b == block else defines
+            own = super().kernel_defines(b)
+            return {**own, "PERIOD_AT_ONCE": at_once, "CHUNK": chunk(block), **extra} if b == block else own
 
     return Variant(layout="shared")
+
+
+def parse_variant(spec):
+    """``"512x2:EXACT_LANES=4"`` -> (512, 2, {"EXACT_LANES": 4})."""
+    shape, *defines = spec.split(":")
+    block, at_once = (int(x) for x in shape.split("x"))
+    return block, at_once, {k: int(v) for k, v in (d.split("=") for d in defines)}
 
 
 def main(argv=None):
@@ -53,12 +62,12 @@ def main(argv=None):
     args = ap.parse_args(argv)
     plan, periods = case_plan(args.case)
     ref = backends.get_backend("cpu").search(plan, periods)
-    variants = [tuple(int(x) for x in v.split("x")) for v in args.variants.split(",")]
+    variants = args.variants.split(",")
     made = {}
-    for block, at_once in variants:
-        b = made[block, at_once] = variant_backend(block, at_once)
-        contract.assert_exact(b.search(plan, periods), ref, f"pruned {block}x{at_once} vs cpu")
-        print(f"{block}x{at_once}: exact against cpu", flush=True)
+    for v in variants:
+        b = made[v] = variant_backend(*parse_variant(v))
+        contract.assert_exact(b.search(plan, periods), ref, f"pruned {v} vs cpu")
+        print(f"{v}: exact against cpu", flush=True)
     wall = {v: [] for v in variants}
     kernel = {v: [] for v in variants}
     for _ in range(args.rounds):
@@ -72,7 +81,7 @@ def main(argv=None):
                 kernel[v].append(sum(s for k, s in b.timings.items() if k.startswith("chi2")))
     rows = []
     for v in variants:
-        row = {"variant": f"{v[0]}x{v[1]}", "wall_median_ms": 1e3 * float(np.median(wall[v])),
+        row = {"variant": v, "wall_median_ms": 1e3 * float(np.median(wall[v])),
                "wall_min_ms": 1e3 * float(np.min(wall[v])), "kernel_median_ms": 1e3 * float(np.median(kernel[v]))}
         rows.append(row)
         print(f"{row['variant']:>7}: wall median {row['wall_median_ms']:.2f} ms (min {row['wall_min_ms']:.2f}), "

@@ -45,3 +45,14 @@ def test_pruned_variants_give_each_shape_its_defines_within_static_shared_memory
                 "BLOCK": block, **pruned_variants.variant_backend(block, at_once).kernel_defines(block)}, (),
                 tmp_path / "k.cubin"), capture_output=True, text=True)
             assert done.returncode == 0, done.stderr
+
+
+def test_pruned_variants_pass_a_variants_defines_to_its_block_only():
+    import pruned_variants
+
+    assert pruned_variants.parse_variant("512x2") == (512, 2, {})
+    assert pruned_variants.parse_variant("512x1:EXACT_LANES=4:GRAB_ITEMS=1") == (
+        512, 1, {"EXACT_LANES": 4, "GRAB_ITEMS": 1})
+    backend = pruned_variants.variant_backend(*pruned_variants.parse_variant("512x2:EXACT_LANES=4"))
+    assert backend.kernel_defines(512)["EXACT_LANES"] == 4
+    assert "EXACT_LANES" not in backend.kernel_defines(256)
