@@ -554,7 +554,7 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
 // Shared state of one block's cascade.
 struct ScanQueues {
     int queue[CHUNK], survivor[CHUNK];
-    int next, n_queue, n_survivors;  // next: first entry no warp has taken
+    int next, n_queue, n_survivors;  // next: pruned_scan's first entry no warp has taken
     int start[SCAN_JOBS + 1], cursor[SCAN_JOBS];  // survivors by job (exact_by_job)
     unsigned long long queued, survived;  // totals over the block's flushes
 };
@@ -723,9 +723,14 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
 // (L1). Warps take TAKE entries at a time, with no barrier, through the depth
 // filter and the one-piece bound into the shared queue until it could
 // overflow (fewer than GRAB_ITEMS x BLOCK places left), then the block
-// flushes it. Every thread of the block calls it. INTERLEAVED is pruned_scan's
-// (global memory: one lazy shift per thread at a time, 64 registers, exact
-// gains job by job), the flat list pruned_period's (GRAB_ITEMS eager).
+// flushes it. The interleaved list's takes come from a shared counter (their
+// jobs' lengths differ: TESS-like cascade +2 % without it); in the flat list
+// each warp takes every (BLOCK / 32)-th take (straight-line takes cost about
+// the same, and the counter's round trip was ~10 % of pruned_period's stall
+// samples: K2-like kernel -5.5 %). Every thread of the block calls it.
+// INTERLEAVED is pruned_scan's (global memory: one lazy shift per thread at a
+// time, 64 registers, exact gains job by job), the flat list pruned_period's
+// (GRAB_ITEMS eager).
 template <bool INTERLEAVED>
 __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int count, const Tables &tb,
                            const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
@@ -735,18 +740,24 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
         for (int q = 0; q < count; ++q) total = max(total, count * padded(jobs[q].n_shifts));
     else
         total = jobs[count - 1].start + jobs[count - 1].n_shifts;
-    const int lane = threadIdx.x % 32;
     Job one = jobs[0];  // the flat list's: the warp's job in registers (its takes change job rarely)
     int g = 0;  // the warp's job
+    const int lane = threadIdx.x % 32;
+    int mine = threadIdx.x / 32 * TAKE;  // the flat list's: the warp's next take
     if (threadIdx.x == 0) sq.next = 0;
     __syncthreads();
     for (;;) {
         for (;;) {
             int first = total;
-            if (lane == 0 && *(volatile int *)&sq.n_queue <= CHUNK - GRAB_ITEMS * BLOCK)
-                first = atomicAdd(&sq.next, TAKE);
-            first = __shfl_sync(0xffffffffu, first, 0);
+            if (INTERLEAVED) {
+                if (lane == 0 && *(volatile int *)&sq.n_queue <= CHUNK - GRAB_ITEMS * BLOCK)
+                    first = atomicAdd(&sq.next, TAKE);
+                first = __shfl_sync(0xffffffffu, first, 0);
+            } else if (*(volatile int *)&sq.n_queue <= CHUNK - GRAB_ITEMS * BLOCK) {
+                first = mine;
+            }
             if (first >= total) break;
+            if (!INTERLEAVED) mine += BLOCK / 32 * TAKE;
             int shift;
             if (INTERLEAVED) {
                 const int k = first / TAKE;
@@ -767,9 +778,9 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
             else
                 take<false, at_once, INTERLEAVED>(f, j, g, shift, cc, sq, tally);
         }
-        __syncthreads();
         CLOCK_MARK(mark);
-        const bool done = sq.next >= total;  // read before any warp takes entries again
+        const bool done = INTERLEAVED ? (__syncthreads(), sq.next >= total)  // read before any new take
+                                      : __syncthreads_and(mine >= total);
         flush<INTERLEAVED>(f, jobs, count, tb, cc, sq, best, tally);
         CLOCK_ADD(CLOCK_FLUSH, mark);
         CLOCK_COUNT(N_FLUSHES);
