@@ -841,6 +841,24 @@ struct SumsAdd {
     }
 };
 
+// The block scan of N running sums and the reduction of the threads' totals
+// (|u|, w, w^2) that both prefix sums use, in one shared allocation.
+template <int N>
+struct PrefixBlock {
+    typedef cub::BlockScan<Sums<N>, BLOCK, cub::BLOCK_SCAN_WARP_SCANS> Scan;
+    typedef cub::BlockReduce<Sums<3>, BLOCK> Reduce;
+    union Temp {
+        typename Scan::TempStorage scan;
+        typename Reduce::TempStorage reduce;
+    };
+    // scale = (U1 = sum|u|, U2 = u2, W1, W2); temp must be free of the scan
+    __device__ static void scales(Temp &temp, const Sums<3> &totals, double u2, double *scale)
+    {
+        const Sums<3> sum = Reduce(temp.reduce).Reduce(totals, SumsAdd());
+        if (threadIdx.x == 0) { scale[0] = sum.v[0]; scale[1] = u2; scale[2] = sum.v[1]; scale[3] = sum.v[2]; }
+    }
+};
+
 // One period's prefix sums in global memory (pruned_prefix), by the whole
 // block, PREFIX_ITEMS samples per thread at a time: sample k < m has flux and
 // weight sample(k) (.x, .y); writes rw[k] = u_k (and wf[k] = w_k unless null)
@@ -852,12 +870,8 @@ __device__ void prefix_sums(Sample sample, int m, double *rw, double *wf, double
                             double *pw, double *pw2, double *pj, double *scale)
 {
     constexpr int ITEMS = PREFIX_ITEMS, J = 3, W = 4, N = W + (WEIGHTS ? 2 : 0);
-    typedef cub::BlockScan<Sums<N>, BLOCK, cub::BLOCK_SCAN_WARP_SCANS> Scan;
-    typedef cub::BlockReduce<Sums<3>, BLOCK> Reduce;
-    __shared__ union {
-        typename Scan::TempStorage scan;
-        typename Reduce::TempStorage reduce;
-    } temp;
+    typedef PrefixBlock<N> Block;
+    __shared__ typename Block::Temp temp;
     const double origin = 0.5 * m;
     if (threadIdx.x == 0) {
         cs[0] = 0.0; pu[0] = 0.0; pu2[0] = 0.0;
@@ -885,7 +899,7 @@ __device__ void prefix_sums(Sample sample, int m, double *rw, double *wf, double
             totals = SumsAdd()(totals, Sums<3>{{fabs(u[r]), v, v * v}});
         }
         Sums<N> total;
-        Scan(temp.scan).InclusiveScan(x, x, SumsAdd(), total);
+        typename Block::Scan(temp.scan).InclusiveScan(x, x, SumsAdd(), total);
 #pragma unroll
         for (int r = 0; r < ITEMS; ++r) {
             const int k = base + r;
@@ -900,8 +914,7 @@ __device__ void prefix_sums(Sample sample, int m, double *rw, double *wf, double
         carry = SumsAdd()(carry, total);
         __syncthreads();  // temp is reused by the next tile
     }
-    const Sums<3> sum = Reduce(temp.reduce).Reduce(totals, SumsAdd());
-    if (threadIdx.x == 0) { scale[0] = sum.v[0]; scale[1] = carry.v[2]; scale[2] = sum.v[1]; scale[3] = sum.v[2]; }
+    Block::scales(temp, totals, carry.v[2], scale);
 }
 
 // prefix_sums for a fold in shared memory (pruned_period; no pj): each
@@ -916,12 +929,8 @@ __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, d
                                  double *pw, double *pw2, double *scale)
 {
     constexpr int N = WEIGHTS ? 5 : 3;
-    typedef cub::BlockScan<Sums<N>, BLOCK, cub::BLOCK_SCAN_WARP_SCANS> Scan;
-    typedef cub::BlockReduce<Sums<3>, BLOCK> Reduce;
-    __shared__ union {
-        typename Scan::TempStorage scan;
-        typename Reduce::TempStorage reduce;
-    } temp;
+    typedef PrefixBlock<N> Block;
+    __shared__ typename Block::Temp temp;
     const int run = (m + BLOCK - 1) / BLOCK, first = min(m, threadIdx.x * run), last = min(m, first + run);
     const auto terms = [&](int k) {
         const double2 fw = sample(k);
@@ -940,7 +949,7 @@ __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, d
         totals = SumsAdd()(totals, Sums<3>{{fabs(x.v[1]), w, w * w}});
     }
     Sums<N> s, total;
-    Scan(temp.scan).ExclusiveScan(own, s, Sums<N>{}, SumsAdd(), total);
+    typename Block::Scan(temp.scan).ExclusiveScan(own, s, Sums<N>{}, SumsAdd(), total);
     for (int k = first; k < last; ++k) {
         const Sums<N> x = terms(k);
         s = SumsAdd()(s, x);
@@ -953,8 +962,7 @@ __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, d
         if (WEIGHTS) { pw[0] = 0.0; pw2[0] = 0.0; }
     }
     __syncthreads();  // temp is reused
-    const Sums<3> sum = Reduce(temp.reduce).Reduce(totals, SumsAdd());
-    if (threadIdx.x == 0) { scale[0] = sum.v[0]; scale[1] = total.v[2]; scale[2] = sum.v[1]; scale[3] = sum.v[2]; }
+    Block::scales(temp, totals, total.v[2], scale);
 }
 
 // The Tables argument list of a kernel, and the struct made of it.
