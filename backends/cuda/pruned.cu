@@ -731,7 +731,7 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
 // jobs' lengths differ: TESS-like cascade +2 % without it); in the flat list
 // each warp takes every (BLOCK / 32)-th take (straight-line takes cost about
 // the same, and the counter's round trip was ~10 % of pruned_period's stall
-// samples: K2-like kernel -5.5 %). Every thread of the block calls it.
+// samples: K2-like kernel -4 %). Every thread of the block calls it.
 // INTERLEAVED is pruned_scan's (global memory: one lazy shift per thread at a
 // time, 64 registers, exact gains job by job), the flat list pruned_period's
 // (GRAB_ITEMS eager).
@@ -744,7 +744,7 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
         for (int q = 0; q < count; ++q) total = max(total, count * padded(jobs[q].n_shifts));
     else
         total = jobs[count - 1].start + jobs[count - 1].n_shifts;
-    Job one = jobs[0];  // the flat list's: the warp's job in registers (its takes change job rarely)
+    Job one = jobs[0];  // the flat list's: the warp's job in registers (read from shared memory per take: +2 %)
     int g = 0;  // the warp's job
     const int lane = threadIdx.x % 32;
     int mine = threadIdx.x / 32 * TAKE;  // the flat list's: the warp's next take
@@ -932,8 +932,7 @@ __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, d
     typedef PrefixBlock<N> Block;
     __shared__ typename Block::Temp temp;
     const int run = (m + BLOCK - 1) / BLOCK, first = min(m, threadIdx.x * run), last = min(m, first + run);
-    const auto terms = [&](int k) {
-        const double2 fw = sample(k);
+    const auto terms = [](double2 fw) {  // a sample's (flux, weight) -> its running sums' terms
         const double u = (1.0 - fw.x) * fw.y;
         Sums<N> x;
         x.v[0] = fw.x; x.v[1] = u; x.v[2] = u * u;
@@ -943,15 +942,15 @@ __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, d
     Sums<N> own = {};
     Sums<3> totals = {};  // |u|, w, w^2 of this thread's samples
     for (int k = first; k < last; ++k) {
-        const Sums<N> x = terms(k);
+        const double2 fw = sample(k);
+        const Sums<N> x = terms(fw);
         own = SumsAdd()(own, x);
-        const double w = WEIGHTS ? x.v[3] : sample(k).y;
-        totals = SumsAdd()(totals, Sums<3>{{fabs(x.v[1]), w, w * w}});
+        totals = SumsAdd()(totals, Sums<3>{{fabs(x.v[1]), fw.y, fw.y * fw.y}});
     }
     Sums<N> s, total;
     typename Block::Scan(temp.scan).ExclusiveScan(own, s, Sums<N>{}, SumsAdd(), total);
     for (int k = first; k < last; ++k) {
-        const Sums<N> x = terms(k);
+        const Sums<N> x = terms(sample(k));
         s = SumsAdd()(s, x);
         rw[k] = x.v[1];
         cs[k + 1] = s.v[0]; pu[k + 1] = s.v[1]; pu2[k + 1] = s.v[2];
