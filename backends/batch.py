@@ -5,10 +5,11 @@ and templates: the plan) runs on a thread pool a chunk ahead of the device;
 each chunk's statistics come from one ``backend.search_many`` call (``simple``
 packs many light curves into each launch and overlaps its host work with the
 device through CUDA streams and pinned memory; other backends search one light
-curve after another); then, on the pool, the chunk's light curves get TLS's
-results objects from their plans and statistics (``backends.statistics``:
-``power()``'s values), or with ``lean`` the
-same without model light curves and folded arrays. A light curve that fails
+curve after another); each light curve's statistics go to the pool as soon as
+``search_many`` has them (its ``found``), where they become TLS's results
+object (``backends.statistics``: ``power()``'s values), or with ``lean`` the
+same without model light curves and folded arrays: a batch's last light
+curves wait for one light curve's statistics, not a chunk's. A light curve that fails
 gives a ``BatchError`` in its place; the others are not lost. Light curves a
 backend cannot take in the batch (refused by the backend ``auto`` chose; pre-
 binned by TLS for an approximate backend) are searched alone, as
@@ -23,10 +24,11 @@ the H100 ~15 % of a K2 survey's rate), and the statistics' compiled parts
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -171,9 +173,10 @@ class _Runner:
         if self.meta is None:
             self.meta = backend_meta(self.instance, self.requested)
 
-    def chunk(self, cases, pool) -> Future:
-        """The outcomes of one chunk, in order: the chunk's statistics in one
-        ``search_many``, TLS's results from them on ``pool``."""
+    def chunk(self, cases, pool):
+        """The outcomes of one chunk, in order, as a callable that waits for
+        them: the chunk's statistics in one ``search_many``, each light curve's
+        TLS results made on ``pool`` as soon as its statistics are back."""
         self._settle(cases)
         out, ready = [None] * len(cases), []
         for k, case in enumerate(cases):
@@ -189,30 +192,44 @@ class _Runner:
         self.instance.timings.clear()
         start = time.perf_counter()
         jobs = [cases[k] for k in ready]
-        stats = _per_curve(lambda cs: self.instance.search_many([(c.plan, c.periods) for c in cs]),
+        made = {}  # job -> the future of (results, seconds) of its light curve
+
+        def found(j, stats):
+            made[j] = pool.submit(self._results, jobs[j], stats)
+
+        stats = _per_curve(lambda cs: self.instance.search_many([(c.plan, c.periods) for c in cs], found=found),
                            lambda c: self.instance.search(c.plan, c.periods), jobs, [c.id for c in jobs])
         batch = {"light_curves": len(ready), "seconds": time.perf_counter() - start,
                  "timings": dict(self.instance.timings)}
-        return pool.submit(self._results, out, [(k, cases[k], s) for k, s in zip(ready, stats)], batch)
+        for j, s in enumerate(stats):  # those search_many did not hand over: searched alone after it failed
+            if j not in made and not isinstance(s, BatchError):
+                found(j, s)
+        return functools.partial(self._outcomes, out, ready, jobs, made, stats, batch)
 
-    def _results(self, out, searched, batch) -> list:
-        """``out`` with TLS's results object of each searched light curve."""
+    def _results(self, case, stats):
+        """(TLS's results object of a searched light curve, or its
+        ``BatchError``; the seconds it took)."""
         from backends.statistics import tls_results
 
-        share = {stage: s / max(1, len(searched)) for stage, s in batch["timings"].items()}
-        for k, case, stats in searched:
-            if isinstance(stats, BatchError):
-                out[k] = stats
+        start = time.perf_counter()
+        try:
+            results = tls_results(case.plan, stats, self.lean)
+        except Exception as exc:
+            results = BatchError.of(case.id, exc)
+        return results, time.perf_counter() - start
+
+    def _outcomes(self, out, ready, jobs, made, stats, batch) -> list:
+        """``out`` with the outcome of each searched light curve (``ready``:
+        their places), its meta holding its share of the chunk's stage times."""
+        share = {stage: s / max(1, len(ready)) for stage, s in batch["timings"].items()}
+        for j, (k, case) in enumerate(zip(ready, jobs)):
+            if j not in made:
+                out[k] = stats[j]  # its BatchError
                 continue
-            start = time.perf_counter()
-            try:
-                results = tls_results(case.plan, stats, self.lean)
-            except Exception as exc:
-                out[k] = BatchError.of(case.id, exc)
-                continue
-            seconds = time.perf_counter() - start
-            results["meta"] = {**self.meta, "timings": stage_timings(share, case.seconds, seconds),
-                               "cleaning": case.cleaning, "batch": batch, "id": case.id}
+            results, seconds = made[j].result()
+            if not isinstance(results, BatchError):
+                results["meta"] = {**self.meta, "timings": stage_timings(share, case.seconds, seconds),
+                                   "cleaning": case.cleaning, "batch": batch, "id": case.id}
             out[k] = results
         return out
 
@@ -272,4 +289,4 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, lean
         for futures in prepared():
             chunks.append(runner.chunk([f.result() for f in futures], pool))
             bar.update(len(futures))
-        return [outcome for chunk in chunks for outcome in chunk.result()]
+        return [outcome for chunk in chunks for outcome in chunk()]

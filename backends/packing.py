@@ -92,10 +92,12 @@ def layout(sizes) -> tuple[dict, int]:
 
 class Pack:
     """One launch: its input sections, their byte offsets, the dynamic shared
-    memory of its largest block and where its blocks' results go."""
+    memory of its largest block, where its blocks' results go and which jobs
+    it completes (holds their last periods)."""
 
     def __init__(self, pieces, jobs):
         self.pieces = tuple(pieces)
+        self.completes = tuple(p.job for p in self.pieces if p.stop == jobs[p.job].periods.size)
         used = list(dict.fromkeys(p.job for p in self.pieces))  # each light curve once
         slot = {j: k for k, j in enumerate(used)}
         curves = [jobs[j].curve for j in used]

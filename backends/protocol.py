@@ -205,11 +205,19 @@ class TLSBackend:
                 progress(periods[sl].size)
         return PeriodStats.concatenate(parts)
 
-    def search_many(self, jobs, progress: Optional[Callable[[int], None]] = None) -> list:
+    def search_many(self, jobs, progress: Optional[Callable[[int], None]] = None,
+                    found: Optional[Callable[[int, PeriodStats], None]] = None) -> list:
         """``search`` of many light curves: ``jobs`` holds (plan, periods) pairs;
-        one ``PeriodStats`` per job, in order. By default one ``search`` each;
-        a backend that runs many light curves per launch overrides it."""
-        return [self.search(plan, periods, progress) for plan, periods in jobs]
+        one ``PeriodStats`` per job, in order. ``found(k, stats)``, if given,
+        gets job k's as soon as they are known, so that a caller can use them
+        while the others run. By default one ``search`` each; a backend that
+        runs many light curves per launch overrides it."""
+        out = []
+        for k, (plan, periods) in enumerate(jobs):
+            out.append(self.search(plan, periods, progress))
+            if found is not None:
+                found(k, out[-1])
+        return out
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}>"

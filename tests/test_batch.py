@@ -106,9 +106,9 @@ def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves
     class Rough(CPUBackend):
         name, exact, searched = "rough", False, []
 
-        def search_many(self, jobs, progress=None):
+        def search_many(self, jobs, progress=None, found=None):
             self.searched += [plan.lc.size for plan, _ in jobs]
-            return super().search_many(jobs, progress)
+            return super().search_many(jobs, progress, found)
 
     monkeypatch.setenv("TLS_BIN_FRACTION", "10")  # bins of 2 cadences and more at the longest periods
     out = search_batch(curves[:1], backend=Rough(), **OPTIONS)

@@ -27,12 +27,40 @@ def plans(curves):
 
 def test_default_search_many_is_one_search_each(plans):
     cpu = backends.get_backend("cpu")
-    seen = []
-    many = cpu.search_many(plans, progress=seen.append)
+    seen, found = [], []
+    many = cpu.search_many(plans, progress=seen.append, found=lambda k, stats: found.append((k, stats)))
     for (plan, periods), stats in zip(plans, many):
         np.testing.assert_array_equal(stats.chi2, cpu.search(plan, periods).chi2)
     assert sum(seen) == sum(p.size for _, p in plans)
+    assert [k for k, _ in found] == [0, 1, 2] and all(s is many[k] for k, s in found)
     assert cpu.search_many([]) == []
+
+
+def test_batch_makes_a_curves_results_while_the_next_is_searched(curves, monkeypatch):
+    """search_batch hands each light curve's statistics to its pool as soon as
+    search_many has them: the first light curve's results object is made while
+    the chunk's second light curve is searched, not after the chunk."""
+    import threading
+
+    from backends import statistics
+
+    made = threading.Event()
+    real = statistics.tls_results
+
+    def tls_results(plan, stats, lean=False):
+        out = real(plan, stats, lean)
+        made.set()
+        return out
+
+    class Waiting(backends.get_backend("cpu").__class__):
+        def search(self, plan, periods, progress=None):
+            if plan.lc.size != curves[0][0].size:
+                assert made.wait(timeout=60), "the first light curve's results waited for the chunk"
+            return super().search(plan, periods, progress)
+
+    monkeypatch.setattr(statistics, "tls_results", tls_results)
+    out = search_batch(curves[:2], backend=Waiting(), chunk_size=2, **OPTIONS)
+    assert [o.meta["id"] for o in out] == [0, 1] and out[1].meta["batch"]["light_curves"] == 2
 
 
 def test_batch_gives_what_search_gives(curves):
@@ -55,10 +83,10 @@ class Refusing(backends.get_backend("cpu").__class__):
     def refuses(self, plan):
         return "too big for this test" if plan.lc.size > 700 else None
 
-    def search_many(self, jobs, progress=None):
+    def search_many(self, jobs, progress=None, found=None):
         if self.fail_many:
             raise MemoryError("a pack did not fit")
-        return super().search_many(jobs, progress)
+        return super().search_many(jobs, progress, found)
 
 
 def test_refused_and_failed_curves_are_their_own_errors(curves):
@@ -118,8 +146,11 @@ def fake_simple(monkeypatch):
 def test_packed_path_returns_each_curves_own_results(fake_simple, plans):
     small = backends.make_plan(*box_light_curve(days=6.0, seed=7), period_min=1.0, period_max=2.0)
     jobs = [plans[0], small, plans[1], plans[2], plans[0]]  # 768, 288, 624, 864, 768 points
-    seen = []
-    out = fake_simple.search_many(jobs, progress=seen.append)
+    seen, found = [], {}
+    out = fake_simple.search_many(jobs, progress=seen.append,
+                                  found=lambda k, stats: found.setdefault(k, (stats, len(fake_simple.launches))))
+    assert sorted(found) == list(range(len(jobs))) and all(found[k][0] is out[k] for k in found)
+    assert found[0][1] < len(fake_simple.launches)  # handed over before the last launch
     for (plan, periods), stats in zip(jobs, out):
         lo, _ = plan.width_windows(periods)
         np.testing.assert_array_equal(stats.chi2, plan.lc.chi2_flat - periods)

@@ -84,12 +84,13 @@ class SimpleBackend(PyCUDABackend):
         """A pack of one light curve."""
         return self.search_many([(plan, periods)], progress)[0]
 
-    def search_many(self, jobs, progress=None):
+    def search_many(self, jobs, progress=None, found=None):
         """Every (plan, periods) job in packed launches (at most LAUNCH_MACS
         multiply-adds and MEMORY_BUDGET bytes each, one block size per launch),
         the host packing the next launch while the device runs this one.
         Raises ``InputTooLarge`` before any launch if a light curve does not
-        fit. ``progress`` gets the number of periods of each finished launch."""
+        fit. ``progress`` gets the number of periods of each finished launch;
+        ``found(k, stats)`` job k's statistics once its last launch is back."""
         jobs = [(plan, trial_periods(periods)) for plan, periods in jobs]
         for k, (plan, _) in enumerate(jobs):
             why = self.refuses(plan)
@@ -100,15 +101,23 @@ class SimpleBackend(PyCUDABackend):
         with self.clock("pack"):
             packed = [packing.Job(packed_curve(plan), periods, lo, hi)
                       for (plan, periods), (lo, hi) in zip(jobs, windows)]
-        results = self._run(packed, progress)
-        with self.clock("results"):
-            return [self._stats(plan, r) for (plan, _), r in zip(jobs, results)]
+        stats = [None] * len(jobs)
+
+        def done(k, result):
+            with self.clock("results"):
+                stats[k] = self._stats(jobs[k][0], result)
+            if found is not None:
+                found(k, stats[k])
+
+        self._run(packed, progress, done)
+        return stats
 
     def _stats(self, plan, result):
         return PeriodStats.from_gains(plan, result["gain"], result["index"], result["depth"])
 
-    def _run(self, jobs, progress=None):
-        """Per job, its (gain, depth, index) arrays, from packed launches."""
+    def _run(self, jobs, progress=None, done=None):
+        """Per job, its (gain, depth, index) arrays, from packed launches;
+        ``done(k, arrays)`` as soon as job k's are complete."""
         from backends.implementations.launch_pipeline import LaunchPipeline
 
         results = packing.empty_results(jobs)
@@ -125,7 +134,8 @@ class SimpleBackend(PyCUDABackend):
                     into = [results[k] for k in members]
                     for pack in packing.packs(group, LAUNCH_MACS, MEMORY_BUDGET):
                         pipe.submit(pack, functools.partial(self._launch, block),
-                                    functools.partial(self._finish, pack, into=into, progress=progress))
+                                    functools.partial(self._finish, pack, into=into, progress=progress,
+                                                      done=done, members=members))
                 pipe.drain()
             except BaseException:
                 pipe.abandon()
@@ -138,8 +148,13 @@ class SimpleBackend(PyCUDABackend):
         args += [np.uintp(dev_out + pack.out_offsets[name]) for name in ("gain", "index", "depth")]
         fn(*args, block=(block, 1, 1), grid=(pack.blocks, 1), shared=pack.shared, stream=stream)
 
-    def _finish(self, pack, host_out, into, progress):
+    def _finish(self, pack, host_out, into, progress, done, members):
+        """A retired pack: its results into ``into`` (its block size's jobs,
+        ``members``: their places in the search), ``done`` for each job it completes."""
         with self.clock("results"):
             periods = pack.scatter(host_out, into)
         if progress is not None:
             progress(periods)
+        if done is not None:
+            for job in pack.completes:
+                done(members[job], into[job])
