@@ -19,6 +19,24 @@ import backends
 from benchmarks.host_path import k2_like, plans_of
 
 
+def alternate(ways, n, rounds, label="") -> dict:
+    """Median light curves per second of each of ``ways`` (name -> call over
+    ``n`` light curves), each warmed up once, then called in turn ``rounds``
+    times; prints them."""
+    for way in ways.values():
+        way()
+    rates = {name: [] for name in ways}
+    for _ in range(rounds):
+        for name, way in ways.items():
+            start = time.perf_counter()
+            way()
+            rates[name].append(n / (time.perf_counter() - start))
+    median = {name: float(np.median(r)) for name, r in rates.items()}
+    for name, r in rates.items():
+        print(f"{label} {name:>26}: {median[name]:6.1f} light curves/s (median of {len(r)}; {min(r):.1f}-{max(r):.1f})")
+    return median
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="pruned")
@@ -33,18 +51,7 @@ def main(argv=None):
     for lean in (False, True):
         ways["end to end" + (" lean" if lean else "")] = functools.partial(
             backends.search_batch, curves, backend=gpu, workers=1, lean=lean, chunk_size=args.chunk)
-    for way in ways.values():  # warm-up
-        way()
-    rates = {name: [] for name in ways}
-    for _ in range(args.rounds):
-        for name, way in ways.items():
-            start = time.perf_counter()
-            way()
-            rates[name].append(len(curves) / (time.perf_counter() - start))
-    median = {name: float(np.median(r)) for name, r in rates.items()}
-    for name, r in rates.items():
-        print(f"{args.backend} {name:>12}: {median[name]:6.1f} light curves/s "
-              f"(median of {len(r)}; {min(r):.1f}-{max(r):.1f})")
+    median = alternate(ways, len(curves), args.rounds, args.backend)
     print(f"{args.backend}: end to end / packed {median['end to end'] / median['packed']:.3f}, "
           f"lean {median['end to end lean'] / median['packed']:.3f}")
 

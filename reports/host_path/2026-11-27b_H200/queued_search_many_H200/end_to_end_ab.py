@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import argparse
 import functools
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 
 import backends
 from backends.protocol import TLSBackend
 from benchmarks.host_path import k2_like, plans_of
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from end_to_end import alternate  # noqa: E402
 
 
 def main(argv=None):
@@ -37,21 +41,11 @@ def main(argv=None):
         for lean in (False, True):
             ways[f"{name} end to end{' lean' if lean else ''}"] = functools.partial(
                 backends.search_batch, curves, backend=gpu, workers=1, lean=lean)
-    first = {name: ways[f"{name} packed"]() for name in ("queued", "serial")}  # warm-up; the same fits
+    first = {name: ways[f"{name} packed"]() for name in ("queued", "serial")}  # the same fits both ways
     for a, b in zip(*first.values()):
         np.testing.assert_array_equal(a.chi2, b.chi2)
         np.testing.assert_array_equal(a.rows, b.rows)
-    for way in ways.values():
-        way()
-    rates = {name: [] for name in ways}
-    for _ in range(args.rounds):
-        for name, way in ways.items():
-            start = time.perf_counter()
-            way()
-            rates[name].append(len(curves) / (time.perf_counter() - start))
-    median = {name: float(np.median(r)) for name, r in rates.items()}
-    for name, r in rates.items():
-        print(f"{name:>26}: {median[name]:6.1f} light curves/s (median of {len(r)}; {min(r):.1f}-{max(r):.1f})")
+    median = alternate(ways, len(curves), args.rounds)
     for name in ("queued", "serial"):
         packed = median[f"{name} packed"]
         print(f"{name}: end to end / packed {median[f'{name} end to end'] / packed:.3f}, "
