@@ -45,14 +45,23 @@ def cache_dir():
     return Path(path) if path else None
 
 
+_digest = ((), "")  # (the sources' folder, names, sizes and modification times; their hash)
+
+
 def sources_digest() -> str:
     """Hash of every source in ``backends/cuda`` (names and contents): a kernel
     may include any of them, and a compiler's own cache key sees only the one
-    it was given."""
-    digest = hashlib.sha256()
-    for path in sorted(CUDA_DIR.iterdir()):
-        digest.update(path.name.encode() + path.read_bytes())
-    return digest.hexdigest()
+    it was given. Hashed again only when a source's name, size or modification
+    time changes (reading them all took ~0.4 ms, at every ``cupy`` search)."""
+    global _digest
+    paths = sorted(CUDA_DIR.iterdir())
+    stamp = (str(CUDA_DIR), *((p.name, info.st_size, info.st_mtime_ns) for p, info in ((p, p.stat()) for p in paths)))
+    if stamp != _digest[0]:
+        digest = hashlib.sha256()
+        for path in paths:
+            digest.update(path.name.encode() + path.read_bytes())
+        _digest = (stamp, digest.hexdigest())
+    return _digest[1]
 
 
 def cubin_key(source: str, arch: str, defines: dict, options=()) -> str:

@@ -1,9 +1,11 @@
 """Host-side logic of the PyCUDA backends and the kernel cache (no GPU needed)."""
 
+import os
 import shutil
 import threading
 import time
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -195,6 +197,26 @@ def test_disk_cache_misses_after_a_source_edit(counted_compiles, monkeypatch, tm
     (sources / "tls_common.cuh").write_text((sources / "tls_common.cuh").read_text() + "\n// edit\n")
     kernel_cache.nvcc_cubin("basic.cu", "sm_90", {"BLOCK": 32})
     assert len(counted_compiles) == 2
+
+
+def test_sources_digest_reads_the_sources_again_only_after_a_change(monkeypatch, tmp_path):
+    sources = tmp_path / "cuda"
+    shutil.copytree(kernel_cache.CUDA_DIR, sources)
+    monkeypatch.setattr(kernel_cache, "CUDA_DIR", sources)
+    reads = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(self.name) or real(self))
+    first = kernel_cache.sources_digest()
+    assert len(reads) == len(list(sources.iterdir()))
+    assert kernel_cache.sources_digest() == first and len(reads) == len(list(sources.iterdir()))  # no reads
+    header = sources / "tls_common.cuh"
+    stat = header.stat()
+    header.write_bytes(header.read_bytes().replace(b"a", b"b", 1))  # same size, new contents
+    os.utime(header, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    edited = kernel_cache.sources_digest()
+    assert edited != first
+    (sources / "new.cuh").write_text("// new\n")
+    assert kernel_cache.sources_digest() not in (first, edited)
 
 
 def test_disk_cache_keeps_no_failure_and_can_be_turned_off(counted_compiles, monkeypatch, tmp_path):
