@@ -99,6 +99,20 @@ def test_refused_and_failed_curves_are_their_own_errors(curves):
     assert again[0].SDE == out[1].SDE
 
 
+def test_a_search_many_failing_after_handing_one_over_still_gives_every_curve(curves):
+    """search_many hands over light curve 0, then fails: each light curve is
+    searched alone, and every outcome is what an unbroken batch gives."""
+
+    class HalfFailing(backends.get_backend("cpu").__class__):
+        def search_many(self, jobs, progress=None, found=None):
+            found(0, self.search(*jobs[0]))
+            raise MemoryError("a launch failed after the first light curve")
+
+    out = search_batch(curves, backend=HalfFailing(), **OPTIONS)
+    ref = search_batch(curves, backend="cpu", **OPTIONS)
+    assert [o.SDE for o in out] == [r.SDE for r in ref] and [o.meta["id"] for o in out] == [0, 1, 2]
+
+
 def test_a_failing_results_step_is_that_curves_error(curves, monkeypatch):
     from backends import statistics
 
