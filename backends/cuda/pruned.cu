@@ -859,6 +859,38 @@ struct PrefixBlock {
     }
 };
 
+// A sample's terms of the running sums, in Sums' order: flux f, u = (1 - f) w,
+// u^2, then (k - m / 2) u with J (offset: k - m / 2), then w, w^2 with WEIGHTS.
+template <bool J, bool WEIGHTS>
+__device__ __forceinline__ Sums<3 + J + 2 * WEIGHTS> sample_terms(double2 fw, double offset)
+{
+    const double u = (1.0 - fw.x) * fw.y;
+    Sums<3 + J + 2 * WEIGHTS> x;
+    x.v[0] = fw.x; x.v[1] = u; x.v[2] = u * u;
+    if constexpr (J) x.v[3] = offset * u;
+    if constexpr (WEIGHTS) { x.v[3 + J] = fw.y; x.v[4 + J] = fw.y * fw.y; }
+    return x;
+}
+
+// The terms of the totals both prefix sums reduce (|u|, w, w^2; scale) from a
+// sample's terms and weight.
+template <int N>
+__device__ __forceinline__ Sums<3> total_terms(const Sums<N> &x, double w)
+{
+    return Sums<3>{{fabs(x.v[1]), w, w * w}};
+}
+
+// Sample k's running sums s into the prefix arrays at k + 1 (pj with J, pw and
+// pw2 with WEIGHTS); k = -1 writes their zeros at 0.
+template <bool J, bool WEIGHTS>
+__device__ __forceinline__ void store_sums(const Sums<3 + J + 2 * WEIGHTS> &s, int k, double *cs, double *pu,
+                                           double *pu2, double *pj, double *pw, double *pw2)
+{
+    cs[k + 1] = s.v[0]; pu[k + 1] = s.v[1]; pu2[k + 1] = s.v[2];
+    if constexpr (J) pj[k + 1] = s.v[3];
+    if constexpr (WEIGHTS) { pw[k + 1] = s.v[3 + J]; pw2[k + 1] = s.v[4 + J]; }
+}
+
 // One period's prefix sums in global memory (pruned_prefix), by the whole
 // block, PREFIX_ITEMS samples per thread at a time: sample k < m has flux and
 // weight sample(k) (.x, .y); writes rw[k] = u_k (and wf[k] = w_k unless null)
@@ -869,46 +901,35 @@ template <bool WEIGHTS, typename Sample>
 __device__ void prefix_sums(Sample sample, int m, double *rw, double *wf, double *cs, double *pu, double *pu2,
                             double *pw, double *pw2, double *pj, double *scale)
 {
-    constexpr int ITEMS = PREFIX_ITEMS, J = 3, W = 4, N = W + (WEIGHTS ? 2 : 0);
+    constexpr int ITEMS = PREFIX_ITEMS, N = 4 + (WEIGHTS ? 2 : 0);
     typedef PrefixBlock<N> Block;
     __shared__ typename Block::Temp temp;
     const double origin = 0.5 * m;
-    if (threadIdx.x == 0) {
-        cs[0] = 0.0; pu[0] = 0.0; pu2[0] = 0.0;
-        if (WEIGHTS) { pw[0] = 0.0; pw2[0] = 0.0; }
-        pj[0] = 0.0;
-    }
+    if (threadIdx.x == 0) store_sums<true, WEIGHTS>(Sums<N>{}, -1, cs, pu, pu2, pj, pw, pw2);
     Sums<N> carry = {};
     Sums<3> totals = {};  // |u|, w, w^2 of this thread's samples
     for (int start = 0; start < m; start += BLOCK * ITEMS) {
         Sums<N> x[ITEMS];
-        double u[ITEMS];
         const int base = start + threadIdx.x * ITEMS;
 #pragma unroll
         for (int r = 0; r < ITEMS; ++r) {
             const int k = base + r;
-            const double2 fw = k < m ? sample(k) : make_double2(1.0, 0.0);
-            const double fk = fw.x, v = fw.y;
-            if (WEIGHTS && wf && k < m) wf[k] = v;
-            u[r] = (1.0 - fk) * v;
-            x[r].v[0] = k < m ? fk : 0.0;
-            x[r].v[1] = u[r];
-            x[r].v[2] = u[r] * u[r];
-            x[r].v[J] = (k - origin) * u[r];
-            if constexpr (WEIGHTS) { x[r].v[W] = v; x[r].v[W + 1] = v * v; }
-            totals = SumsAdd()(totals, Sums<3>{{fabs(u[r]), v, v * v}});
+            const double2 fw = k < m ? sample(k) : make_double2(0.0, 0.0);  // past m: terms of zero
+            if (WEIGHTS && wf && k < m) wf[k] = fw.y;
+            x[r] = sample_terms<true, WEIGHTS>(fw, k - origin);
+            totals = SumsAdd()(totals, total_terms(x[r], fw.y));
         }
+        double u[ITEMS];  // the scan replaces x with its running sums
+#pragma unroll
+        for (int r = 0; r < ITEMS; ++r) u[r] = x[r].v[1];
         Sums<N> total;
         typename Block::Scan(temp.scan).InclusiveScan(x, x, SumsAdd(), total);
 #pragma unroll
         for (int r = 0; r < ITEMS; ++r) {
             const int k = base + r;
             if (k < m) {
-                const Sums<N> s = SumsAdd()(carry, x[r]);
                 rw[k] = u[r];
-                cs[k + 1] = s.v[0]; pu[k + 1] = s.v[1]; pu2[k + 1] = s.v[2];
-                pj[k + 1] = s.v[J];
-                if constexpr (WEIGHTS) { pw[k + 1] = s.v[W]; pw2[k + 1] = s.v[W + 1]; }
+                store_sums<true, WEIGHTS>(SumsAdd()(carry, x[r]), k, cs, pu, pu2, pj, pw, pw2);
             }
         }
         carry = SumsAdd()(carry, total);
@@ -932,34 +953,23 @@ __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, d
     typedef PrefixBlock<N> Block;
     __shared__ typename Block::Temp temp;
     const int run = (m + BLOCK - 1) / BLOCK, first = min(m, threadIdx.x * run), last = min(m, first + run);
-    const auto terms = [](double2 fw) {  // a sample's (flux, weight) -> its running sums' terms
-        const double u = (1.0 - fw.x) * fw.y;
-        Sums<N> x;
-        x.v[0] = fw.x; x.v[1] = u; x.v[2] = u * u;
-        if constexpr (WEIGHTS) { x.v[3] = fw.y; x.v[4] = fw.y * fw.y; }
-        return x;
-    };
     Sums<N> own = {};
     Sums<3> totals = {};  // |u|, w, w^2 of this thread's samples
     for (int k = first; k < last; ++k) {
         const double2 fw = sample(k);
-        const Sums<N> x = terms(fw);
+        const Sums<N> x = sample_terms<false, WEIGHTS>(fw, 0.0);
         own = SumsAdd()(own, x);
-        totals = SumsAdd()(totals, Sums<3>{{fabs(x.v[1]), fw.y, fw.y * fw.y}});
+        totals = SumsAdd()(totals, total_terms(x, fw.y));
     }
     Sums<N> s, total;
     typename Block::Scan(temp.scan).ExclusiveScan(own, s, Sums<N>{}, SumsAdd(), total);
     for (int k = first; k < last; ++k) {
-        const Sums<N> x = terms(sample(k));
+        const Sums<N> x = sample_terms<false, WEIGHTS>(sample(k), 0.0);
         s = SumsAdd()(s, x);
         rw[k] = x.v[1];
-        cs[k + 1] = s.v[0]; pu[k + 1] = s.v[1]; pu2[k + 1] = s.v[2];
-        if constexpr (WEIGHTS) { pw[k + 1] = s.v[3]; pw2[k + 1] = s.v[4]; }
+        store_sums<false, WEIGHTS>(s, k, cs, pu, pu2, nullptr, pw, pw2);
     }
-    if (threadIdx.x == 0) {
-        cs[0] = 0.0; pu[0] = 0.0; pu2[0] = 0.0;
-        if (WEIGHTS) { pw[0] = 0.0; pw2[0] = 0.0; }
-    }
+    if (threadIdx.x == 0) store_sums<false, WEIGHTS>(Sums<N>{}, -1, cs, pu, pu2, nullptr, pw, pw2);
     __syncthreads();  // temp is reused
     Block::scales(temp, totals, total.v[2], scale);
 }
