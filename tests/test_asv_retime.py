@@ -1,0 +1,41 @@
+"""``scripts/asv_retime.py``: every case timed in every tree, in the trees' order,
+each tree's own code; a tree that fails stops the run with its error."""
+
+import json
+from pathlib import Path
+
+import asv_retime
+
+
+def fake_tree(root: Path, seconds: float) -> Path:
+    """A source tree whose ``benchmarks.bench_search.search`` sleeps ``seconds``."""
+    (root / "benchmarks").mkdir(parents=True)
+    (root / "benchmarks" / "__init__.py").write_text("")
+    (root / "benchmarks" / "bench_search.py").write_text(
+        f"import time\n\ndef search(name, ndata, nperiods):\n    time.sleep({seconds})\n")
+    return root
+
+
+def test_parse_case():
+    assert asv_retime.parse_case("pruned:500:10000") == ("pruned", 500, 10000)
+
+
+def test_each_tree_times_its_own_code_in_order(tmp_path, capsys):
+    fast, slow = fake_tree(tmp_path / "fast", 0.001), fake_tree(tmp_path / "slow", 0.03)
+    out = tmp_path / "retime.json"
+    assert asv_retime.main(["--trees", str(fast), str(slow), str(fast), "--cases", "cpu:500:1000", "pruned:20:30",
+                            "--repeats", "3", "--out", str(out)]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert [r["tree"] for r in runs] == [str(fast), str(slow), str(fast)]
+    for case in ("cpu:500:1000", "pruned:20:30"):
+        medians = [r["times"][case][0] for r in runs]
+        assert medians[1] >= 0.03 and max(medians[0], medians[2]) < 0.02
+    assert "pruned:20:30" in capsys.readouterr().out
+
+
+def test_a_tree_that_fails_stops_the_run(tmp_path, capsys):
+    broken = tmp_path / "broken"
+    (broken / "benchmarks").mkdir(parents=True)
+    (broken / "benchmarks" / "bench_search.py").write_text("raise ImportError('no search here')\n")
+    assert asv_retime.main(["--trees", str(broken), "--cases", "cpu:500:1000", "--repeats", "1"]) != 0
+    assert "no search here" in capsys.readouterr().err
