@@ -30,8 +30,12 @@ def time_cases(cases, repeats) -> dict:
     """{case: (median s, min s)} of ``cases`` in the tree this process imports."""
     import numpy as np
 
-    from benchmarks.bench_search import search
+    from benchmarks import bench_search
 
+    source = Path(bench_search.__file__).resolve()
+    if not source.is_relative_to(Path.cwd().resolve()):
+        raise SystemExit(f"{Path.cwd()} has no benchmarks.bench_search of its own (imported {source})")
+    search = bench_search.search
     out = {}
     for spec in cases:
         args = parse_case(spec)

@@ -36,6 +36,17 @@ def test_each_tree_times_its_own_code_in_order(tmp_path, capsys):
 def test_a_tree_that_fails_stops_the_run(tmp_path, capsys):
     broken = tmp_path / "broken"
     (broken / "benchmarks").mkdir(parents=True)
+    (broken / "benchmarks" / "__init__.py").write_text("")
     (broken / "benchmarks" / "bench_search.py").write_text("raise ImportError('no search here')\n")
     assert asv_retime.main(["--trees", str(broken), "--cases", "cpu:500:1000", "--repeats", "1"]) != 0
     assert "no search here" in capsys.readouterr().err
+
+
+def test_a_tree_without_the_benchmarks_is_refused_not_timed_from_elsewhere(tmp_path, capsys, monkeypatch):
+    """With this repository importable (an editable install, or PYTHONPATH),
+    a tree without its own benchmarks must not time this one's."""
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert asv_retime.main(["--trees", str(empty), "--cases", "cpu:500:1000", "--repeats", "1"]) != 0
+    assert "has no benchmarks.bench_search of its own" in capsys.readouterr().err
