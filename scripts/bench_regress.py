@@ -14,7 +14,9 @@ packages timed beside ours for comparison: their times move with the
 device machine's host (CPU TLS 1.15-1.44x between two H200 instances), not
 with this code, so they are reported, not counted. So is a regression
 between two given result sets that was re-timed on the device and recorded,
-with its verdict, in ``benchmarks/acknowledged_regressions.toml``.
+with its verdict, in ``benchmarks/acknowledged_regressions.toml``. For the
+counted ``EndToEnd`` ones it prints the device command that re-times them
+against the old commit (``scripts/asv_retime.py``).
 
     python scripts/bench_regress.py [--factor 1.10] [--results DIR] [--acknowledged FILE]
 """
@@ -26,12 +28,14 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 import tomllib
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = "bench_peers."  # benchmarks of other packages: reported, not counted
 ACKNOWLEDGED = os.path.join(REPO, "benchmarks", "acknowledged_regressions.toml")
+END_TO_END = re.compile(r"bench_search\.EndToEnd\.time_search_warm\('(\w+)', (\d+), (\d+)\)")
 
 
 def result_sets(machine_dir):
@@ -76,6 +80,18 @@ def acknowledged(path) -> set:
     return {(e["machine"], e["old"][:8], e["new"][:8], e["benchmark"]) for e in entries}
 
 
+def retime_command(old, names) -> str | None:
+    """The device command re-timing the ``EndToEnd`` benchmarks among ``names``
+    in the working tree and in commit ``old`` (``scripts/asv_retime.py``'s
+    cases), or None where there are none."""
+    cases = [":".join(m.groups()) for m in map(END_TO_END.fullmatch, names) if m]
+    if not cases:
+        return None
+    return (f"rm -rf _ab && mkdir _ab && git archive {old[:8]} backends scripts datasets validation benchmarks "
+            f"tests pyproject.toml | tar -x -C _ab   # then, on the device with .whl and _ab carried:\n"
+            f"    python3 scripts/asv_retime.py --trees . _ab . --cases {' '.join(cases)}")
+
+
 def check(results_dir, factor, known=frozenset()):
     """Messages naming each regression, over every machine in ``results_dir``,
     less those in ``known`` (``acknowledged``'s) for the same pair of sets."""
@@ -101,6 +117,9 @@ def check(results_dir, factor, known=frozenset()):
               + (f" ({peers} peer timing(s) slower, not counted)" if peers else "")
               + (f" ({recorded} re-timed and recorded in {os.path.basename(ACKNOWLEDGED)}, not counted)"
                  if recorded else ""))
+        command = retime_command(old, [line.split(": ")[0] for line in counted])
+        if command:
+            print(f"  re-time: {command}")
         messages += [f"{machine}: {line}" for line in counted]
     return messages
 

@@ -383,3 +383,22 @@ def test_throughput_tracks_rates_and_skips_without_a_gpu(monkeypatch):
     assert set(result) == {"track_packed_curves_per_second", "track_end_to_end_curves_per_second",
                            "track_lean_curves_per_second", "track_end_to_end_over_packed"}
     assert all(v > 0 for v in result.values()) and result["track_end_to_end_over_packed"] < 2
+
+
+@needs_asv
+def test_regression_check_prints_the_retime_command_for_end_to_end_timings(tmp_path, capsys):
+    name = "bench_search.EndToEnd.time_search_warm"  # asv adds the params ('cpu', 500, 1000)
+    write_results(tmp_path, [result_set("a" * 40, 1, 1.0, name=name), result_set("b" * 40, 2, 1.3, name=name)],
+                  name=name)
+    assert bench_regress.main(["--results", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "git archive aaaaaaaa " in out and "asv_retime.py --trees . _ab . --cases cpu:500:1000" in out
+
+
+def test_retime_command_takes_only_end_to_end_timings():
+    names = ["bench_search.EndToEnd.time_search_warm('pruned', 500, 10000)",
+             "bench_stages.Search.time_search('cpu', 500, 1000)",
+             "bench_search.EndToEnd.time_search_warm('cpu', 4320, 10000)"]
+    command = bench_regress.retime_command("0c24ccf7" + "0" * 32, names)
+    assert command.endswith("--cases pruned:500:10000 cpu:4320:10000") and "git archive 0c24ccf7 " in command
+    assert bench_regress.retime_command("a" * 40, names[1:2]) is None
