@@ -80,6 +80,7 @@ def test_summary_of_a_device_run(tmp_path):
     assert rows[1].startswith("| `simple` | 57.0 | 55.0 | 56.0 | 0.96 (met) | 1.50 | 1.50 (met) | 0.30, 0.80")
 
 
+@pytest.mark.skipif(not hasattr(__import__("resource"), "RUSAGE_THREAD"), reason="per-thread usage is Linux's")
 def test_search_batch_wakes_once_per_chunk_not_per_light_curve():
     """The thread that runs a batch waits for a chunk's plans, and later its
     results, all at once: waking for each light curve's future took the GIL
