@@ -4,6 +4,11 @@ host seconds per light curve), ``scripts/throughput.py``'s targets and
 
 import json
 
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
+
 import numpy as np
 import pytest
 from conftest import box_light_curve
@@ -80,14 +85,12 @@ def test_summary_of_a_device_run(tmp_path):
     assert rows[1].startswith("| `simple` | 57.0 | 55.0 | 56.0 | 0.96 (met) | 1.50 | 1.50 (met) | 0.30, 0.80")
 
 
-@pytest.mark.skipif(not hasattr(__import__("resource"), "RUSAGE_THREAD"), reason="per-thread usage is Linux's")
+@pytest.mark.skipif(not hasattr(resource, "RUSAGE_THREAD"), reason="per-thread usage is Linux's")
 def test_search_batch_wakes_once_per_chunk_not_per_light_curve():
     """The thread that runs a batch waits for a chunk's plans, and later its
     results, all at once: waking for each light curve's future took the GIL
     back and forth (16 light curves: ~98 voluntary context switches of that
     thread, against 8, on the 2-core development machine)."""
-    import resource
-
     many = [box_light_curve(days=16.0, seed=k) for k in range(16)]
     replay = Replay(many, backends.get_backend("cpu"), **OPTIONS)
     backends.search_batch(many, backend=replay, chunk_size=16, **OPTIONS)
