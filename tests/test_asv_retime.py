@@ -7,13 +7,17 @@ from pathlib import Path
 import asv_retime
 
 
-def fake_tree(root: Path, seconds: float) -> Path:
-    """A source tree whose ``benchmarks.bench_search.search`` sleeps ``seconds``."""
+def fake_tree(root: Path, bench_search: str) -> Path:
+    """A source tree whose ``benchmarks/bench_search.py`` is ``bench_search``."""
     (root / "benchmarks").mkdir(parents=True)
     (root / "benchmarks" / "__init__.py").write_text("")
-    (root / "benchmarks" / "bench_search.py").write_text(
-        f"import time\n\ndef search(name, ndata, nperiods):\n    time.sleep({seconds})\n")
+    (root / "benchmarks" / "bench_search.py").write_text(bench_search)
     return root
+
+
+def sleeping(seconds: float) -> str:
+    """A ``bench_search`` whose ``search`` sleeps ``seconds``."""
+    return f"import time\n\ndef search(name, ndata, nperiods):\n    time.sleep({seconds})\n"
 
 
 def test_parse_case():
@@ -21,7 +25,7 @@ def test_parse_case():
 
 
 def test_each_tree_times_its_own_code_in_order(tmp_path, capsys):
-    fast, slow = fake_tree(tmp_path / "fast", 0.001), fake_tree(tmp_path / "slow", 0.03)
+    fast, slow = fake_tree(tmp_path / "fast", sleeping(0.001)), fake_tree(tmp_path / "slow", sleeping(0.03))
     out = tmp_path / "retime.json"
     assert asv_retime.main(["--trees", str(fast), str(slow), str(fast), "--cases", "cpu:500:1000", "pruned:20:30",
                             "--repeats", "3", "--out", str(out)]) == 0
@@ -34,10 +38,7 @@ def test_each_tree_times_its_own_code_in_order(tmp_path, capsys):
 
 
 def test_a_tree_that_fails_stops_the_run(tmp_path, capsys):
-    broken = tmp_path / "broken"
-    (broken / "benchmarks").mkdir(parents=True)
-    (broken / "benchmarks" / "__init__.py").write_text("")
-    (broken / "benchmarks" / "bench_search.py").write_text("raise ImportError('no search here')\n")
+    broken = fake_tree(tmp_path / "broken", "raise ImportError('no search here')\n")
     assert asv_retime.main(["--trees", str(broken), "--cases", "cpu:500:1000", "--repeats", "1"]) != 0
     assert "no search here" in capsys.readouterr().err
 
