@@ -25,7 +25,7 @@ def test_parse_case():
 
 
 def test_each_tree_times_its_own_code_in_order(tmp_path, capsys):
-    fast, slow = fake_tree(tmp_path / "fast", sleeping(0.001)), fake_tree(tmp_path / "slow", sleeping(0.03))
+    fast, slow = fake_tree(tmp_path / "fast", sleeping(0.001)), fake_tree(tmp_path / "slow", sleeping(0.05))
     out = tmp_path / "retime.json"
     assert asv_retime.main(["--trees", str(fast), str(slow), str(fast), "--cases", "cpu:500:1000", "pruned:20:30",
                             "--repeats", "3", "--out", str(out)]) == 0
@@ -33,7 +33,7 @@ def test_each_tree_times_its_own_code_in_order(tmp_path, capsys):
     assert [r["tree"] for r in runs] == [str(fast), str(slow), str(fast)]
     for case in ("cpu:500:1000", "pruned:20:30"):
         medians = [r["times"][case][0] for r in runs]
-        assert medians[1] >= 0.03 and max(medians[0], medians[2]) < 0.02
+        assert medians[1] >= 0.05 and max(medians[0], medians[2]) < medians[1] / 2  # a loaded machine's slack
     assert "pruned:20:30" in capsys.readouterr().out
 
 
