@@ -1,13 +1,18 @@
 """TLS's running median (``helpers.running_median``: odd kernel, no NaN, padded
 to full length): the SDE detrend of a light curve's power spectrum.
 
-Each array's values are ranked once (numpy's sort); as the window slides, a
+Each array's values are ranked once; as the window slides, a
 bitmap holds the ranks inside it and the median's rank moves to the next or
 previous rank in the window, at most a step or two per slide. That is O(1)
 per step, where TLS's sorted window shifts ~k/3 values, and the same values,
 a median being one of the values. One compiled call per array: a chunk's
 arrays joined into one call cost more than the calls (~250 us per K2
 spectrum of 9,679 periods, k = 91, where it was ~470 us).
+
+The ranks come from one sort of uint64 keys, not an argsort of the values:
+each value's order-preserving bits with its index in the low bits, which
+numpy sorts with SIMD (~2x its argsort: ~150 against ~300 us per K2
+spectrum); values whose truncated keys tie are put in order afterwards.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import numba
 import numpy as np
 
 ONE = np.uint64(1)
+SIGN = np.uint64(1 << 63)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -87,6 +93,42 @@ def _running_median(ordered, ranks, kernel, bits, out):
 
 
 @numba.njit(cache=True, nogil=True)
+def _packed_keys(data, shift):
+    """Each value's bits made to sort as the value does (non-negative: sign bit
+    set; negative: all bits flipped), their low ``shift`` bits replaced by the
+    value's index."""
+    bits = data.view(np.uint64)
+    out = np.empty(data.size, np.uint64)
+    for i in range(data.size):
+        key = ~bits[i] if bits[i] & SIGN else bits[i] | SIGN
+        out[i] = (key >> shift << shift) | np.uint64(i)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _order_of(data, packed, shift):
+    """The indices of ``packed`` (``_packed_keys`` sorted): ``data``'s argsort,
+    where keys that tie without their low bits are ordered by value."""
+    order = (packed & ((ONE << shift) - ONE)).astype(np.int64)
+    start = 0
+    for i in range(1, packed.size + 1):
+        if i == packed.size or packed[i] >> shift != packed[start] >> shift:
+            if i - start > 1:
+                run = order[start:i]
+                order[start:i] = run[np.argsort(data[run])]
+            start = i
+    return order
+
+
+def sort_order(data):
+    """An argsort of a float64 array without NaN (ties in any order)."""
+    shift = np.uint64(max(1, (data.size - 1).bit_length()))
+    packed = _packed_keys(data, shift)
+    packed.sort()
+    return _order_of(data, packed, shift)
+
+
+@numba.njit(cache=True, nogil=True)
 def _padded_running_median(data, order, kernel, out):
     """The running median of ``data`` (``order``: its argsort) into ``out``,
     padded as TLS pads it (``_pad_to_length``: the first median repeated
@@ -107,6 +149,7 @@ def running_median(data, kernel):
     and an odd ``kernel`` no longer than it."""
     if kernel % 2 == 0 or not 1 <= kernel <= data.size:
         raise ValueError(f"the kernel must be odd, positive and no longer than the array: {kernel}")
+    data = np.ascontiguousarray(data, np.float64)
     out = np.empty(data.size)
-    _padded_running_median(data, np.argsort(data), kernel, out)
+    _padded_running_median(data, sort_order(data), kernel, out)
     return out

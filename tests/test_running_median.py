@@ -1,12 +1,14 @@
 """``backends.running_median``: TLS's running median, to the bit, of
 arrays (random, with ties, sorted either way, constant; kernels from
-1 to longer than half the array), and the kernels it refuses."""
+1 to longer than half the array), the kernels it refuses, and its sort
+order where the packed keys tie."""
 
 import numpy as np
 import pytest
 from transitleastsquares.helpers import running_median
 
 from backends.running_median import running_median as ours
+from backends.running_median import sort_order
 
 
 def arrays(seed):
@@ -31,3 +33,22 @@ def test_kernels_it_cannot_take_are_refused():
     for kernel in (0, 4, 11, -1):
         with pytest.raises(ValueError, match="odd, positive and no longer"):
             ours(d, kernel)
+
+
+def test_sort_order_orders_values_whose_packed_keys_tie():
+    rng = np.random.default_rng(0)
+    cases = {
+        "ulps apart": 1.0 + rng.integers(0, 64, 5000) * np.finfo(float).eps,  # all keys tie without 13 low bits
+        "signs, zeros, infinities, subnormals": np.array([0.0, -0.0, 1, -1, np.inf, -np.inf, 5e-324, -5e-324, 2, -2]),
+        "equal values": np.full(300, -0.25),
+        "normal": rng.normal(size=9679),
+    }
+    for name, d in cases.items():
+        order = sort_order(d)
+        np.testing.assert_array_equal(np.sort(order), np.arange(d.size), err_msg=name)
+        np.testing.assert_array_equal(d[order], np.sort(d), err_msg=name)
+
+
+def test_ulps_apart_spectrum_to_the_bit():
+    d = 1.0 - np.random.default_rng(1).integers(0, 200, 3000) * np.finfo(float).eps
+    np.testing.assert_array_equal(ours(d, 91), running_median(d, 91))
