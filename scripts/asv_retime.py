@@ -28,13 +28,16 @@ def parse_case(spec: str) -> tuple[str, int, int]:
 
 def time_cases(cases, repeats) -> dict:
     """{case: (median s, min s)} of ``cases`` in the tree this process imports."""
+    import importlib.util
+
     import numpy as np
 
+    found = importlib.util.find_spec("benchmarks")  # where it would come from, before anything is imported
+    source = Path(found.origin).resolve() if found and found.origin else None
+    if source is None or not source.is_relative_to(Path.cwd().resolve()):
+        raise SystemExit(f"{Path.cwd()} has no benchmarks.bench_search of its own (would import {source})")
     from benchmarks import bench_search
 
-    source = Path(bench_search.__file__).resolve()
-    if not source.is_relative_to(Path.cwd().resolve()):
-        raise SystemExit(f"{Path.cwd()} has no benchmarks.bench_search of its own (imported {source})")
     search = bench_search.search
     out = {}
     for spec in cases:

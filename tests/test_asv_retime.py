@@ -2,6 +2,7 @@
 each tree's own code; a tree that fails stops the run with its error."""
 
 import json
+import os
 from pathlib import Path
 
 import asv_retime
@@ -44,10 +45,14 @@ def test_a_tree_that_fails_stops_the_run(tmp_path, capsys):
 
 
 def test_a_tree_without_the_benchmarks_is_refused_not_timed_from_elsewhere(tmp_path, capsys, monkeypatch):
-    """With this repository importable (an editable install, or PYTHONPATH),
-    a tree without its own benchmarks must not time this one's."""
-    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[1]))
+    """With another tree's benchmarks importable (an editable install, or
+    PYTHONPATH), a tree without its own must be refused before anything of
+    the other is imported (on the GPU machine that import failed first)."""
+    elsewhere = fake_tree(tmp_path / "elsewhere", sleeping(0.0))
+    (elsewhere / "benchmarks" / "__init__.py").write_text("raise ImportError('imported from elsewhere')\n")
+    monkeypatch.setenv("PYTHONPATH", str(elsewhere), prepend=os.pathsep)
     empty = tmp_path / "empty"
     empty.mkdir()
     assert asv_retime.main(["--trees", str(empty), "--cases", "cpu:500:1000", "--repeats", "1"]) != 0
-    assert "has no benchmarks.bench_search of its own" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "has no benchmarks.bench_search of its own" in err and "imported from elsewhere" not in err
