@@ -35,7 +35,8 @@ def time_cases(cases, repeats) -> dict:
     found = importlib.util.find_spec("benchmarks")  # where it would come from, before anything is imported
     source = Path(found.origin).resolve() if found and found.origin else None
     if source is None or not source.is_relative_to(Path.cwd().resolve()):
-        raise SystemExit(f"{Path.cwd()} has no benchmarks.bench_search of its own (would import {source})")
+        elsewhere = f"it would import {source}" if source else "no benchmarks package is importable"
+        raise SystemExit(f"{Path.cwd()} has no benchmarks.bench_search of its own ({elsewhere})")
     from benchmarks import bench_search
 
     search = bench_search.search
