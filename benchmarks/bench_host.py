@@ -4,6 +4,8 @@ timings the gate compares):
 - ``HostPath``: CPU milliseconds of host work per K2-like light curve of
   ``search_batch`` (the statistics replayed: ``benchmarks.host_path``), full
   TLS results and lean; the target is ``HOST_TARGET_S`` (2 ms), on any machine;
+  beside them ``cpu_probe_us``, the core's speed at the time (cloud cores change
+  speed by ~1.6x within seconds);
 - ``Throughput``: K2-like light curves per second of a GPU backend's packed
   statistics (``search_many``) and of ``search_batch`` end to end (full and
   lean), and end to end over packed (target: 0.9 or more), one process.
@@ -15,7 +17,7 @@ import time
 
 import backends
 from benchmarks.cases import runnable_backend
-from benchmarks.host_path import Replay, host_seconds, k2_like, plans_of
+from benchmarks.host_path import Replay, cpu_probe_us, host_seconds, k2_like, plans_of
 
 
 class HostPath:
@@ -32,6 +34,11 @@ class HostPath:
     def track_host_ms_per_curve(self, cached, lean):
         curves, replay = cached
         return host_seconds(curves, replay, lean=lean)["cpu_s_per_curve"] * 1e3
+
+    def track_cpu_probe_us(self, cached, lean):
+        return cpu_probe_us()
+
+    track_cpu_probe_us.unit = "microseconds"
 
 
 class Throughput:

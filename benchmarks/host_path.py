@@ -6,7 +6,9 @@ what is left of a ``search_batch`` is the host's work per light curve:
 cleaning, the plan (grids and templates from their caches), TLS's statistics
 and results objects. Its CPU time per light curve is the figure the host
 path is held to (``HOST_TARGET_S``); ``scripts/throughput.py`` and the asv
-``track_*`` benchmarks (``bench_host``) report it.
+``track_*`` benchmarks (``bench_host``) report it, with ``cpu_probe_us``: how
+fast the machine's cores ran at the time, since cloud cores change speed by
+~1.6x from one second to the next (reports/host_path/2026-11-27g_H200).
 """
 
 from __future__ import annotations
@@ -14,10 +16,15 @@ from __future__ import annotations
 import statistics
 import time
 
+import numpy as np
+
 import backends
 from backends.grids import plan_light_curve
+from backends.running_median import running_median
 
 HOST_TARGET_S = 2e-3  # host seconds per K2-like light curve, one process (issue 13)
+PROBE_SPECTRUM = np.random.default_rng(1).normal(size=9679)  # a K2-like spectrum's length
+PROBE_KERNEL = 91  # its SDE detrend's kernel
 
 
 def k2_like(n: int) -> list:
@@ -59,14 +66,31 @@ class Replay(backends.TLSBackend):
         return self.found[_key(plan)]
 
 
+def cpu_probe_us(calls=20) -> float:
+    """How fast this process's core runs now: the median CPU microseconds of
+    one compute-only part of the host path (``PROBE_SPECTRUM``'s running
+    median, ~0.2-0.4 ms), so that a host time measured beside it tells a slow
+    spell of the machine from a slow change."""
+    running_median(PROBE_SPECTRUM, PROBE_KERNEL)
+    runs = []
+    for _ in range(calls):
+        start = time.process_time()
+        running_median(PROBE_SPECTRUM, PROBE_KERNEL)
+        runs.append(time.process_time() - start)
+    return statistics.median(runs) * 1e6
+
+
 def host_seconds(curves, backend, lean=False, repeats=3, **options) -> dict:
     """CPU and wall seconds per light curve of ``search_batch(curves)`` with
-    ``backend`` (a ``Replay``), median of ``repeats`` after one untimed run."""
+    ``backend`` (a ``Replay``), median of ``repeats`` after one untimed run,
+    and the median ``cpu_probe_us`` taken before each of them."""
     backends.search_batch(curves, backend=backend, lean=lean, **options)
-    cpu, wall = [], []
+    cpu, wall, probe = [], [], []
     for _ in range(repeats):
+        probe.append(cpu_probe_us())
         start_cpu, start_wall = time.process_time(), time.perf_counter()
         backends.search_batch(curves, backend=backend, lean=lean, **options)
         cpu.append((time.process_time() - start_cpu) / len(curves))
         wall.append((time.perf_counter() - start_wall) / len(curves))
-    return {"cpu_s_per_curve": statistics.median(cpu), "wall_s_per_curve": statistics.median(wall)}
+    return {"cpu_s_per_curve": statistics.median(cpu), "wall_s_per_curve": statistics.median(wall),
+            "probe_us": statistics.median(probe)}
