@@ -96,7 +96,8 @@ def test_summary_of_a_device_run(tmp_path):
     assert "NVIDIA H100 80GB HBM3" in text and "Scaling" not in text
     assert "## Survey: python -m validation.batch on one GPU\n\n10000 K2-like light curves" in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert rows[0].startswith("| `pruned` | 33.0 | 20.0 | 21.0 | 0.61 (**not met**) | 2.50 | 2.50 (**not met**) | 250 |")
+    assert rows[0].startswith("| `pruned` | 33.0 | 20.0 | 21.0 | 0.61 (**not met**) | 2.50 | 2.50 (**not met**) "
+                              "| 250 |")
     assert rows[1].startswith("| `simple` | 57.0 | 55.0 | 56.0 | 0.96 (met) | 1.50 | 1.50 (met) | 250 | 0.30, 0.80")
 
 
