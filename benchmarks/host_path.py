@@ -17,6 +17,8 @@ import statistics
 import time
 
 import numpy as np
+from transitleastsquares import tls_constants
+from transitleastsquares.stats import _sde_kernel
 
 import backends
 from backends.grids import plan_light_curve
@@ -24,7 +26,7 @@ from backends.running_median import running_median
 
 HOST_TARGET_S = 2e-3  # host seconds per K2-like light curve, one process (issue 13)
 PROBE_SPECTRUM = np.random.default_rng(1).normal(size=9679)  # a K2-like spectrum's length
-PROBE_KERNEL = 91  # its SDE detrend's kernel
+PROBE_KERNEL = _sde_kernel(tls_constants.OVERSAMPLING_FACTOR)  # its SDE detrend's kernel, as spectra() takes it
 
 
 def k2_like(n: int) -> list:
