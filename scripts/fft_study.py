@@ -30,6 +30,7 @@ CUDA simulator on a few periods (run with NUMBA_ENABLE_CUDASIM=1).
 
     PYTHONPATH=.:scripts python scripts/fft_study.py --cpu --periods 40
     PYTHONPATH=.:scripts python scripts/fft_study.py --gpu --cases k2 tess --repeats 5
+    PYTHONPATH=.:scripts python scripts/fft_study.py --rates 4320 4860 5120 18000 20480
 """
 
 from __future__ import annotations
@@ -398,6 +399,30 @@ def cufft_error(cupy, search, n_periods=8) -> float:
     return worst
 
 
+def cufft_rates(sizes, batches=(256, 1024, 16384), repeats=20) -> dict:
+    """Microseconds per inverse real FFT of each size in cuFFT, per batch
+    size: small batches stay in L2 (what a fused kernel's transforms could
+    approach), large ones stream through HBM (what the search above pays)."""
+    import cupy
+
+    out = {}
+    for n in sizes:
+        for batch in batches:
+            x = (cupy.random.standard_normal((batch, n // 2 + 1), np.float32)
+                 + 1j * cupy.random.standard_normal((batch, n // 2 + 1), np.float32)).astype(cupy.complex64)
+            cupy.fft.irfft(x, n=n, axis=1)
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            for _ in range(repeats):
+                cupy.fft.irfft(x, n=n, axis=1)
+            end.record()
+            end.synchronize()
+            out[f"{n}x{batch}"] = cupy.cuda.get_elapsed_time(start, end) * 1e3 / (repeats * batch)
+            del x
+    print("cufft us per C2R transform:", json.dumps(out), flush=True)
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true", help="float32 FFT + recheck vs brute force on sampled periods")
@@ -407,6 +432,7 @@ def main(argv=None):
     parser.add_argument("--periods", type=int, default=40, help="sampled periods per case (--cpu)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--chunk", type=int, default=2048, help="periods per chunk (--gpu)")
+    parser.add_argument("--rates", type=int, nargs="*", help="cuFFT's C2R rate at these sizes")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
     results = {}
@@ -417,6 +443,8 @@ def main(argv=None):
             print(case, json.dumps(t), f"candidates per listed shift {t['candidates'] / t['listed']:.2e}", flush=True)
     if args.gpu or args.sim:
         results["gpu"] = gpu_run(args.cases, args.repeats, args.chunk, args.sim or None)
+    if args.rates:
+        results["cufft_us_per_transform"] = cufft_rates(args.rates)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1)
