@@ -262,19 +262,27 @@ class FFTSearch:
                  for p0 in range(0, self.periods.size, self.chunk)]
         return tuple(np.concatenate(x) for x in zip(*parts))
 
-    def _chunk(self, p0, p1):
-        xp, n, m, dev = self.xp, self.n, self.m, self.dev
-        rows = self.chunk  # fixed shapes: cuFFT plans are cached per shape
-        periods = np.resize(self.periods[p0:p1], rows)
-        clock = self._start()
+    def _fold(self, p0, p1):
+        """(u, prefix sums of F) of the patched folds of periods p0:p1, as
+        ``chunk`` rows (the last period repeated: fixed shapes keep cuFFT's
+        plans cached)."""
+        xp, n, m = self.xp, self.n, self.m
+        periods = np.resize(self.periods[p0:p1], self.chunk)
         phase = self.t[None, :] * xp.asarray(1.0 / periods)[:, None]  # as TLS's fastmath fold rounds it
         phase -= xp.floor(phase)
         order = xp.argsort(phase, axis=1, kind="stable")
         order = xp.concatenate([order, order[:, :m - n]], axis=1)
         f = self.y[order]
-        u = (1.0 - f) * self.w[order]
-        cs = xp.zeros((rows, m + 1))
+        cs = xp.zeros((self.chunk, m + 1))
         xp.cumsum(f, axis=1, out=cs[:, 1:])
+        return (1.0 - f) * self.w[order], cs
+
+    def _chunk(self, p0, p1):
+        xp, n, m, dev = self.xp, self.n, self.m, self.dev
+        rows = self.chunk
+        rows = self.chunk  # fixed shapes: cuFFT plans are cached per shape
+        clock = self._start()
+        u, cs = self._fold(p0, p1)
         u32 = u[:, :n].astype(xp.float32)
         unorm = xp.sqrt(xp.einsum("ij,ij->i", u[:, :n], u[:, :n]))
         clock = self._clock("fold", clock)
@@ -336,6 +344,93 @@ class FFTSearch:
                 np.where(none, 0, best_shift * strides[np.maximum(width, 0)]))
 
 
+def smooth_size(n) -> int:
+    """The smallest 2^a 3^b 5^c >= n."""
+    while True:
+        m = n
+        for r in (2, 3, 5):
+            while m % r == 0:
+                m //= r
+        if m == 1:
+            return n
+        n += 1
+
+
+def radix_plan(size) -> list:
+    """Stockham passes of ``fft_scan.cu`` for ``size``: fours, a two, threes, fives."""
+    out, m = [], size
+    for r in (4, 2, 3, 5):
+        while m % r == 0 and not (r == 2 and m % 4 == 0):
+            out.append(r)
+            m //= r
+    return out
+
+
+class FusedFFTSearch(FFTSearch):
+    """The same search with ``fft_scan.cu``: one block per period does every
+    width's inverse transform, gains and float64 re-check in shared memory
+    (cupy only). M = N when N is 5-smooth (circular), else the smallest
+    5-smooth size holding the patched fold (zero-padded)."""
+
+    def __init__(self, cupy, plan, periods, chunk=2048):
+        super().__init__(cupy, plan, periods, chunk)
+        n, m = self.n, self.m
+        self.size = n if smooth_size(n) == n else smooth_size(m)
+        size = self.size
+        self.spectra = cupy.asarray(template_spectra(plan, size))
+        a2, a1, kscale, n_shifts = template_constants(plan)
+        tp = plan.templates
+        self.args = [cupy.asarray(x) for x in (
+            tp.widths.astype(np.int32), tp.strides.astype(np.int32), n_shifts.astype(np.int32),
+            tp.offsets.astype(np.int64), tp.a, kscale, a2, a1)]
+        twiddle = np.exp(2j * np.pi * np.arange(size) / size).astype(np.complex64)
+        radix = radix_plan(size)
+        self.twiddle, self.radix, self.passes = cupy.asarray(twiddle), cupy.asarray(np.array(radix, np.int32)), len(radix)
+        source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
+        self.kernel = cupy.RawModule(code=source, options=("--std=c++17",)).get_function("fft_scan")
+        self.smem = 2 * size * 8 + 512 * 16
+        limit = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
+        if self.smem > limit:
+            raise SystemExit(f"fft_scan.cu needs {self.smem} bytes of shared memory for M = {size}; "
+                             f"this GPU allows {limit} per block")
+        self.kernel.max_dynamic_shared_size_bytes = self.smem
+        self.overflow = 0
+
+    def search(self):
+        self.overflow = 0
+        return super().search()
+
+    def _chunk(self, p0, p1):
+        cp, n, m, size, rows = self.xp, self.n, self.m, self.size, self.chunk
+        clock = self._start()
+        u, cs = self._fold(p0, p1)
+        if size == n:
+            v = u[:, :n]
+        else:
+            v = cp.zeros((rows, size))
+            v[:, :m] = u
+        unorm = cp.sqrt(cp.einsum("ij,ij->i", v, v))
+        clock = self._clock("fold", clock)
+        spectrum = cp.fft.rfft(v.astype(cp.float32), axis=1)
+        clock = self._clock("rfft", clock)
+        count = p1 - p0
+        lo = cp.asarray(np.resize(self.lo[p0:p1], rows).astype(np.int32))
+        nd = cp.asarray(np.concatenate([self.nd[p0:p1], np.zeros(rows - count, np.int64)]).astype(np.int32))
+        gain, rechecked = cp.empty(rows), cp.empty(rows, cp.int32)
+        width, shift, overflow = cp.empty(rows, cp.int32), cp.empty(rows, cp.int32), cp.empty(rows, cp.int32)
+        self.kernel((rows,), (256,), (
+            spectrum, self.spectra, cs, u, unorm, lo, nd, *self.args, self.twiddle, self.radix,
+            np.int32(self.passes), np.int32(size), np.int32(n), np.int32(m), np.int32(size == n),
+            np.float64(self.plan.templates.depth_min), np.float64(error_scale(size)),
+            gain, width, shift, rechecked, overflow), shared_mem=self.smem)
+        clock = self._clock("scan", clock)
+        self.evaluated += int(rechecked[:count].sum())
+        self.overflow += int(overflow[:count].sum())
+        gain, width, shift = gain[:count].get(), width[:count].get(), shift[:count].get()
+        none = width < 0
+        return np.where(none, 0.0, gain), width.astype(np.int64), shift.astype(np.int64)
+
+
 def compare(plan, periods, found):
     """Worst relative chi2 difference to the ``cpu`` backend and the rows that differ."""
     gain, width, _ = found
@@ -345,7 +440,7 @@ def compare(plan, periods, found):
     return float(rel.max()), int((got.rows != ref.rows).sum())
 
 
-def gpu_run(cases, repeats, chunk, sim_periods=None) -> dict:
+def gpu_run(cases, repeats, chunk, sim_periods=None, fused=False) -> dict:
     xp = np
     if sim_periods is None:
         import cupy as xp
@@ -354,12 +449,14 @@ def gpu_run(cases, repeats, chunk, sim_periods=None) -> dict:
         plan, periods = case_plan(case)
         if sim_periods:
             periods = periods[np.linspace(0, periods.size - 1, sim_periods).astype(int)]
-        search = FFTSearch(xp, plan, periods, chunk)
+        search = (FusedFFTSearch if fused else FFTSearch)(xp, plan, periods, chunk)
         start = time.perf_counter()
         found = search.search()
         cold = time.perf_counter() - start
         worst, rows_differ = compare(plan, periods, found)
-        entry = dict(periods=int(periods.size), n=plan.lc.size, pairs=int(search.nd.sum()), cold_s=cold,
+        entry = dict(method="fused" if fused else "cufft", periods=int(periods.size), n=plan.lc.size,
+                     pairs=int(search.nd.sum()), fft_size=getattr(search, "size", plan.lc.size), cold_s=cold,
+                     overflow=getattr(search, "overflow", 0),
                      chi2_worst_rel=worst, rows_differ=rows_differ, rechecked=search.evaluated)
         if xp is not np:
             warm, stages = [], []
@@ -371,8 +468,9 @@ def gpu_run(cases, repeats, chunk, sim_periods=None) -> dict:
                 warm.append(time.perf_counter() - start)
                 stages.append(dict(search.times))
             entry.update(warm_median_s=float(np.median(warm)), warm=warm,
-                         stages_median_s={k: float(np.median([s[k] for s in stages])) for k in stages[0]},
-                         cufft_worst_error_of_E=cufft_error(xp, search))
+                         stages_median_s={k: float(np.median([s[k] for s in stages])) for k in stages[0]})
+            if not fused:
+                entry["cufft_worst_error_of_E"] = cufft_error(xp, search)
             from gpu_timing import time_backend
             _, pruned_warm, _, _ = time_backend("pruned", plan, periods, repeats)
             entry["pruned_warm_median_s"] = pruned_warm
@@ -427,6 +525,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true", help="float32 FFT + recheck vs brute force on sampled periods")
     parser.add_argument("--gpu", action="store_true", help="the whole search on the GPU, timed")
+    parser.add_argument("--fused", action="store_true", help="--gpu with fft_scan.cu (one block per period)")
     parser.add_argument("--sim", type=int, default=0, help="the GPU path on this many periods without a GPU")
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])
     parser.add_argument("--periods", type=int, default=40, help="sampled periods per case (--cpu)")
@@ -442,7 +541,8 @@ def main(argv=None):
             results[f"cpu_{case}"] = t
             print(case, json.dumps(t), f"candidates per listed shift {t['candidates'] / t['listed']:.2e}", flush=True)
     if args.gpu or args.sim:
-        results["gpu"] = gpu_run(args.cases, args.repeats, args.chunk, args.sim or None)
+        results["fused" if args.fused else "gpu"] = gpu_run(args.cases, args.repeats, args.chunk, args.sim or None,
+                                                            args.fused)
     if args.rates:
         results["cufft_us_per_transform"] = cufft_rates(args.rates)
     if args.json:

@@ -1,0 +1,265 @@
+// The exact chi2 scan of one period per block by FFT correlation in shared
+// memory (scripts/fft_study.py --fused; a lead for issue 12, not a backend).
+//
+// Per pair of allowed widths (w1, w2): Z = U conj(A1) + i U conj(A2) over the
+// whole spectrum (Hermitian halves from the rfft), one inverse complex FFT of
+// length M (Stockham, radices 4, 2, 3, 5) gives M AR1 + i M AR2. The float32
+// AR's gains carry the allowance 2 |k| E; every listed shift whose upper gain
+// reaches the period's running best lower gain is queued, and at the end the
+// queued shifts that reach the final one are re-evaluated in float64.
+
+#define THREADS 256
+#define QUEUE 512
+#define MAX_PASSES 24
+#define NEG_INF (-__longlong_as_double(0x7ff0000000000000LL))
+
+struct Candidate {
+    double upper;
+    int wi;
+    int shift;
+};
+
+__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+__device__ __forceinline__ float2 cadd(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
+__device__ __forceinline__ float2 csub(float2 a, float2 b) { return make_float2(a.x - b.x, a.y - b.y); }
+__device__ __forceinline__ float2 times_i(float2 a) { return make_float2(-a.y, a.x); }
+
+// y_p = sum_q v_q exp(+2 pi i p q / R): the inverse DFT of R points in registers
+template <int R>
+__device__ __forceinline__ void small_dft(float2* v) {
+    if (R == 2) {
+        float2 a = v[0], b = v[1];
+        v[0] = cadd(a, b);
+        v[1] = csub(a, b);
+    } else if (R == 4) {
+        float2 s02 = cadd(v[0], v[2]), d02 = csub(v[0], v[2]);
+        float2 s13 = cadd(v[1], v[3]), d13 = times_i(csub(v[1], v[3]));
+        v[0] = cadd(s02, s13);
+        v[1] = cadd(d02, d13);
+        v[2] = csub(s02, s13);
+        v[3] = csub(d02, d13);
+    } else if (R == 3) {
+        const float c = -0.5f, s = 0.86602540378443864676f;
+        float2 a = v[0], b = v[1], d = v[2];
+        float2 sum = cadd(b, d), dif = csub(b, d);
+        float2 m = make_float2(a.x + c * sum.x, a.y + c * sum.y);
+        float2 r = make_float2(-s * dif.y, s * dif.x);  // i s (b - d)
+        v[0] = cadd(a, sum);
+        v[1] = cadd(m, r);
+        v[2] = csub(m, r);
+    } else {  // R == 5
+        const float c1 = 0.30901699437494742410f, s1 = 0.95105651629515357212f;
+        const float c2 = -0.80901699437494742410f, s2 = 0.58778525229247312917f;
+        float2 a = v[0];
+        float2 s14 = cadd(v[1], v[4]), d14 = csub(v[1], v[4]);
+        float2 s23 = cadd(v[2], v[3]), d23 = csub(v[2], v[3]);
+        float2 m1 = make_float2(a.x + c1 * s14.x + c2 * s23.x, a.y + c1 * s14.y + c2 * s23.y);
+        float2 m2 = make_float2(a.x + c2 * s14.x + c1 * s23.x, a.y + c2 * s14.y + c1 * s23.y);
+        // i (s1 d14 + s2 d23) and i (s2 d14 - s1 d23)
+        float2 r1 = times_i(make_float2(s1 * d14.x + s2 * d23.x, s1 * d14.y + s2 * d23.y));
+        float2 r2 = times_i(make_float2(s2 * d14.x - s1 * d23.x, s2 * d14.y - s1 * d23.y));
+        v[0] = cadd(a, cadd(s14, s23));
+        v[1] = cadd(m1, r1);
+        v[4] = csub(m1, r1);
+        v[2] = cadd(m2, r2);
+        v[3] = csub(m2, r2);
+    }
+}
+
+template <int R>
+__device__ void stockham_pass(const float2* __restrict__ src, float2* __restrict__ dst, int M, int Ns,
+                              const float2* __restrict__ twiddle) {
+    const int count = M / R, step = M / (Ns * R);
+    for (int j = threadIdx.x; j < count; j += THREADS) {
+        const int k = j % Ns;
+        float2 v[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            v[r] = src[j + r * count];
+            if (r > 0) v[r] = cmul(v[r], __ldg(&twiddle[(r * k * step) % M]));
+        }
+        small_dft<R>(v);
+        const int at = (j / Ns) * Ns * R + k;
+#pragma unroll
+        for (int r = 0; r < R; ++r) dst[at + r * Ns] = v[r];
+    }
+}
+
+// inverse FFT of buf (length M, unnormalised); returns the buffer holding the result
+__device__ float2* inverse_fft(float2* buf, float2* other, int M, const int* radix, int passes,
+                               const float2* twiddle) {
+    int Ns = 1;
+    for (int p = 0; p < passes; ++p) {
+        const int R = radix[p];
+        if (R == 4) stockham_pass<4>(buf, other, M, Ns, twiddle);
+        else if (R == 2) stockham_pass<2>(buf, other, M, Ns, twiddle);
+        else if (R == 3) stockham_pass<3>(buf, other, M, Ns, twiddle);
+        else stockham_pass<5>(buf, other, M, Ns, twiddle);
+        __syncthreads();
+        float2* t = buf;
+        buf = other;
+        other = t;
+        Ns *= R;
+    }
+    return buf;
+}
+
+__device__ double block_max(double x, double* scratch) {
+    for (int o = 16; o > 0; o >>= 1) x = fmax(x, __shfl_xor_sync(0xffffffffu, x, o));
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    __syncthreads();
+    if (lane == 0) scratch[warp] = x;
+    __syncthreads();
+    x = lane < THREADS / 32 ? scratch[lane] : NEG_INF;
+    for (int o = 16; o > 0; o >>= 1) x = fmax(x, __shfl_xor_sync(0xffffffffu, x, o));
+    return x;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
+    const float2* __restrict__ U, const float2* __restrict__ A, const double* __restrict__ cs,
+    const double* __restrict__ u, const double* __restrict__ unorm, const int* __restrict__ lo,
+    const int* __restrict__ nd, const int* __restrict__ widths, const int* __restrict__ strides,
+    const int* __restrict__ n_shifts, const long long* __restrict__ offsets, const double* __restrict__ a,
+    const double* __restrict__ kscale, const double* __restrict__ a2, const double* __restrict__ a1,
+    const float2* __restrict__ twiddle, const int* __restrict__ radix, int passes, int M, int n, int m,
+    int circular, double depth_min, double escale, double* __restrict__ best_gain, int* __restrict__ best_wi,
+    int* __restrict__ best_shift, int* __restrict__ n_rechecked, int* __restrict__ overflow) {
+    extern __shared__ float2 smem[];
+    float2* buf0 = smem;
+    float2* buf1 = smem + M;
+    Candidate* queue = reinterpret_cast<Candidate*>(smem + 2 * M);
+    __shared__ double scratch[THREADS / 32];
+    __shared__ double threshold;
+    __shared__ int queued;
+    __shared__ int radix_s[MAX_PASSES];
+
+    const int p = blockIdx.x, tid = threadIdx.x, H = M / 2 + 1;
+    const float2* Up = U + (unsigned long long)p * H;
+    const double* csp = cs + (unsigned long long)p * (m + 1);
+    const double* up = u + (unsigned long long)p * m;
+    const double inv_m = 1.0 / M;
+    if (tid < passes) radix_s[tid] = radix[tid];
+    if (tid == 0) {
+        threshold = NEG_INF;
+        queued = 0;
+    }
+    __syncthreads();
+
+    for (int q = 0; q < nd[p]; q += 2) {
+        const int w1 = lo[p] + q, w2 = q + 1 < nd[p] ? w1 + 1 : -1;
+        for (int k = tid; k < M; k += THREADS) {
+            const bool upper_half = k > M / 2;
+            const int kk = upper_half ? M - k : k;
+            const float2 uk = Up[kk];
+            float2 p1 = cmul(uk, __ldg(&A[(unsigned long long)w1 * H + kk]));
+            float2 p2 = w2 >= 0 ? cmul(uk, __ldg(&A[(unsigned long long)w2 * H + kk])) : make_float2(0.f, 0.f);
+            if (upper_half) {
+                p1.y = -p1.y;
+                p2.y = -p2.y;
+            }
+            buf0[k] = make_float2(p1.x - p2.y, p1.y + p2.x);
+        }
+        __syncthreads();
+        const float2* z = inverse_fft(buf0, buf1, M, radix_s, passes, twiddle);
+        const double e = escale * unorm[p] * (a1[w1] + (w2 >= 0 ? a1[w2] : 0.0));
+
+        double lower = NEG_INF, upper = NEG_INF;
+        for (int side = 0; side < 2; ++side) {
+            const int w = side ? w2 : w1;
+            if (w < 0) break;
+            const int d = widths[w], stride = strides[w];
+            const double ks = kscale[w], a2w = a2[w];
+            for (int s = tid; s < n_shifts[w]; s += THREADS) {
+                const int i = s * stride;
+                const double box = 1.0 - (csp[i + d] - csp[i]) / d;
+                if (box > depth_min) {
+                    const double k = box * ks;
+                    const float2 zz = z[circular ? i % n : i];
+                    const double ar = (side ? zz.y : zz.x) * inv_m;
+                    const double g = 2.0 * k * ar - k * k * a2w, pad = 2.0 * fabs(k) * e;
+                    lower = fmax(lower, g - pad);
+                    upper = fmax(upper, g + pad);
+                }
+            }
+        }
+        lower = block_max(lower, scratch);
+        upper = block_max(upper, scratch);
+        if (tid == 0) threshold = fmax(threshold, lower);
+        __syncthreads();
+        const double t = threshold;
+        if (upper >= t) {
+            for (int side = 0; side < 2; ++side) {
+                const int w = side ? w2 : w1;
+                if (w < 0) break;
+                const int d = widths[w], stride = strides[w];
+                const double ks = kscale[w], a2w = a2[w];
+                for (int s = tid; s < n_shifts[w]; s += THREADS) {
+                    const int i = s * stride;
+                    const double box = 1.0 - (csp[i + d] - csp[i]) / d;
+                    if (box > depth_min) {
+                        const double k = box * ks;
+                        const float2 zz = z[circular ? i % n : i];
+                        const double ar = (side ? zz.y : zz.x) * inv_m;
+                        const double g_up = 2.0 * k * ar - k * k * a2w + 2.0 * fabs(k) * e;
+                        if (g_up >= t) {
+                            const int at = atomicAdd(&queued, 1);
+                            if (at < QUEUE) queue[at] = Candidate{g_up, w, s};
+                        }
+                    }
+                }
+            }
+        }
+        __syncthreads();
+    }
+
+    // float64 re-check of the queued shifts that reach the final threshold, one warp each
+    const int total = min(queued, QUEUE), warp = tid / 32, lane = tid % 32;
+    const double t = threshold;
+    double best = NEG_INF;
+    int best_w = 1 << 30, best_s = 0, rechecked = 0;
+    for (int c = warp; c < total; c += THREADS / 32) {
+        const Candidate cand = queue[c];
+        if (cand.upper < t) continue;
+        const int w = cand.wi, i = cand.shift * strides[w], d = widths[w];
+        const long long first = offsets[w], length = offsets[w + 1] - first;
+        double dot = 0.0;
+        for (long long j = lane; j < length; j += 32) dot += a[first + j] * up[i + j];
+        for (int o = 16; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+        const double box = 1.0 - (csp[i + d] - csp[i]) / d, k = box * kscale[w];
+        const double g = 2.0 * k * dot - k * k * a2[w];
+        ++rechecked;
+        if (g > best || (g == best && (w < best_w || (w == best_w && cand.shift < best_s)))) {
+            best = g;
+            best_w = w;
+            best_s = cand.shift;
+        }
+    }
+    // block argmax over the warps' bests (lane 0 of each holds its warp's)
+    __shared__ double g_s[THREADS / 32];
+    __shared__ int w_s[THREADS / 32], s_s[THREADS / 32], r_s[THREADS / 32];
+    if (lane == 0) {
+        g_s[warp] = best;
+        w_s[warp] = best_w;
+        s_s[warp] = best_s;
+        r_s[warp] = rechecked;
+    }
+    __syncthreads();
+    if (tid == 0) {
+        int count = 0;
+        for (int x = 0; x < THREADS / 32; ++x) {
+            count += r_s[x];
+            if (g_s[x] > best || (g_s[x] == best && (w_s[x] < best_w || (w_s[x] == best_w && s_s[x] < best_s)))) {
+                best = g_s[x];
+                best_w = w_s[x];
+                best_s = s_s[x];
+            }
+        }
+        best_gain[p] = best;
+        best_wi[p] = best == NEG_INF ? -1 : best_w;
+        best_shift[p] = best == NEG_INF ? 0 : best_s * strides[best_w];
+        n_rechecked[p] = count;
+        overflow[p] = queued > QUEUE;
+    }
+}
