@@ -372,8 +372,9 @@ class FusedFFTSearch(FFTSearch):
     (cupy only). M = N when N is 5-smooth (circular), else the smallest
     5-smooth size holding the patched fold (zero-padded)."""
 
-    def __init__(self, cupy, plan, periods, chunk=2048):
+    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, epilogue=True):
         super().__init__(cupy, plan, periods, chunk)
+        self.threads, self.epilogue = threads, epilogue
         n, m = self.n, self.m
         self.size = n if smooth_size(n) == n else smooth_size(m)
         size = self.size
@@ -387,7 +388,8 @@ class FusedFFTSearch(FFTSearch):
         radix = radix_plan(size)
         self.twiddle, self.radix, self.passes = cupy.asarray(twiddle), cupy.asarray(np.array(radix, np.int32)), len(radix)
         source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
-        self.kernel = cupy.RawModule(code=source, options=("--std=c++17",)).get_function("fft_scan")
+        self.kernel = cupy.RawModule(code=source, options=("--std=c++17", f"-DTHREADS={threads}")
+                                     ).get_function("fft_scan")
         self.smem = 2 * size * 8 + 512 * 16
         limit = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
         if self.smem > limit:
@@ -418,10 +420,10 @@ class FusedFFTSearch(FFTSearch):
         nd = cp.asarray(np.concatenate([self.nd[p0:p1], np.zeros(rows - count, np.int64)]).astype(np.int32))
         gain, rechecked = cp.empty(rows), cp.empty(rows, cp.int32)
         width, shift, overflow = cp.empty(rows, cp.int32), cp.empty(rows, cp.int32), cp.empty(rows, cp.int32)
-        self.kernel((rows,), (256,), (
+        self.kernel((rows,), (self.threads,), (
             spectrum, self.spectra, cs, u, unorm, lo, nd, *self.args, self.twiddle, self.radix,
             np.int32(self.passes), np.int32(size), np.int32(n), np.int32(m), np.int32(size == n),
-            np.float64(self.plan.templates.depth_min), np.float64(error_scale(size)),
+            np.float64(self.plan.templates.depth_min), np.float64(error_scale(size)), np.int32(self.epilogue),
             gain, width, shift, rechecked, overflow), shared_mem=self.smem)
         clock = self._clock("scan", clock)
         self.evaluated += int(rechecked[:count].sum())
@@ -440,7 +442,10 @@ def compare(plan, periods, found):
     return float(rel.max()), int((got.rows != ref.rows).sum())
 
 
-def gpu_run(cases, repeats, chunk, sim_periods=None, fused=False) -> dict:
+def gpu_run(cases, repeats, chunk, sim_periods=None, fused=None) -> dict:
+    """Per case: the cuFFT search (``fused`` None) or ``fft_scan.cu`` at each
+    (threads, epilogue) of ``fused``, checked against ``cpu`` where it has
+    the epilogue, and ``pruned`` timed in the same process."""
     xp = np
     if sim_periods is None:
         import cupy as xp
@@ -449,33 +454,38 @@ def gpu_run(cases, repeats, chunk, sim_periods=None, fused=False) -> dict:
         plan, periods = case_plan(case)
         if sim_periods:
             periods = periods[np.linspace(0, periods.size - 1, sim_periods).astype(int)]
-        search = (FusedFFTSearch if fused else FFTSearch)(xp, plan, periods, chunk)
-        start = time.perf_counter()
-        found = search.search()
-        cold = time.perf_counter() - start
-        worst, rows_differ = compare(plan, periods, found)
-        entry = dict(method="fused" if fused else "cufft", periods=int(periods.size), n=plan.lc.size,
-                     pairs=int(search.nd.sum()), fft_size=getattr(search, "size", plan.lc.size), cold_s=cold,
-                     overflow=getattr(search, "overflow", 0),
-                     chi2_worst_rel=worst, rows_differ=rows_differ, rechecked=search.evaluated)
+        for threads, epilogue in fused or [(None, True)]:
+            search = (FusedFFTSearch(xp, plan, periods, chunk, threads, epilogue) if fused
+                      else FFTSearch(xp, plan, periods, chunk))
+            start = time.perf_counter()
+            found = search.search()
+            cold = time.perf_counter() - start
+            entry = dict(method=f"fused{threads}" if fused else "cufft", epilogue=epilogue,
+                         periods=int(periods.size), n=plan.lc.size, pairs=int(search.nd.sum()),
+                         fft_size=getattr(search, "size", plan.lc.size), cold_s=cold,
+                         overflow=getattr(search, "overflow", 0), rechecked=search.evaluated)
+            if epilogue:
+                entry["chi2_worst_rel"], entry["rows_differ"] = compare(plan, periods, found)
+            if xp is not np:
+                warm, stages = [], []
+                for _ in range(repeats):
+                    xp.cuda.Device().synchronize()
+                    start = time.perf_counter()
+                    search.search()
+                    xp.cuda.Device().synchronize()
+                    warm.append(time.perf_counter() - start)
+                    stages.append(dict(search.times))
+                entry.update(warm_median_s=float(np.median(warm)), warm=warm,
+                             stages_median_s={k: float(np.median([s[k] for s in stages])) for k in stages[0]})
+                if not fused:
+                    entry["cufft_worst_error_of_E"] = cufft_error(xp, search)
+            out[f"{case}_{entry['method']}{'' if epilogue else '_transforms'}"] = entry
+            print(case, json.dumps(entry), flush=True)
         if xp is not np:
-            warm, stages = [], []
-            for _ in range(repeats):
-                xp.cuda.Device().synchronize()
-                start = time.perf_counter()
-                search.search()
-                xp.cuda.Device().synchronize()
-                warm.append(time.perf_counter() - start)
-                stages.append(dict(search.times))
-            entry.update(warm_median_s=float(np.median(warm)), warm=warm,
-                         stages_median_s={k: float(np.median([s[k] for s in stages])) for k in stages[0]})
-            if not fused:
-                entry["cufft_worst_error_of_E"] = cufft_error(xp, search)
             from gpu_timing import time_backend
-            _, pruned_warm, _, _ = time_backend("pruned", plan, periods, repeats)
-            entry["pruned_warm_median_s"] = pruned_warm
-        out[case] = entry
-        print(case, json.dumps(entry), flush=True)
+
+            out[f"{case}_pruned_warm_median_s"] = time_backend("pruned", plan, periods, repeats)[1]
+            print(case, "pruned warm median", out[f"{case}_pruned_warm_median_s"], flush=True)
     return out
 
 
@@ -525,7 +535,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true", help="float32 FFT + recheck vs brute force on sampled periods")
     parser.add_argument("--gpu", action="store_true", help="the whole search on the GPU, timed")
-    parser.add_argument("--fused", action="store_true", help="--gpu with fft_scan.cu (one block per period)")
+    parser.add_argument("--fused", nargs="*", metavar="THREADS[:transforms]",
+                        help="--gpu with fft_scan.cu (one block per period) at these block sizes; "
+                             "':transforms' times the transforms without the gains")
     parser.add_argument("--sim", type=int, default=0, help="the GPU path on this many periods without a GPU")
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])
     parser.add_argument("--periods", type=int, default=40, help="sampled periods per case (--cpu)")
@@ -541,8 +553,8 @@ def main(argv=None):
             results[f"cpu_{case}"] = t
             print(case, json.dumps(t), f"candidates per listed shift {t['candidates'] / t['listed']:.2e}", flush=True)
     if args.gpu or args.sim:
-        results["fused" if args.fused else "gpu"] = gpu_run(args.cases, args.repeats, args.chunk, args.sim or None,
-                                                            args.fused)
+        fused = [(int(x.split(":")[0]), not x.endswith(":transforms")) for x in args.fused or []]
+        results["gpu"] = gpu_run(args.cases, args.repeats, args.chunk, args.sim or None, fused or None)
     if args.rates:
         results["cufft_us_per_transform"] = cufft_rates(args.rates)
     if args.json:
