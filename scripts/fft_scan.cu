@@ -52,8 +52,8 @@ __device__ __forceinline__ void small_dft(float2* v) {
         v[1] = cadd(m, r);
         v[2] = csub(m, r);
     } else {  // R == 5
-        const float c1 = 0.30901699437494742410f, s1 = 0.95105651629515357212f;
-        const float c2 = -0.80901699437494742410f, s2 = 0.58778525229247312917f;
+        const float c1 = 0.30901699437494745f, s1 = 0.95105651629515357212f;
+        const float c2 = -0.80901699437494745f, s2 = 0.58778525229247312917f;
         float2 a = v[0];
         float2 s14 = cadd(v[1], v[4]), d14 = csub(v[1], v[4]);
         float2 s23 = cadd(v[2], v[3]), d23 = csub(v[2], v[3]);
@@ -67,6 +67,43 @@ __device__ __forceinline__ void small_dft(float2* v) {
         v[4] = csub(m1, r1);
         v[2] = cadd(m2, r2);
         v[3] = csub(m2, r2);
+    }
+}
+
+// exp(+2 pi i e / R) for the exponents composite_dft uses
+template <int R>
+__device__ __forceinline__ float2 unit_root(int e) {
+    if (R == 8 && e == 1) return make_float2(0.70710678118654757f, 0.70710678118654746f);
+    if (R == 8 && e == 2) return make_float2(0.0f, 1.0f);
+    if (R == 8 && e == 3) return make_float2(-0.70710678118654746f, 0.70710678118654757f);
+    if (R == 9 && e == 1) return make_float2(0.76604444311897801f, 0.64278760968653925f);
+    if (R == 9 && e == 2) return make_float2(0.17364817766693041f, 0.98480775301220802f);
+    if (R == 9 && e == 4) return make_float2(-0.93969262078590832f, 0.34202014332566888f);
+    return make_float2(1.0f, 0.0f);
+}
+
+// 8 = 2 x 4 and 9 = 3 x 3 in registers: y_(p + Q s) = sum_t w_R^(t p) w_S^(t s) D_t[p], D_t the
+// Q-point DFT of v[t], v[t + S], ... (S = R / Q)
+template <int R>
+__device__ __forceinline__ void composite_dft(float2* v) {
+    constexpr int Q = R == 8 ? 4 : 3, S = R / Q;
+    float2 d[S][Q];
+#pragma unroll
+    for (int t = 0; t < S; ++t) {
+#pragma unroll
+        for (int q = 0; q < Q; ++q) d[t][q] = v[t + S * q];
+        small_dft<Q>(d[t]);
+    }
+#pragma unroll
+    for (int p = 0; p < Q; ++p) {
+        float2 e[S];
+#pragma unroll
+        for (int t = 0; t < S; ++t) {
+            e[t] = t * p ? cmul(d[t][p], unit_root<R>(t * p)) : d[t][p];
+        }
+        small_dft<S>(e);
+#pragma unroll
+        for (int t = 0; t < S; ++t) v[p + Q * t] = e[t];
     }
 }
 
@@ -84,7 +121,8 @@ __device__ void stockham_pass(const float2* __restrict__ src, float2* __restrict
             v[r] = src[j + r * count];
             if (r > 0) v[r] = cmul(v[r], __ldg(&twiddle[r * k * step]));
         }
-        small_dft<R>(v);
+        if constexpr (R == 8 || R == 9) composite_dft<R>(v);
+        else small_dft<R>(v);
         const int at = b * Ns * R + k;
 #pragma unroll
         for (int r = 0; r < R; ++r) dst[at + r * Ns] = v[r];
@@ -103,7 +141,9 @@ __device__ float2* inverse_fft(float2* buf, float2* other, int M, const int* rad
     int Ns = 1;
     for (int p = 0; p < passes; ++p) {
         const int R = radix[p];
-        if (R == 4) stockham_pass<4>(buf, other, M, Ns, twiddle);
+        if (R == 8) stockham_pass<8>(buf, other, M, Ns, twiddle);
+        else if (R == 9) stockham_pass<9>(buf, other, M, Ns, twiddle);
+        else if (R == 4) stockham_pass<4>(buf, other, M, Ns, twiddle);
         else if (R == 2) stockham_pass<2>(buf, other, M, Ns, twiddle);
         else if (R == 3) stockham_pass<3>(buf, other, M, Ns, twiddle);
         else stockham_pass<5>(buf, other, M, Ns, twiddle);
@@ -114,6 +154,41 @@ __device__ float2* inverse_fft(float2* buf, float2* other, int M, const int* rad
         Ns *= R;
     }
     return buf;
+}
+
+struct Width {
+    int d, stride;
+    double inv_d, ks, a2w;
+};
+
+__device__ __forceinline__ Width width_of(int w, const int* widths, const int* strides, const double* inv_width,
+                                          const double* kscale, const double* a2) {
+    return Width{widths[w], strides[w], inv_width[w], kscale[w], a2[w]};
+}
+
+// The box depth by a multiplication is within LISTING_MARGIN of TLS's division: a shift is
+// surely listed (2) above depth_min + margin, perhaps (1) within it. The gain's pad covers
+// the float32 AR (2 |k| e) and k's share of that margin.
+#define LISTING_MARGIN 1e-14
+
+struct ScreenedShift {
+    double gain, pad;
+    int listed;
+};
+
+__device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const double* csp, const float2* z, int side,
+                                                int circular, int n, double inv_m, double e, double depth_min) {
+    const int i = s * wd.stride;
+    const double box = 1.0 - (csp[i + wd.d] - csp[i]) * wd.inv_d;
+    ScreenedShift out{0.0, 0.0, box > depth_min + LISTING_MARGIN ? 2 : box > depth_min - LISTING_MARGIN ? 1 : 0};
+    if (out.listed) {
+        const double k = box * wd.ks, dk = LISTING_MARGIN * wd.ks;
+        const float2 zz = z[circular && i >= n ? i - n : i];
+        const double ar = (side ? zz.y : zz.x) * inv_m;
+        out.gain = 2.0 * k * ar - k * k * wd.a2w;
+        out.pad = 2.0 * fabs(k) * e + dk * (2.0 * (fabs(ar) + e) + (2.0 * fabs(k) + dk) * wd.a2w);
+    }
+    return out;
 }
 
 __device__ double block_max(double x, double* scratch) {
@@ -131,6 +206,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
     const float2* __restrict__ U, const float2* __restrict__ A, const double* __restrict__ cs,
     const double* __restrict__ u, const double* __restrict__ unorm, const int* __restrict__ lo,
     const int* __restrict__ nd, const int* __restrict__ widths, const int* __restrict__ strides,
+    const double* __restrict__ inv_width,
     const int* __restrict__ n_shifts, const long long* __restrict__ offsets, const double* __restrict__ a,
     const double* __restrict__ kscale, const double* __restrict__ a2, const double* __restrict__ a1,
     const float2* __restrict__ twiddle, const int* __restrict__ radix, int passes, int M, int n, int m,
@@ -164,7 +240,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
             const int kk = upper_half ? M - k : k;
             const float2 uk = Up[kk];
             float2 p1 = cmul(uk, __ldg(&A[(unsigned long long)w1 * H + kk]));
-            float2 p2 = w2 >= 0 ? cmul(uk, __ldg(&A[(unsigned long long)w2 * H + kk])) : make_float2(0.f, 0.f);
+            float2 p2 = w2 >= 0 ? cmul(uk, __ldg(&A[(unsigned long long)w2 * H + kk])) : make_float2(0.0f, 0.0f);
             if (upper_half) {
                 p1.y = -p1.y;
                 p2.y = -p2.y;
@@ -175,7 +251,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
         const float2* z = inverse_fft(buf0, buf1, M, radix_s, passes, twiddle);
         const double e = escale * unorm[p] * (a1[w1] + (w2 >= 0 ? a1[w2] : 0.0));
         if (!epilogue) {  // transforms alone, for timing
-            if (tid == 0 && z[0].x == 12345.f) queued = QUEUE + 1;
+            if (tid == 0 && z[0].x == 12345.0f) queued = QUEUE + 1;
             __syncthreads();
             continue;
         }
@@ -184,19 +260,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
         for (int side = 0; side < 2; ++side) {
             const int w = side ? w2 : w1;
             if (w < 0) break;
-            const int d = widths[w], stride = strides[w];
-            const double ks = kscale[w], a2w = a2[w];
+            const Width wd = width_of(w, widths, strides, inv_width, kscale, a2);
             for (int s = tid; s < n_shifts[w]; s += THREADS) {
-                const int i = s * stride;
-                const double box = 1.0 - (csp[i + d] - csp[i]) / d;
-                if (box > depth_min) {
-                    const double k = box * ks;
-                    const float2 zz = z[circular && i >= n ? i - n : i];
-                    const double ar = (side ? zz.y : zz.x) * inv_m;
-                    const double g = 2.0 * k * ar - k * k * a2w, pad = 2.0 * fabs(k) * e;
-                    lower = fmax(lower, g - pad);
-                    upper = fmax(upper, g + pad);
-                }
+                const ScreenedShift g = screen(wd, s, csp, z, side, circular, n, inv_m, e, depth_min);
+                if (g.listed == 2) lower = fmax(lower, g.gain - g.pad);
+                if (g.listed) upper = fmax(upper, g.gain + g.pad);
             }
         }
         lower = block_max(lower, scratch);
@@ -208,20 +276,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
             for (int side = 0; side < 2; ++side) {
                 const int w = side ? w2 : w1;
                 if (w < 0) break;
-                const int d = widths[w], stride = strides[w];
-                const double ks = kscale[w], a2w = a2[w];
+                const Width wd = width_of(w, widths, strides, inv_width, kscale, a2);
                 for (int s = tid; s < n_shifts[w]; s += THREADS) {
-                    const int i = s * stride;
-                    const double box = 1.0 - (csp[i + d] - csp[i]) / d;
-                    if (box > depth_min) {
-                        const double k = box * ks;
-                        const float2 zz = z[circular && i >= n ? i - n : i];
-                        const double ar = (side ? zz.y : zz.x) * inv_m;
-                        const double g_up = 2.0 * k * ar - k * k * a2w + 2.0 * fabs(k) * e;
-                        if (g_up >= t) {
-                            const int at = atomicAdd(&queued, 1);
-                            if (at < QUEUE) queue[at] = Candidate{g_up, w, s};
-                        }
+                    const ScreenedShift g = screen(wd, s, csp, z, side, circular, n, inv_m, e, depth_min);
+                    if (g.listed && g.gain + g.pad >= t) {
+                        const int at = atomicAdd(&queued, 1);
+                        if (at < QUEUE) queue[at] = Candidate{g.gain + g.pad, w, s};
                     }
                 }
             }
@@ -243,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
         for (long long j = lane; j < length; j += 32) dot += a[first + j] * up[i + j];
         for (int o = 16; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
         const double box = 1.0 - (csp[i + d] - csp[i]) / d, k = box * kscale[w];
-        const double g = 2.0 * k * dot - k * k * a2[w];
+        const double g = box > depth_min ? 2.0 * k * dot - k * k * a2[w] : NEG_INF;
         ++rechecked;
         if (g > best || (g == best && (w < best_w || (w == best_w && cand.shift < best_s)))) {
             best = g;

@@ -357,10 +357,10 @@ def smooth_size(n) -> int:
 
 
 def radix_plan(size) -> list:
-    """Stockham passes of ``fft_scan.cu`` for ``size``: fours, a two, threes, fives."""
+    """Stockham passes of ``fft_scan.cu`` for ``size``: eights, a four or two, nines, a three, fives."""
     out, m = [], size
-    for r in (4, 2, 3, 5):
-        while m % r == 0 and not (r == 2 and m % 4 == 0):
+    for r in (8, 4, 2, 9, 3, 5):
+        while m % r == 0:
             out.append(r)
             m //= r
     return out
@@ -382,7 +382,7 @@ class FusedFFTSearch(FFTSearch):
         a2, a1, kscale, n_shifts = template_constants(plan)
         tp = plan.templates
         self.args = [cupy.asarray(x) for x in (
-            tp.widths.astype(np.int32), tp.strides.astype(np.int32), n_shifts.astype(np.int32),
+            tp.widths.astype(np.int32), tp.strides.astype(np.int32), 1.0 / tp.widths, n_shifts.astype(np.int32),
             tp.offsets.astype(np.int64), tp.a, kscale, a2, a1)]
         twiddle = np.exp(2j * np.pi * np.arange(size) / size).astype(np.complex64)
         radix = radix_plan(size)
@@ -466,7 +466,7 @@ def gpu_run(cases, repeats, chunk, sim_periods=None, fused=None) -> dict:
                          overflow=getattr(search, "overflow", 0), rechecked=search.evaluated)
             if epilogue:
                 entry["chi2_worst_rel"], entry["rows_differ"] = compare(plan, periods, found)
-            if xp is not np:
+            if xp is not np and repeats:
                 warm, stages = [], []
                 for _ in range(repeats):
                     xp.cuda.Device().synchronize()
@@ -481,7 +481,7 @@ def gpu_run(cases, repeats, chunk, sim_periods=None, fused=None) -> dict:
                     entry["cufft_worst_error_of_E"] = cufft_error(xp, search)
             out[f"{case}_{entry['method']}{'' if epilogue else '_transforms'}"] = entry
             print(case, json.dumps(entry), flush=True)
-        if xp is not np:
+        if xp is not np and repeats:
             from gpu_timing import time_backend
 
             out[f"{case}_pruned_warm_median_s"] = time_backend("pruned", plan, periods, repeats)[1]
