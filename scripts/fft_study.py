@@ -25,11 +25,13 @@ as brute force in float64 (asserted). ``--gpu``: the whole search on the
 GPU in chunks of periods (CuPy for the fold, cuFFT for the transforms,
 numba.cuda kernels for the gains and the recheck; CUDA events per stage),
 its per-period chi2 against the ``cpu`` backend's, warm medians against
-``pruned`` in the same process. ``--sim``: the GPU path with numpy and the
-CUDA simulator on a few periods (run with NUMBA_ENABLE_CUDASIM=1).
+``pruned`` in the same process; ``--gpu --fused``: the same with
+``fft_scan.cu``, one block per period doing every transform, gain and
+re-check in shared memory.
 
     PYTHONPATH=.:scripts python scripts/fft_study.py --cpu --periods 40
     PYTHONPATH=.:scripts python scripts/fft_study.py --gpu --cases k2 tess --repeats 5
+    PYTHONPATH=.:scripts python scripts/fft_study.py --gpu --fused 256 512 256:transforms --cases k2
     PYTHONPATH=.:scripts python scripts/fft_study.py --rates 4320 4860 5120 18000 20480
 """
 
@@ -38,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import time
 
 import numpy as np
@@ -50,7 +51,7 @@ from block_bound_study import sampled_folds  # scripts/ is on sys.path when run 
 from gpu_timing import case_plan
 
 EPS32 = float(np.finfo(np.float32).eps)
-BLOCK = int(os.environ.get("FFT_STUDY_BLOCK", 128))  # threads per block; fewer under the simulator
+BLOCK = 128  # threads per block of the numba kernels
 
 
 def error_scale(n) -> float:
@@ -213,7 +214,7 @@ def recheck(todo, ar, cs, u, pair_row, pair_wi, widths, strides, n_shifts, offse
 
 class FFTSearch:
     """The whole search of one plan by FFT correlation, in chunks of
-    ``chunk`` periods (``xp``: cupy on a GPU, numpy under the simulator)."""
+    ``chunk`` periods, with CuPy (``xp``), cuFFT and numba.cuda kernels."""
 
     def __init__(self, xp, plan, periods, chunk=2048):
         tp, lc = plan.templates, plan.lc
@@ -236,12 +237,8 @@ class FFTSearch:
         self.evaluated = 0
 
     def _clock(self, name, start):
-        """Stage timing with CUDA events (cupy), or wall time (numpy)."""
+        """Adds the CUDA events' time since ``start`` to stage ``name``."""
         xp = self.xp
-        if xp is np:
-            now = time.perf_counter()
-            self.times[name] = self.times.get(name, 0.0) + now - start
-            return now
         end = xp.cuda.Event()
         end.record()
         end.synchronize()
@@ -249,8 +246,6 @@ class FFTSearch:
         return end
 
     def _start(self):
-        if self.xp is np:
-            return time.perf_counter()
         e = self.xp.cuda.Event()
         e.record()
         return e
@@ -335,8 +330,7 @@ class FFTSearch:
         best_shift = flat[:-1].reshape(rows, self.slots)[xp.arange(rows), best_slot]
         clock = self._clock("recheck", clock)
         self.evaluated += int(count[0])
-        get = (lambda x: x.get()) if xp is not np else np.asarray
-        best, best_slot, best_shift = get(best)[:p1 - p0], get(best_slot)[:p1 - p0], get(best_shift)[:p1 - p0]
+        best, best_slot, best_shift = best[:p1 - p0].get(), best_slot[:p1 - p0].get(), best_shift[:p1 - p0].get()
         none = ~np.isfinite(best)
         strides = self.plan.templates.strides
         width = np.where(none, -1, lo + best_slot)
@@ -442,18 +436,16 @@ def compare(plan, periods, found):
     return float(rel.max()), int((got.rows != ref.rows).sum())
 
 
-def gpu_run(cases, repeats, chunk, sim_periods=None, fused=None) -> dict:
+def gpu_run(cases, repeats, chunk, fused=None) -> dict:
     """Per case: the cuFFT search (``fused`` None) or ``fft_scan.cu`` at each
     (threads, epilogue) of ``fused``, checked against ``cpu`` where it has
-    the epilogue, and ``pruned`` timed in the same process."""
-    xp = np
-    if sim_periods is None:
-        import cupy as xp
+    the epilogue, and ``pruned`` timed in the same process (``repeats`` 0:
+    one cold search each, nothing timed)."""
+    import cupy as xp
+
     out = {}
     for case in cases:
         plan, periods = case_plan(case)
-        if sim_periods:
-            periods = periods[np.linspace(0, periods.size - 1, sim_periods).astype(int)]
         for threads, epilogue in fused or [(None, True)]:
             search = (FusedFFTSearch(xp, plan, periods, chunk, threads, epilogue) if fused
                       else FFTSearch(xp, plan, periods, chunk))
@@ -466,7 +458,7 @@ def gpu_run(cases, repeats, chunk, sim_periods=None, fused=None) -> dict:
                          overflow=getattr(search, "overflow", 0), rechecked=search.evaluated)
             if epilogue:
                 entry["chi2_worst_rel"], entry["rows_differ"] = compare(plan, periods, found)
-            if xp is not np and repeats:
+            if repeats:
                 warm, stages = [], []
                 for _ in range(repeats):
                     xp.cuda.Device().synchronize()
@@ -481,7 +473,7 @@ def gpu_run(cases, repeats, chunk, sim_periods=None, fused=None) -> dict:
                     entry["cufft_worst_error_of_E"] = cufft_error(xp, search)
             out[f"{case}_{entry['method']}{'' if epilogue else '_transforms'}"] = entry
             print(case, json.dumps(entry), flush=True)
-        if xp is not np and repeats:
+        if repeats:
             from gpu_timing import time_backend
 
             out[f"{case}_pruned_warm_median_s"] = time_backend("pruned", plan, periods, repeats)[1]
@@ -538,7 +530,6 @@ def main(argv=None):
     parser.add_argument("--fused", nargs="*", metavar="THREADS[:transforms]",
                         help="--gpu with fft_scan.cu (one block per period) at these block sizes; "
                              "':transforms' times the transforms without the gains")
-    parser.add_argument("--sim", type=int, default=0, help="the GPU path on this many periods without a GPU")
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])
     parser.add_argument("--periods", type=int, default=40, help="sampled periods per case (--cpu)")
     parser.add_argument("--repeats", type=int, default=5)
@@ -552,9 +543,9 @@ def main(argv=None):
             t = cpu_check(case, args.periods)
             results[f"cpu_{case}"] = t
             print(case, json.dumps(t), f"candidates per listed shift {t['candidates'] / t['listed']:.2e}", flush=True)
-    if args.gpu or args.sim:
+    if args.gpu:
         fused = [(int(x.split(":")[0]), not x.endswith(":transforms")) for x in args.fused or []]
-        results["gpu"] = gpu_run(args.cases, args.repeats, args.chunk, args.sim or None, fused or None)
+        results["gpu"] = gpu_run(args.cases, args.repeats, args.chunk, fused or None)
     if args.rates:
         results["cufft_us_per_transform"] = cufft_rates(args.rates)
     if args.json:

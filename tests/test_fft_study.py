@@ -1,0 +1,62 @@
+"""scripts/fft_study.py (issue 12's FFT lead): float32 FFT correlation and a
+float64 re-check within the allowance E find brute force's best width and
+shift; E covers the FFT's error; the fused kernel compiles without spills and,
+on a GPU, matches the ``cpu`` backend."""
+
+import importlib.util
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import backends
+import fft_study
+from backends.gpu import cuda_device_count
+from backends.kernel_cache import nvcc_command
+from gpu_timing import case_plan
+from test_cuda_sources import parse_ptxas
+
+SOURCE = Path(fft_study.__file__).with_name("fft_scan.cu")
+
+
+def test_the_fft_and_its_recheck_find_brute_forces_best_shift():
+    t = fft_study.cpu_check("k2", n_periods=2)  # asserts the best (gain, width, shift) per period
+    assert t["periods"] == 2
+    assert 2 <= t["candidates"] < t["listed"] / 100  # the best is always re-checked, little else
+    assert 0 < t["worst_error_of_E"] < 0.01
+
+
+@pytest.mark.parametrize("n", [7, 97, 4320, 4838, 18000, 20161])
+def test_fft_sizes_are_the_smallest_five_smooth_ones_and_their_passes_multiply_to_them(n):
+    size = fft_study.smooth_size(n)
+    assert size >= n and all(fft_study.smooth_size(x) != x for x in range(n, size))
+    passes = fft_study.radix_plan(size)
+    assert set(passes) <= {2, 3, 4, 5, 8, 9} and int(np.prod(passes)) == size
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("threads", [256, 512])
+def test_the_fused_kernel_compiles_without_spills(threads, tmp_path):
+    cmd = nvcc_command(str(SOURCE), "sm_90", {"THREADS": threads}, ["-Xptxas", "-v"], tmp_path / "k.cubin")
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    registers, spill_stores, spill_loads, stack = parse_ptxas(done.stderr)["fft_scan"]
+    assert spill_stores == spill_loads == stack == 0
+
+
+@pytest.mark.skipif(cuda_device_count() == 0 or importlib.util.find_spec("cupy") is None,
+                    reason="needs a CUDA GPU and CuPy")
+@pytest.mark.parametrize("fused", [False, True])
+def test_both_gpu_searches_equal_the_cpu_backend(fused):
+    import cupy
+
+    plan, periods = case_plan("k2")
+    periods = periods[::97]
+    search = (fft_study.FusedFFTSearch(cupy, plan, periods, chunk=64) if fused
+              else fft_study.FFTSearch(cupy, plan, periods, chunk=64))
+    worst, rows_differ = fft_study.compare(plan, periods, search.search())
+    assert worst < 1e-10 and rows_differ == 0
+    assert search.evaluated >= periods.size
+    assert not getattr(search, "overflow", 0)
