@@ -380,7 +380,8 @@ class FusedFFTSearch(FFTSearch):
             tp.offsets.astype(np.int64), tp.a, kscale, a2, a1)]
         twiddle = np.exp(2j * np.pi * np.arange(size) / size).astype(np.complex64)
         radix = radix_plan(size)
-        self.twiddle, self.radix, self.passes = cupy.asarray(twiddle), cupy.asarray(np.array(radix, np.int32)), len(radix)
+        self.twiddle, self.radix = cupy.asarray(twiddle), cupy.asarray(np.array(radix, np.int32))
+        self.passes = len(radix)
         source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
         self.kernel = cupy.RawModule(code=source, options=("--std=c++17", f"-DTHREADS={threads}")
                                      ).get_function("fft_scan")
