@@ -3,7 +3,7 @@
 //
 // Per pair of allowed widths (w1, w2): Z = U conj(A1) + i U conj(A2) over the
 // whole spectrum (Hermitian halves from the rfft), one inverse complex FFT of
-// length M (Stockham, radices 4, 2, 3, 5) gives M AR1 + i M AR2. The float32
+// length M (Stockham passes of radices up to 18, fft_study.radix_plan) gives M AR1 + i M AR2. The float32
 // AR's gains carry the allowance 2 |k| E; every listed shift whose upper gain
 // reaches the period's running best lower gain is queued, and at the end the
 // queued shifts that reach the final one are re-evaluated in float64.
@@ -70,41 +70,93 @@ __device__ __forceinline__ void small_dft(float2* v) {
     }
 }
 
-// exp(+2 pi i e / R) for the exponents composite_dft uses
+// exp(+2 pi i e / R) for the exponents composite_dft uses (folds to constants once unrolled)
 template <int R>
 __device__ __forceinline__ float2 unit_root(int e) {
-    if (R == 8 && e == 1) return make_float2(0.70710678118654757f, 0.70710678118654746f);
+    if (R == 6 && e == 1) return make_float2(0.5f, 0.866025404f);
+    if (R == 6 && e == 2) return make_float2(-0.5f, 0.866025404f);
+    if (R == 8 && e == 1) return make_float2(0.707106781f, 0.707106781f);
     if (R == 8 && e == 2) return make_float2(0.0f, 1.0f);
-    if (R == 8 && e == 3) return make_float2(-0.70710678118654746f, 0.70710678118654757f);
-    if (R == 9 && e == 1) return make_float2(0.76604444311897801f, 0.64278760968653925f);
-    if (R == 9 && e == 2) return make_float2(0.17364817766693041f, 0.98480775301220802f);
-    if (R == 9 && e == 4) return make_float2(-0.93969262078590832f, 0.34202014332566888f);
-    return make_float2(1.0f, 0.0f);
+    if (R == 8 && e == 3) return make_float2(-0.707106781f, 0.707106781f);
+    if (R == 9 && e == 1) return make_float2(0.766044443f, 0.64278761f);
+    if (R == 9 && e == 2) return make_float2(0.173648178f, 0.984807753f);
+    if (R == 9 && e == 4) return make_float2(-0.939692621f, 0.342020143f);
+    if (R == 10 && e == 1) return make_float2(0.809016994f, 0.587785252f);
+    if (R == 10 && e == 2) return make_float2(0.309016994f, 0.951056516f);
+    if (R == 10 && e == 3) return make_float2(-0.309016994f, 0.951056516f);
+    if (R == 10 && e == 4) return make_float2(-0.809016994f, 0.587785252f);
+    if (R == 12 && e == 1) return make_float2(0.866025404f, 0.5f);
+    if (R == 12 && e == 2) return make_float2(0.5f, 0.866025404f);
+    if (R == 12 && e == 3) return make_float2(0.0f, 1.0f);
+    if (R == 12 && e == 4) return make_float2(-0.5f, 0.866025404f);
+    if (R == 12 && e == 6) return make_float2(-1.0f, 0.0f);
+    if (R == 15 && e == 1) return make_float2(0.913545458f, 0.406736643f);
+    if (R == 15 && e == 2) return make_float2(0.669130606f, 0.743144825f);
+    if (R == 15 && e == 3) return make_float2(0.309016994f, 0.951056516f);
+    if (R == 15 && e == 4) return make_float2(-0.104528463f, 0.994521895f);
+    if (R == 15 && e == 6) return make_float2(-0.809016994f, 0.587785252f);
+    if (R == 15 && e == 8) return make_float2(-0.978147601f, -0.207911691f);
+    if (R == 16 && e == 1) return make_float2(0.923879533f, 0.382683432f);
+    if (R == 16 && e == 2) return make_float2(0.707106781f, 0.707106781f);
+    if (R == 16 && e == 3) return make_float2(0.382683432f, 0.923879533f);
+    if (R == 16 && e == 4) return make_float2(0.0f, 1.0f);
+    if (R == 16 && e == 6) return make_float2(-0.707106781f, 0.707106781f);
+    if (R == 16 && e == 9) return make_float2(-0.923879533f, -0.382683432f);
+    if (R == 18 && e == 1) return make_float2(0.939692621f, 0.342020143f);
+    if (R == 18 && e == 2) return make_float2(0.766044443f, 0.64278761f);
+    if (R == 18 && e == 3) return make_float2(0.5f, 0.866025404f);
+    if (R == 18 && e == 4) return make_float2(0.173648178f, 0.984807753f);
+    if (R == 18 && e == 5) return make_float2(-0.173648178f, 0.984807753f);
+    if (R == 18 && e == 6) return make_float2(-0.5f, 0.866025404f);
+    if (R == 18 && e == 7) return make_float2(-0.766044443f, 0.64278761f);
+    if (R == 18 && e == 8) return make_float2(-0.939692621f, 0.342020143f);
+    return make_float2(1.f, 0.f);
 }
 
-// 8 = 2 x 4 and 9 = 3 x 3 in registers: y_(p + Q s) = sum_t w_R^(t p) w_S^(t s) D_t[p], D_t the
-// Q-point DFT of v[t], v[t + S], ... (S = R / Q)
+// A composite radix R = Q S as its first factor Q (R itself for 2, 3, 4, 5)
+template <int R>
+__host__ __device__ constexpr int first_factor() {
+    if (R == 6) return 3;
+    if (R == 8) return 4;
+    if (R == 9) return 3;
+    if (R == 10) return 5;
+    if (R == 12) return 4;
+    if (R == 15) return 5;
+    if (R == 16) return 4;
+    if (R == 18) return 9;
+    return R;
+}
+
+template <int R>
+__device__ __forceinline__ void dft(float2* v);
+
+// R = Q S in registers: y_(p + Q s) = sum_t w_S^(t s) w_R^(t p) D_t[p], D_t the Q-point DFT of
+// v[t], v[t + S], ... (t < S)
 template <int R>
 __device__ __forceinline__ void composite_dft(float2* v) {
-    constexpr int Q = R == 8 ? 4 : 3, S = R / Q;
+    constexpr int Q = first_factor<R>(), S = R / Q;
     float2 d[S][Q];
 #pragma unroll
     for (int t = 0; t < S; ++t) {
 #pragma unroll
         for (int q = 0; q < Q; ++q) d[t][q] = v[t + S * q];
-        small_dft<Q>(d[t]);
+        dft<Q>(d[t]);
     }
 #pragma unroll
     for (int p = 0; p < Q; ++p) {
         float2 e[S];
 #pragma unroll
-        for (int t = 0; t < S; ++t) {
-            e[t] = t * p ? cmul(d[t][p], unit_root<R>(t * p)) : d[t][p];
-        }
-        small_dft<S>(e);
+        for (int t = 0; t < S; ++t) e[t] = t * p ? cmul(d[t][p], unit_root<R>(t * p)) : d[t][p];
+        dft<S>(e);
 #pragma unroll
         for (int t = 0; t < S; ++t) v[p + Q * t] = e[t];
     }
+}
+
+template <int R>
+__device__ __forceinline__ void dft(float2* v) {
+    if constexpr (first_factor<R>() == R) small_dft<R>(v);
+    else composite_dft<R>(v);
 }
 
 template <int R>
@@ -121,8 +173,7 @@ __device__ void stockham_pass(const float2* __restrict__ src, float2* __restrict
             v[r] = src[j + r * count];
             if (r > 0) v[r] = cmul(v[r], __ldg(&twiddle[r * k * step]));
         }
-        if constexpr (R == 8 || R == 9) composite_dft<R>(v);
-        else small_dft<R>(v);
+        dft<R>(v);
         const int at = b * Ns * R + k;
 #pragma unroll
         for (int r = 0; r < R; ++r) dst[at + r * Ns] = v[r];
@@ -141,12 +192,20 @@ __device__ float2* inverse_fft(float2* buf, float2* other, int M, const int* rad
     int Ns = 1;
     for (int p = 0; p < passes; ++p) {
         const int R = radix[p];
-        if (R == 8) stockham_pass<8>(buf, other, M, Ns, twiddle);
-        else if (R == 9) stockham_pass<9>(buf, other, M, Ns, twiddle);
-        else if (R == 4) stockham_pass<4>(buf, other, M, Ns, twiddle);
-        else if (R == 2) stockham_pass<2>(buf, other, M, Ns, twiddle);
-        else if (R == 3) stockham_pass<3>(buf, other, M, Ns, twiddle);
-        else stockham_pass<5>(buf, other, M, Ns, twiddle);
+        switch (R) {
+            case 2: stockham_pass<2>(buf, other, M, Ns, twiddle); break;
+            case 3: stockham_pass<3>(buf, other, M, Ns, twiddle); break;
+            case 4: stockham_pass<4>(buf, other, M, Ns, twiddle); break;
+            case 5: stockham_pass<5>(buf, other, M, Ns, twiddle); break;
+            case 6: stockham_pass<6>(buf, other, M, Ns, twiddle); break;
+            case 8: stockham_pass<8>(buf, other, M, Ns, twiddle); break;
+            case 9: stockham_pass<9>(buf, other, M, Ns, twiddle); break;
+            case 10: stockham_pass<10>(buf, other, M, Ns, twiddle); break;
+            case 12: stockham_pass<12>(buf, other, M, Ns, twiddle); break;
+            case 15: stockham_pass<15>(buf, other, M, Ns, twiddle); break;
+            case 16: stockham_pass<16>(buf, other, M, Ns, twiddle); break;
+            case 18: stockham_pass<18>(buf, other, M, Ns, twiddle); break;
+        }
         __syncthreads();
         float2* t = buf;
         buf = other;

@@ -38,6 +38,7 @@ re-check in shared memory.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import time
@@ -350,14 +351,19 @@ def smooth_size(n) -> int:
         n += 1
 
 
+RADICES = (2, 3, 4, 5, 6, 8, 9, 10, 12, 15, 16, 18)  # fft_scan.cu's passes
+
+
 def radix_plan(size) -> list:
-    """Stockham passes of ``fft_scan.cu`` for ``size``: eights, a four or two, nines, a three, fives."""
-    out, m = [], size
-    for r in (8, 4, 2, 9, 3, 5):
-        while m % r == 0:
-            out.append(r)
-            m //= r
-    return out
+    """The fewest Stockham passes of ``fft_scan.cu`` whose radices multiply
+    to ``size`` (5-smooth), larger radices first."""
+    @functools.lru_cache(maxsize=None)
+    def best(m):
+        if m == 1:
+            return ()
+        options = [(r,) + best(m // r) for r in RADICES if m % r == 0]
+        return min(options, key=lambda p: (len(p), [-r for r in p]))
+    return list(best(size))
 
 
 class FusedFFTSearch(FFTSearch):
