@@ -28,12 +28,17 @@ def test_the_fft_and_its_recheck_find_brute_forces_best_shift():
     assert 0 < t["worst_error_of_E"] < 0.01
 
 
+def test_the_k2_like_size_takes_three_passes():
+    assert fft_study.radix_plan(4320) == [18, 16, 15]
+
+
 @pytest.mark.parametrize("n", [7, 97, 4320, 4838, 18000, 20161])
 def test_fft_sizes_are_the_smallest_five_smooth_ones_and_their_passes_multiply_to_them(n):
     size = fft_study.smooth_size(n)
     assert size >= n and all(fft_study.smooth_size(x) != x for x in range(n, size))
     passes = fft_study.radix_plan(size)
-    assert set(passes) <= {2, 3, 4, 5, 8, 9} and int(np.prod(passes)) == size
+    assert set(passes) <= set(fft_study.RADICES) and int(np.prod(passes)) == size
+    assert len(passes) <= -(-np.log(size) // np.log(18)) + 1  # close to the fewest radix-18 passes
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
