@@ -11,7 +11,7 @@
 #ifndef THREADS
 #define THREADS 256
 #endif
-#define QUEUE 512
+#define QUEUE 256
 #define MAX_PASSES 24
 #define NEG_INF (-__longlong_as_double(0x7ff0000000000000LL))
 
@@ -217,35 +217,40 @@ __device__ float2* inverse_fft(float2* buf, float2* other, int M, const int* rad
 
 struct Width {
     int d, stride;
-    double inv_d, ks, a2w;
+    double inv_d, ks;
+    float a2w;
 };
 
 __device__ __forceinline__ Width width_of(int w, const int* widths, const int* strides, const double* inv_width,
                                           const double* kscale, const double* a2) {
-    return Width{widths[w], strides[w], inv_width[w], kscale[w], a2[w]};
+    return Width{widths[w], strides[w], inv_width[w], kscale[w], (float)a2[w]};
 }
 
 // The box depth by a multiplication is within LISTING_MARGIN of TLS's division: a shift is
-// surely listed (2) above depth_min + margin, perhaps (1) within it. The gain's pad covers
-// the float32 AR (2 |k| e) and k's share of that margin.
+// surely listed (2) above depth_min + margin, perhaps (1) within it. The gain and its pad are
+// float32: the pad is the float32 AR's allowance (2 |k| e) plus SCREEN_ROUNDING of the terms'
+// magnitudes, which covers the float32 rounding of k, the terms, the pad and g -/+ pad (< 10
+// eps32) and k's share of the listing margin (< 1e-9 relative at depth_min = 1e-5).
 #define LISTING_MARGIN 1e-14
+#define SCREEN_ROUNDING 4e-6f
 
 struct ScreenedShift {
-    double gain, pad;
+    float gain, pad;
     int listed;
 };
 
-__device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const double* csp, const float2* z, int side,
-                                                int circular, int n, double inv_m, double e, double depth_min) {
+__device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const double* cs, const float2* z, int side,
+                                                int circular, int n, float inv_m, float e, double depth_min) {
     const int i = s * wd.stride;
-    const double box = 1.0 - (csp[i + wd.d] - csp[i]) * wd.inv_d;
-    ScreenedShift out{0.0, 0.0, box > depth_min + LISTING_MARGIN ? 2 : box > depth_min - LISTING_MARGIN ? 1 : 0};
+    const double box = 1.0 - (cs[i + wd.d] - cs[i]) * wd.inv_d;
+    ScreenedShift out{0.f, 0.f, box > depth_min + LISTING_MARGIN ? 2 : box > depth_min - LISTING_MARGIN ? 1 : 0};
     if (out.listed) {
-        const double k = box * wd.ks, dk = LISTING_MARGIN * wd.ks;
+        const float k = (float)(box * wd.ks);
         const float2 zz = z[circular && i >= n ? i - n : i];
-        const double ar = (side ? zz.y : zz.x) * inv_m;
-        out.gain = 2.0 * k * ar - k * k * wd.a2w;
-        out.pad = 2.0 * fabs(k) * e + dk * (2.0 * (fabs(ar) + e) + (2.0 * fabs(k) + dk) * wd.a2w);
+        const float ar = (side ? zz.y : zz.x) * inv_m;
+        const float t1 = 2.f * k * ar, t2 = k * k * wd.a2w, pad = 2.f * fabsf(k) * e;
+        out.gain = t1 - t2;
+        out.pad = pad + SCREEN_ROUNDING * (fabsf(t1) + t2 + pad);
     }
     return out;
 }
@@ -274,7 +279,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
     extern __shared__ float2 smem[];
     float2* buf0 = smem;
     float2* buf1 = smem + M;
-    Candidate* queue = reinterpret_cast<Candidate*>(smem + 2 * M);
+    double* csp = reinterpret_cast<double*>(smem + 2 * M);  // the prefix sums of F, m + 1
+    Candidate* queue = reinterpret_cast<Candidate*>(csp + m + 1);
     __shared__ double scratch[THREADS / 32];
     __shared__ double threshold;
     __shared__ int queued;
@@ -282,9 +288,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
 
     const int p = blockIdx.x, tid = threadIdx.x, H = M / 2 + 1;
     const float2* Up = U + (unsigned long long)p * H;
-    const double* csp = cs + (unsigned long long)p * (m + 1);
     const double* up = u + (unsigned long long)p * m;
-    const double inv_m = 1.0 / M;
+    const float inv_m = 1.f / M;
+    for (int i = tid; i <= m; i += THREADS) csp[i] = cs[(unsigned long long)p * (m + 1) + i];
     if (tid < passes) radix_s[tid] = radix[tid];
     if (tid == 0) {
         threshold = NEG_INF;
@@ -308,7 +314,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
         }
         __syncthreads();
         const float2* z = inverse_fft(buf0, buf1, M, radix_s, passes, twiddle);
-        const double e = escale * unorm[p] * (a1[w1] + (w2 >= 0 ? a1[w2] : 0.0));
+        const float e = (float)(escale * unorm[p] * (a1[w1] + (w2 >= 0 ? a1[w2] : 0.0)));
         if (!epilogue) {  // transforms alone, for timing
             if (tid == 0 && z[0].x == 12345.0f) queued = QUEUE + 1;
             __syncthreads();
@@ -322,8 +328,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
             const Width wd = width_of(w, widths, strides, inv_width, kscale, a2);
             for (int s = tid; s < n_shifts[w]; s += THREADS) {
                 const ScreenedShift g = screen(wd, s, csp, z, side, circular, n, inv_m, e, depth_min);
-                if (g.listed == 2) lower = fmax(lower, g.gain - g.pad);
-                if (g.listed) upper = fmax(upper, g.gain + g.pad);
+                if (g.listed == 2) lower = fmax(lower, (double)(g.gain - g.pad));
+                if (g.listed) upper = fmax(upper, (double)(g.gain + g.pad));
             }
         }
         lower = block_max(lower, scratch);
@@ -338,7 +344,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
                 const Width wd = width_of(w, widths, strides, inv_width, kscale, a2);
                 for (int s = tid; s < n_shifts[w]; s += THREADS) {
                     const ScreenedShift g = screen(wd, s, csp, z, side, circular, n, inv_m, e, depth_min);
-                    if (g.listed && g.gain + g.pad >= t) {
+                    if (g.listed && (double)(g.gain + g.pad) >= t) {
                         const int at = atomicAdd(&queued, 1);
                         if (at < QUEUE) queue[at] = Candidate{g.gain + g.pad, w, s};
                     }

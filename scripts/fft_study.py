@@ -391,7 +391,7 @@ class FusedFFTSearch(FFTSearch):
         source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
         self.kernel = cupy.RawModule(code=source, options=("--std=c++17", f"-DTHREADS={threads}")
                                      ).get_function("fft_scan")
-        self.smem = 2 * size * 8 + 512 * 16
+        self.smem = 2 * size * 8 + (self.m + 1) * 8 + 256 * 16  # fft_scan.cu: buffers, prefix sums, queue
         limit = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
         if self.smem > limit:
             raise SystemExit(f"fft_scan.cu needs {self.smem} bytes of shared memory for M = {size}; "
