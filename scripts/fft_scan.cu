@@ -279,8 +279,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
     extern __shared__ float2 smem[];
     float2* buf0 = smem;
     float2* buf1 = smem + M;
-    double* csp = reinterpret_cast<double*>(smem + 2 * M);  // the prefix sums of F, m + 1
+#ifdef CS_GLOBAL  // the prefix sums of F (m + 1) read through L1
+    const double* csp = cs + (unsigned long long)blockIdx.x * (m + 1);
+    Candidate* queue = reinterpret_cast<Candidate*>(smem + 2 * M);
+#else  // copied to shared memory
+    double* csp = reinterpret_cast<double*>(smem + 2 * M);
     Candidate* queue = reinterpret_cast<Candidate*>(csp + m + 1);
+#endif
     __shared__ double scratch[THREADS / 32];
     __shared__ double threshold;
     __shared__ int queued;
@@ -290,7 +295,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
     const float2* Up = U + (unsigned long long)p * H;
     const double* up = u + (unsigned long long)p * m;
     const float inv_m = 1.f / M;
+#ifndef CS_GLOBAL
     for (int i = tid; i <= m; i += THREADS) csp[i] = cs[(unsigned long long)p * (m + 1) + i];
+#endif
     if (tid < passes) radix_s[tid] = radix[tid];
     if (tid == 0) {
         threshold = NEG_INF;

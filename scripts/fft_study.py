@@ -372,7 +372,7 @@ class FusedFFTSearch(FFTSearch):
     (cupy only). M = N when N is 5-smooth (circular), else the smallest
     5-smooth size holding the patched fold (zero-padded)."""
 
-    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, epilogue=True):
+    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, epilogue=True, cs_global=False):
         super().__init__(cupy, plan, periods, chunk)
         self.threads, self.epilogue = threads, epilogue
         n, m = self.n, self.m
@@ -389,14 +389,20 @@ class FusedFFTSearch(FFTSearch):
         self.twiddle, self.radix = cupy.asarray(twiddle), cupy.asarray(np.array(radix, np.int32))
         self.passes = len(radix)
         source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
-        self.kernel = cupy.RawModule(code=source, options=("--std=c++17", f"-DTHREADS={threads}")
-                                     ).get_function("fft_scan")
-        self.smem = 2 * size * 8 + (self.m + 1) * 8 + 256 * 16  # fft_scan.cu: buffers, prefix sums, queue
+        options = ("--std=c++17", f"-DTHREADS={threads}") + (("-DCS_GLOBAL",) if cs_global else ())
+        self.kernel = cupy.RawModule(code=source, options=options).get_function("fft_scan")
+        # fft_scan.cu's buffers, prefix sums (unless read from global memory) and queue
+        self.smem = 2 * size * 8 + (0 if cs_global else (self.m + 1) * 8) + 256 * 16
         limit = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
         if self.smem > limit:
             raise SystemExit(f"fft_scan.cu needs {self.smem} bytes of shared memory for M = {size}; "
                              f"this GPU allows {limit} per block")
         self.kernel.max_dynamic_shared_size_bytes = self.smem
+        try:
+            self.blocks_per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                self.kernel.ptr, threads, self.smem)
+        except (AttributeError, cupy.cuda.driver.CUDADriverError):
+            self.blocks_per_sm = None
         self.overflow = 0
 
     def search(self):
@@ -445,7 +451,7 @@ def compare(plan, periods, found):
 
 def gpu_run(cases, repeats, chunk, fused=None) -> dict:
     """Per case: the cuFFT search (``fused`` None) or ``fft_scan.cu`` at each
-    (threads, epilogue) of ``fused``, checked against ``cpu`` where it has
+    of ``fused``'s specs (``--fused``), checked against ``cpu`` where it has
     the epilogue, and ``pruned`` timed in the same process (``repeats`` 0:
     one cold search each, nothing timed)."""
     import cupy as xp
@@ -453,13 +459,14 @@ def gpu_run(cases, repeats, chunk, fused=None) -> dict:
     out = {}
     for case in cases:
         plan, periods = case_plan(case)
-        for threads, epilogue in fused or [(None, True)]:
-            search = (FusedFFTSearch(xp, plan, periods, chunk, threads, epilogue) if fused
-                      else FFTSearch(xp, plan, periods, chunk))
+        for spec in fused or [None]:
+            search = FFTSearch(xp, plan, periods, chunk) if spec is None else FusedFFTSearch(
+                xp, plan, periods, chunk, int(spec.split(":")[0]), "transforms" not in spec, "global" in spec)
+            epilogue = getattr(search, "epilogue", True)
             start = time.perf_counter()
             found = search.search()
             cold = time.perf_counter() - start
-            entry = dict(method=f"fused{threads}" if fused else "cufft", epilogue=epilogue,
+            entry = dict(method=spec or "cufft", epilogue=epilogue, blocks_per_sm=getattr(search, "blocks_per_sm", None),
                          periods=int(periods.size), n=plan.lc.size, pairs=int(search.nd.sum()),
                          fft_size=getattr(search, "size", plan.lc.size), cold_s=cold,
                          overflow=getattr(search, "overflow", 0), rechecked=search.evaluated)
@@ -478,7 +485,7 @@ def gpu_run(cases, repeats, chunk, fused=None) -> dict:
                              stages_median_s={k: float(np.median([s[k] for s in stages])) for k in stages[0]})
                 if not fused:
                     entry["cufft_worst_error_of_E"] = cufft_error(xp, search)
-            out[f"{case}_{entry['method']}{'' if epilogue else '_transforms'}"] = entry
+            out[f"{case}_{entry['method']}"] = entry
             print(case, json.dumps(entry), flush=True)
         if repeats:
             from gpu_timing import time_backend
@@ -534,9 +541,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true", help="float32 FFT + recheck vs brute force on sampled periods")
     parser.add_argument("--gpu", action="store_true", help="the whole search on the GPU, timed")
-    parser.add_argument("--fused", nargs="*", metavar="THREADS[:transforms]",
-                        help="--gpu with fft_scan.cu (one block per period) at these block sizes; "
-                             "':transforms' times the transforms without the gains")
+    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:transforms]",
+                        help="--gpu with fft_scan.cu (one block per period) at these block sizes; ':global' "
+                             "reads the prefix sums from global memory, ':transforms' times the transforms alone")
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])
     parser.add_argument("--periods", type=int, default=40, help="sampled periods per case (--cpu)")
     parser.add_argument("--repeats", type=int, default=5)
@@ -551,8 +558,7 @@ def main(argv=None):
             results[f"cpu_{case}"] = t
             print(case, json.dumps(t), f"candidates per listed shift {t['candidates'] / t['listed']:.2e}", flush=True)
     if args.gpu:
-        fused = [(int(x.split(":")[0]), not x.endswith(":transforms")) for x in args.fused or []]
-        results["gpu"] = gpu_run(args.cases, args.repeats, args.chunk, fused or None)
+        results["gpu"] = gpu_run(args.cases, args.repeats, args.chunk, args.fused or None)
     if args.rates:
         results["cufft_us_per_transform"] = cufft_rates(args.rates)
     if args.json:
