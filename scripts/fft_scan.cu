@@ -275,7 +275,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
     const double* __restrict__ kscale, const double* __restrict__ a2, const double* __restrict__ a1,
     const float2* __restrict__ twiddle, const int* __restrict__ radix, int passes, int M, int n, int m,
     int circular, double depth_min, double escale, int epilogue, double* __restrict__ best_gain,
-    int* __restrict__ best_wi, int* __restrict__ best_shift, int* __restrict__ n_rechecked, int* __restrict__ overflow) {
+    int* __restrict__ best_wi, int* __restrict__ best_shift, int* __restrict__ n_rechecked,
+    int* __restrict__ overflow) {
     extern __shared__ float2 smem[];
     float2* buf0 = smem;
     float2* buf1 = smem + M;

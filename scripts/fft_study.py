@@ -466,7 +466,8 @@ def gpu_run(cases, repeats, chunk, fused=None) -> dict:
             start = time.perf_counter()
             found = search.search()
             cold = time.perf_counter() - start
-            entry = dict(method=spec or "cufft", epilogue=epilogue, blocks_per_sm=getattr(search, "blocks_per_sm", None),
+            entry = dict(method=spec or "cufft", epilogue=epilogue,
+                         blocks_per_sm=getattr(search, "blocks_per_sm", None),
                          periods=int(periods.size), n=plan.lc.size, pairs=int(search.nd.sum()),
                          fft_size=getattr(search, "size", plan.lc.size), cold_s=cold,
                          overflow=getattr(search, "overflow", 0), rechecked=search.evaluated)
