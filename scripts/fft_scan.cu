@@ -266,7 +266,11 @@ __device__ double block_max(double x, double* scratch) {
     return x;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) fft_scan(
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     const float2* __restrict__ U, const float2* __restrict__ A, const double* __restrict__ cs,
     const double* __restrict__ u, const double* __restrict__ unorm, const int* __restrict__ lo,
     const int* __restrict__ nd, const int* __restrict__ widths, const int* __restrict__ strides,

@@ -372,7 +372,7 @@ class FusedFFTSearch(FFTSearch):
     (cupy only). M = N when N is 5-smooth (circular), else the smallest
     5-smooth size holding the patched fold (zero-padded)."""
 
-    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, epilogue=True, cs_global=False):
+    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, epilogue=True, cs_global=False, min_blocks=1):
         super().__init__(cupy, plan, periods, chunk)
         self.threads, self.epilogue = threads, epilogue
         n, m = self.n, self.m
@@ -389,7 +389,8 @@ class FusedFFTSearch(FFTSearch):
         self.twiddle, self.radix = cupy.asarray(twiddle), cupy.asarray(np.array(radix, np.int32))
         self.passes = len(radix)
         source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
-        options = ("--std=c++17", f"-DTHREADS={threads}") + (("-DCS_GLOBAL",) if cs_global else ())
+        options = (("--std=c++17", f"-DTHREADS={threads}", f"-DMIN_BLOCKS={min_blocks}")
+                   + (("-DCS_GLOBAL",) if cs_global else ()))
         self.kernel = cupy.RawModule(code=source, options=options).get_function("fft_scan")
         # fft_scan.cu's buffers, prefix sums (unless read from global memory) and queue
         self.smem = 2 * size * 8 + (0 if cs_global else (self.m + 1) * 8) + 256 * 16
@@ -449,6 +450,14 @@ def compare(plan, periods, found):
     return float(rel.max()), int((got.rows != ref.rows).sum())
 
 
+def fused_search(cupy, plan, periods, chunk, spec) -> FusedFFTSearch:
+    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:transforms]."""
+    tokens = spec.split(":")
+    min_blocks = next((int(t[3:]) for t in tokens if t.startswith("min")), 1)
+    return FusedFFTSearch(cupy, plan, periods, chunk, int(tokens[0]), "transforms" not in tokens, "global" in tokens,
+                          min_blocks)
+
+
 def gpu_run(cases, repeats, chunk, fused=None) -> dict:
     """Per case: the cuFFT search (``fused`` None) or ``fft_scan.cu`` at each
     of ``fused``'s specs (``--fused``), checked against ``cpu`` where it has
@@ -460,8 +469,8 @@ def gpu_run(cases, repeats, chunk, fused=None) -> dict:
     for case in cases:
         plan, periods = case_plan(case)
         for spec in fused or [None]:
-            search = FFTSearch(xp, plan, periods, chunk) if spec is None else FusedFFTSearch(
-                xp, plan, periods, chunk, int(spec.split(":")[0]), "transforms" not in spec, "global" in spec)
+            search = (FFTSearch(xp, plan, periods, chunk) if spec is None
+                      else fused_search(xp, plan, periods, chunk, spec))
             epilogue = getattr(search, "epilogue", True)
             start = time.perf_counter()
             found = search.search()
@@ -542,9 +551,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true", help="float32 FFT + recheck vs brute force on sampled periods")
     parser.add_argument("--gpu", action="store_true", help="the whole search on the GPU, timed")
-    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:transforms]",
+    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:transforms]",
                         help="--gpu with fft_scan.cu (one block per period) at these block sizes; ':global' "
-                             "reads the prefix sums from global memory, ':transforms' times the transforms alone")
+                             "reads the prefix sums from global memory, ':minB' asks ptxas for B blocks per SM, "
+                             "':transforms' times the transforms alone")
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])
     parser.add_argument("--periods", type=int, default=40, help="sampled periods per case (--cpu)")
     parser.add_argument("--repeats", type=int, default=5)
