@@ -399,11 +399,6 @@ class FusedFFTSearch(FFTSearch):
             raise SystemExit(f"fft_scan.cu needs {self.smem} bytes of shared memory for M = {size}; "
                              f"this GPU allows {limit} per block")
         self.kernel.max_dynamic_shared_size_bytes = self.smem
-        try:
-            self.blocks_per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-                self.kernel.ptr, threads, self.smem)
-        except (AttributeError, cupy.cuda.driver.CUDADriverError):
-            self.blocks_per_sm = None
         self.overflow = 0
 
     def search(self):
@@ -476,7 +471,6 @@ def gpu_run(cases, repeats, chunk, fused=None) -> dict:
             found = search.search()
             cold = time.perf_counter() - start
             entry = dict(method=spec or "cufft", epilogue=epilogue,
-                         blocks_per_sm=getattr(search, "blocks_per_sm", None),
                          periods=int(periods.size), n=plan.lc.size, pairs=int(search.nd.sum()),
                          fft_size=getattr(search, "size", plan.lc.size), cold_s=cold,
                          overflow=getattr(search, "overflow", 0), rechecked=search.evaluated)
