@@ -15,9 +15,11 @@ float32 error allowance 2 |k| E with
 transforms, the product with the rounded template spectrum and u's rounding
 to float32; ||conj(rfft(a))||_inf <= ||a||_1). Every listed shift whose
 upper gain reaches the period's best lower gain is re-evaluated in float64,
-so the period's best (width, shift) and chi2 are the exact ones. cuFFT does
-not publish an error bound: the study reports the largest error it saw
-against float64 dot products as a fraction of E.
+so the period's best (width, shift) and chi2 are the exact ones if E holds.
+It is proven for radix-2 transforms with accurate twiddles only: cuFFT
+publishes no error bound and ``fft_scan.cu`` uses radices up to 18, so for
+them E is an allowance checked by measurement (the study reports the largest
+error seen against float64 dot products as a fraction of E), not a proof.
 
 ``--cpu``: numpy's float32 FFT on sampled periods of the K2-like and
 TESS-like timing cases, the recheck, and the same best gain, width and shift
@@ -31,7 +33,7 @@ re-check in shared memory.
 
     PYTHONPATH=.:scripts python scripts/fft_study.py --cpu --periods 40
     PYTHONPATH=.:scripts python scripts/fft_study.py --gpu --cases k2 tess --repeats 5
-    PYTHONPATH=.:scripts python scripts/fft_study.py --gpu --fused 256 512 256:transforms --cases k2
+    PYTHONPATH=.:scripts python scripts/fft_study.py --gpu --fused 256 256:global:min3 256:transforms --cases k2
     PYTHONPATH=.:scripts python scripts/fft_study.py --rates 4320 4860 5120 18000 20480
 """
 
