@@ -278,7 +278,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     const int* __restrict__ n_shifts, const long long* __restrict__ offsets, const double* __restrict__ a,
     const double* __restrict__ kscale, const double* __restrict__ a2, const double* __restrict__ a1,
     const float2* __restrict__ twiddle, const int* __restrict__ radix, int passes, int M, int n, int m,
-    int circular, double depth_min, double escale, int epilogue, double* __restrict__ best_gain,
+    int circular, double depth_min, double escale, int stages, double* __restrict__ best_gain,
     int* __restrict__ best_wi, int* __restrict__ best_shift, int* __restrict__ n_rechecked,
     int* __restrict__ overflow) {
     extern __shared__ float2 smem[];
@@ -325,9 +325,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
             buf0[k] = make_float2(p1.x - p2.y, p1.y + p2.x);
         }
         __syncthreads();
-        const float2* z = inverse_fft(buf0, buf1, M, radix_s, passes, twiddle);
+        const float2* z = stages > 0 ? inverse_fft(buf0, buf1, M, radix_s, passes, twiddle) : buf0;
         const float e = (float)(escale * unorm[p] * (a1[w1] + (w2 >= 0 ? a1[w2] : 0.0)));
-        if (!epilogue) {  // transforms alone, for timing
+        if (stages < 2) {  // for timing: the spectra alone (0) or with the transforms (1)
             if (tid == 0 && z[0].x == 12345.0f) queued = QUEUE + 1;
             __syncthreads();
             continue;

@@ -374,9 +374,9 @@ class FusedFFTSearch(FFTSearch):
     (cupy only). M = N when N is 5-smooth (circular), else the smallest
     5-smooth size holding the patched fold (zero-padded)."""
 
-    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, epilogue=True, cs_global=False, min_blocks=1):
+    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, stages=2, cs_global=False, min_blocks=1):
         super().__init__(cupy, plan, periods, chunk)
-        self.threads, self.epilogue = threads, epilogue
+        self.threads, self.stages, self.epilogue = threads, stages, stages == 2
         n, m = self.n, self.m
         self.size = n if smooth_size(n) == n else smooth_size(m)
         size = self.size
@@ -428,7 +428,7 @@ class FusedFFTSearch(FFTSearch):
         self.kernel((rows,), (self.threads,), (
             spectrum, self.spectra, cs, u, unorm, lo, nd, *self.args, self.twiddle, self.radix,
             np.int32(self.passes), np.int32(size), np.int32(n), np.int32(m), np.int32(size == n),
-            np.float64(self.plan.templates.depth_min), np.float64(error_scale(size)), np.int32(self.epilogue),
+            np.float64(self.plan.templates.depth_min), np.float64(error_scale(size)), np.int32(self.stages),
             gain, width, shift, rechecked, overflow), shared_mem=self.smem)
         clock = self._clock("scan", clock)
         self.evaluated += int(rechecked[:count].sum())
@@ -448,11 +448,11 @@ def compare(plan, periods, found):
 
 
 def fused_search(cupy, plan, periods, chunk, spec) -> FusedFFTSearch:
-    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:transforms]."""
+    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:transforms|:spectra]."""
     tokens = spec.split(":")
     min_blocks = next((int(t[3:]) for t in tokens if t.startswith("min")), 1)
-    return FusedFFTSearch(cupy, plan, periods, chunk, int(tokens[0]), "transforms" not in tokens, "global" in tokens,
-                          min_blocks)
+    stages = 0 if "spectra" in tokens else 1 if "transforms" in tokens else 2
+    return FusedFFTSearch(cupy, plan, periods, chunk, int(tokens[0]), stages, "global" in tokens, min_blocks)
 
 
 def gpu_run(cases, repeats, chunk, fused=None) -> dict:
@@ -547,10 +547,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true", help="float32 FFT + recheck vs brute force on sampled periods")
     parser.add_argument("--gpu", action="store_true", help="the whole search on the GPU, timed")
-    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:transforms]",
+    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:transforms|:spectra]",
                         help="--gpu with fft_scan.cu (one block per period) at these block sizes; ':global' "
                              "reads the prefix sums from global memory, ':minB' asks ptxas for B blocks per SM, "
-                             "':transforms' times the transforms alone")
+                             "':transforms' times the spectra and transforms without the gains, ':spectra' "
+                             "the spectra alone")
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])
     parser.add_argument("--periods", type=int, default=40, help="sampled periods per case (--cpu)")
     parser.add_argument("--repeats", type=int, default=5)
