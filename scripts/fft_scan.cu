@@ -312,17 +312,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
 
     for (int q = 0; q < nd[p]; q += 2) {
         const int w1 = lo[p] + q, w2 = q + 1 < nd[p] ? w1 + 1 : -1;
-        for (int k = tid; k < M; k += THREADS) {
-            const bool upper_half = k > M / 2;
-            const int kk = upper_half ? M - k : k;
-            const float2 uk = Up[kk];
-            float2 p1 = cmul(uk, __ldg(&A[(unsigned long long)w1 * H + kk]));
-            float2 p2 = w2 >= 0 ? cmul(uk, __ldg(&A[(unsigned long long)w2 * H + kk])) : make_float2(0.0f, 0.0f);
-            if (upper_half) {
-                p1.y = -p1.y;
-                p2.y = -p2.y;
-            }
+        // Z_k = P1_k + i P2_k and, from the Hermitian halves, Z_(M-k) = conj(P1_k) + i conj(P2_k)
+        for (int k = tid; k < H; k += THREADS) {
+            const float2 uk = Up[k];
+            const float2 p1 = cmul(uk, __ldg(&A[(unsigned long long)w1 * H + k]));
+            const float2 p2 = w2 >= 0 ? cmul(uk, __ldg(&A[(unsigned long long)w2 * H + k])) : make_float2(0.f, 0.f);
             buf0[k] = make_float2(p1.x - p2.y, p1.y + p2.x);
+            if (k > 0 && 2 * k != M) buf0[M - k] = make_float2(p1.x + p2.y, p2.x - p1.y);
         }
         __syncthreads();
         const float2* z = stages > 0 ? inverse_fft(buf0, buf1, M, radix_s, passes, twiddle) : buf0;
