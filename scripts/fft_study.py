@@ -140,6 +140,14 @@ def correlate_spectra(out, spectrum, spectra, pair_row, pair_wi):
         out[q, k] = spectrum[pair_row[q], k] * spectra[wi, k] if wi >= 0 else 0j
 
 
+@cuda.jit(device=True)
+def screened_gain(cs, row, i, d, ks, a2w, ar, e, depth_min):
+    """(listed, k, float32-AR gain, its allowance) of shift ``i`` of width ``d`` in fold ``row``."""
+    box = 1.0 - (cs[row, i + d] - cs[row, i]) / d
+    k = box * ks
+    return box > depth_min, k, 2.0 * k * ar - k * k * a2w, 2.0 * abs(k) * e
+
+
 @cuda.jit
 def gain_bounds(ar, cs, pair_row, pair_wi, widths, strides, n_shifts, kscale, a2, allowance, depth_min, n,
                 out_lower, out_upper):
@@ -154,11 +162,8 @@ def gain_bounds(ar, cs, pair_row, pair_wi, widths, strides, n_shifts, kscale, a2
         d, stride, ks, a2w, e = widths[wi], strides[wi], kscale[wi], a2[wi], allowance[q]
         for s in range(tid, n_shifts[wi], BLOCK):
             i = s * stride
-            box = 1.0 - (cs[row, i + d] - cs[row, i]) / d
-            if box > depth_min:
-                k = box * ks
-                g = 2.0 * k * ar[q, i % n] - k * k * a2w
-                pad = 2.0 * abs(k) * e
+            listed, _k, g, pad = screened_gain(cs, row, i, d, ks, a2w, ar[q, i % n], e, depth_min)
+            if listed:
                 lower = max(lower, g - pad)
                 upper = max(upper, g + pad)
     lo_s[tid], hi_s[tid] = lower, upper
@@ -189,17 +194,15 @@ def recheck(todo, ar, cs, u, pair_row, pair_wi, widths, strides, n_shifts, offse
     best, best_s, evaluated = -np.inf, n_shifts[wi], 0
     for s in range(tid, n_shifts[wi], BLOCK):
         i = s * stride
-        box = 1.0 - (cs[row, i + d] - cs[row, i]) / d
-        if box > depth_min:
-            k = box * ks
-            if 2.0 * k * ar[q, i % n] - k * k * a2w + 2.0 * abs(k) * e >= t:
-                dot = 0.0
-                for j in range(length):
-                    dot += a[first + j] * u[row, i + j]
-                g = 2.0 * k * dot - k * k * a2w
-                evaluated += 1
-                if g > best:
-                    best, best_s = g, s
+        listed, k, g_hat, pad = screened_gain(cs, row, i, d, ks, a2w, ar[q, i % n], e, depth_min)
+        if listed and g_hat + pad >= t:
+            dot = 0.0
+            for j in range(length):
+                dot += a[first + j] * u[row, i + j]
+            g = 2.0 * k * dot - k * k * a2w
+            evaluated += 1
+            if g > best:
+                best, best_s = g, s
     g_s[tid], s_s[tid] = best, best_s
     cuda.atomic.add(count, 0, evaluated)
     cuda.syncthreads()
@@ -228,7 +231,7 @@ class FFTSearch:
         lo, hi = plan.width_windows(self.periods)
         self.lo, self.nd = lo, hi - lo
         self.slots = int(self.nd.max())
-        a2, a1, kscale, n_shifts = template_constants(plan)
+        self.constants = a2, a1, kscale, n_shifts = template_constants(plan)
         self.a1 = a1
         put = xp.asarray
         self.spectra = put(template_spectra(plan, self.n))
@@ -378,10 +381,10 @@ class FusedFFTSearch(FFTSearch):
         super().__init__(cupy, plan, periods, chunk)
         self.threads, self.stages, self.epilogue = threads, stages, stages == 2
         n, m = self.n, self.m
-        self.size = n if smooth_size(n) == n else smooth_size(m)
-        size = self.size
-        self.spectra = cupy.asarray(template_spectra(plan, size))
-        a2, a1, kscale, n_shifts = template_constants(plan)
+        self.size = size = n if smooth_size(n) == n else smooth_size(m)
+        if size != n:
+            self.spectra = cupy.asarray(template_spectra(plan, size))
+        a2, a1, kscale, n_shifts = self.constants
         tp = plan.templates
         self.args = [cupy.asarray(x) for x in (
             tp.widths.astype(np.int32), tp.strides.astype(np.int32), 1.0 / tp.widths, n_shifts.astype(np.int32),
