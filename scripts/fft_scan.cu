@@ -255,6 +255,11 @@ __device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const do
     return out;
 }
 
+__device__ __forceinline__ void enqueue(Candidate* queue, int* queued, const ScreenedShift& g, int w, int s) {
+    const int at = atomicAdd(queued, 1);
+    if (at < QUEUE) queue[at] = Candidate{g.gain + g.pad, w, s};
+}
+
 __device__ double block_max(double x, double* scratch) {
     for (int o = 16; o > 0; o >>= 1) x = fmax(x, __shfl_xor_sync(0xffffffffu, x, o));
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -293,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
 #endif
     __shared__ double scratch[THREADS / 32];
     __shared__ double threshold;
-    __shared__ int queued;
+    __shared__ int queued, lost;
     __shared__ int radix_s[MAX_PASSES];
 
     const int p = blockIdx.x, tid = threadIdx.x, H = M / 2 + 1;
@@ -306,7 +311,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     if (tid < passes) radix_s[tid] = radix[tid];
     if (tid == 0) {
         threshold = NEG_INF;
-        queued = 0;
+        queued = lost = 0;
     }
     __syncthreads();
 
@@ -324,39 +329,58 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
         const float2* z = stages > 0 ? inverse_fft(buf0, buf1, M, radix_s, passes, twiddle) : buf0;
         const float e = (float)(escale * unorm[p] * (a1[w1] + (w2 >= 0 ? a1[w2] : 0.0)));
         if (stages < 2) {  // for timing: the spectra alone (0) or with the transforms (1)
-            if (tid == 0 && z[0].x == 12345.0f) queued = QUEUE + 1;
+            if (tid == 0 && z[0].x == 12345.0f) lost = 1;
             __syncthreads();
             continue;
         }
 
-        double lower = NEG_INF, upper = NEG_INF;
-        for (int side = 0; side < 2; ++side) {
-            const int w = side ? w2 : w1;
-            if (w < 0) break;
-            const Width wd = width_of(w, widths, strides, inv_width, kscale, a2);
-            for (int s = tid; s < n_shifts[w]; s += THREADS) {
-                const ScreenedShift g = screen(wd, s, csp, z, side, circular, n, inv_m, e, depth_min);
-                if (g.listed == 2) lower = fmax(lower, (double)(g.gain - g.pad));
-                if (g.listed) upper = fmax(upper, (double)(g.gain + g.pad));
+        // One sweep over both widths' shifts (two independent chains per iteration): the best
+        // lower gain, and into the queue every shift whose upper gain reaches the threshold of the
+        // pairs before. If that overflows the queue, the queue keeps what reaches the new
+        // threshold and this pair's shifts are queued again against it.
+        const int w_of[2] = {w1, w2};
+        const Width wd[2] = {width_of(w1, widths, strides, inv_width, kscale, a2),
+                             width_of(w2 >= 0 ? w2 : w1, widths, strides, inv_width, kscale, a2)};
+        const int shifts_of[2] = {n_shifts[w1], w2 >= 0 ? n_shifts[w2] : 0};
+        const double t_before = threshold;
+        const int queued_before = queued;
+        double lower = NEG_INF;
+        for (int s = tid; s < max(shifts_of[0], shifts_of[1]); s += THREADS) {
+#pragma unroll
+            for (int side = 0; side < 2; ++side) {
+                if (s < shifts_of[side]) {
+                    const ScreenedShift g = screen(wd[side], s, csp, z, side, circular, n, inv_m, e, depth_min);
+                    if (g.listed == 2) lower = fmax(lower, (double)(g.gain - g.pad));
+                    if (g.listed && (double)(g.gain + g.pad) >= t_before) enqueue(queue, &queued, g, w_of[side], s);
+                }
             }
         }
         lower = block_max(lower, scratch);
-        upper = block_max(upper, scratch);
         if (tid == 0) threshold = fmax(threshold, lower);
         __syncthreads();
-        const double t = threshold;
-        if (upper >= t) {
-            for (int side = 0; side < 2; ++side) {
-                const int w = side ? w2 : w1;
-                if (w < 0) break;
-                const Width wd = width_of(w, widths, strides, inv_width, kscale, a2);
-                for (int s = tid; s < n_shifts[w]; s += THREADS) {
-                    const ScreenedShift g = screen(wd, s, csp, z, side, circular, n, inv_m, e, depth_min);
-                    if (g.listed && (double)(g.gain + g.pad) >= t) {
-                        const int at = atomicAdd(&queued, 1);
-                        if (at < QUEUE) queue[at] = Candidate{g.gain + g.pad, w, s};
+        if (queued > QUEUE) {
+            const double t = threshold;
+            __syncthreads();
+            if (tid == 0) {
+                int kept = 0;
+                for (int c = 0; c < min(queued_before, QUEUE); ++c)
+                    if (queue[c].upper >= t) queue[kept++] = queue[c];
+                queued = kept;
+            }
+            __syncthreads();
+            for (int s = tid; s < max(shifts_of[0], shifts_of[1]); s += THREADS) {
+#pragma unroll
+                for (int side = 0; side < 2; ++side) {
+                    if (s < shifts_of[side]) {
+                        const ScreenedShift g = screen(wd[side], s, csp, z, side, circular, n, inv_m, e, depth_min);
+                        if (g.listed && (double)(g.gain + g.pad) >= t) enqueue(queue, &queued, g, w_of[side], s);
                     }
                 }
+            }
+            __syncthreads();
+            if (tid == 0 && queued > QUEUE) {  // shifts that could win were dropped: the period is not exact
+                lost = 1;
+                queued = QUEUE;
             }
         }
         __syncthreads();
@@ -408,6 +432,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
         best_wi[p] = best == NEG_INF ? -1 : best_w;
         best_shift[p] = best == NEG_INF ? 0 : best_s * strides[best_w];
         n_rechecked[p] = count;
-        overflow[p] = queued > QUEUE;
+        overflow[p] = lost;
     }
 }
