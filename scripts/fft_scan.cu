@@ -255,6 +255,18 @@ __device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const do
     return out;
 }
 
+// visit(side, s, screened shift) for every shift of a pair's two widths, both in one iteration
+template <class Visit>
+__device__ __forceinline__ void sweep_pair(const Width* wd, const int* shifts_of, const double* cs, const float2* z,
+                                           int circular, int n, float inv_m, float e, double depth_min,
+                                           Visit visit) {
+    for (int s = threadIdx.x; s < max(shifts_of[0], shifts_of[1]); s += THREADS) {
+#pragma unroll
+        for (int side = 0; side < 2; ++side)
+            if (s < shifts_of[side]) visit(side, s, screen(wd[side], s, cs, z, side, circular, n, inv_m, e, depth_min));
+    }
+}
+
 __device__ __forceinline__ void enqueue(Candidate* queue, int* queued, const ScreenedShift& g, int w, int s) {
     const int at = atomicAdd(queued, 1);
     if (at < QUEUE) queue[at] = Candidate{g.gain + g.pad, w, s};
@@ -345,16 +357,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
         const double t_before = threshold;
         const int queued_before = queued;
         double lower = NEG_INF;
-        for (int s = tid; s < max(shifts_of[0], shifts_of[1]); s += THREADS) {
-#pragma unroll
-            for (int side = 0; side < 2; ++side) {
-                if (s < shifts_of[side]) {
-                    const ScreenedShift g = screen(wd[side], s, csp, z, side, circular, n, inv_m, e, depth_min);
-                    if (g.listed == 2) lower = fmax(lower, (double)(g.gain - g.pad));
-                    if (g.listed && (double)(g.gain + g.pad) >= t_before) enqueue(queue, &queued, g, w_of[side], s);
-                }
-            }
-        }
+        sweep_pair(wd, shifts_of, csp, z, circular, n, inv_m, e, depth_min, [&](int side, int s, ScreenedShift g) {
+            if (g.listed == 2) lower = fmax(lower, (double)(g.gain - g.pad));
+            if (g.listed && (double)(g.gain + g.pad) >= t_before) enqueue(queue, &queued, g, w_of[side], s);
+        });
         lower = block_max(lower, scratch);
         if (tid == 0) threshold = fmax(threshold, lower);
         __syncthreads();
@@ -368,15 +374,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
                 queued = kept;
             }
             __syncthreads();
-            for (int s = tid; s < max(shifts_of[0], shifts_of[1]); s += THREADS) {
-#pragma unroll
-                for (int side = 0; side < 2; ++side) {
-                    if (s < shifts_of[side]) {
-                        const ScreenedShift g = screen(wd[side], s, csp, z, side, circular, n, inv_m, e, depth_min);
-                        if (g.listed && (double)(g.gain + g.pad) >= t) enqueue(queue, &queued, g, w_of[side], s);
-                    }
-                }
-            }
+            sweep_pair(wd, shifts_of, csp, z, circular, n, inv_m, e, depth_min, [&](int side, int s, ScreenedShift g) {
+                if (g.listed && (double)(g.gain + g.pad) >= t) enqueue(queue, &queued, g, w_of[side], s);
+            });
             __syncthreads();
             if (tid == 0 && queued > QUEUE) {  // shifts that could win were dropped: the period is not exact
                 lost = 1;
