@@ -65,12 +65,10 @@ def error_scale(n) -> float:
 def template_spectra(plan, n) -> np.ndarray:
     """conj(rfft(a)) of every template zero-padded to ``n``, rounded to complex64."""
     tp = plan.templates
-    out = np.zeros((tp.widths.size, n // 2 + 1), np.complex64)
+    padded = np.zeros((tp.widths.size, n))
     for wi in range(tp.widths.size):
-        a = np.zeros(n)
-        a[:tp.lengths[wi]] = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
-        out[wi] = np.conj(np.fft.rfft(a))
-    return out
+        padded[wi, :tp.lengths[wi]] = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
+    return np.conj(np.fft.rfft(padded, axis=1)).astype(np.complex64)
 
 
 def template_constants(plan):
@@ -96,7 +94,7 @@ def cpu_check(case, n_periods, seed=0) -> dict:
     spectra = template_spectra(plan, n)
     a2, a1, _, _ = template_constants(plan)
     tally = dict(periods=0, listed=0, candidates=0, worst_error_of_E=0.0)
-    for (u, *_), widths, _seed in sampled_folds(plan, periods, n_periods, seed):
+    for (u, *_), widths, _threshold in sampled_folds(plan, periods, n_periods, seed):
         ar32 = np.fft.irfft(np.fft.rfft(u[:n].astype(np.float32))[None, :] * spectra[[w[0] for w in widths]],
                             n=n, axis=1)
         unorm = float(np.linalg.norm(u[:n]))
@@ -280,7 +278,6 @@ class FFTSearch:
 
     def _chunk(self, p0, p1):
         xp, n, m, dev = self.xp, self.n, self.m, self.dev
-        rows = self.chunk
         rows = self.chunk  # fixed shapes: cuFFT plans are cached per shape
         clock = self._start()
         u, cs = self._fold(p0, p1)
@@ -510,7 +507,7 @@ def cufft_error(cupy, search, n_periods=8) -> float:
     plan, n = search.plan, search.n
     tp = plan.templates
     worst = 0.0
-    for (u, *_), widths, _seed in sampled_folds(plan, search.periods, n_periods):
+    for (u, *_), widths, _threshold in sampled_folds(plan, search.periods, n_periods):
         spectrum = cupy.fft.rfft(cupy.asarray(u[:n].astype(np.float32)))
         wis = np.array([w[0] for w in widths])
         ar32 = cupy.fft.irfft(spectrum[None, :] * search.spectra[wis], n=n, axis=1).get()
