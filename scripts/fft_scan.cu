@@ -219,11 +219,23 @@ struct Width {
     int d, stride;
     double inv_d, ks;
     float a2w;
+#ifdef BOX32
+    float listed_above, maybe_above, dk;  // box32 > listed_above: listed; <= maybe_above: not; |k32 - k| <= dk
+#endif
 };
 
+// Per pair: box_error is the period's K (fft_study.box_error): |box32 - TLS's box| <= K / d + 3 eps64
 __device__ __forceinline__ Width width_of(int w, const int* widths, const int* strides, const double* inv_width,
-                                          const double* kscale, const double* a2) {
-    return Width{widths[w], strides[w], inv_width[w], kscale[w], (float)a2[w]};
+                                          const double* kscale, const double* a2, double box_error,
+                                          double depth_min) {
+    Width wd{widths[w], strides[w], inv_width[w], kscale[w], (float)a2[w]};
+#ifdef BOX32
+    const double margin = box_error * inv_width[w] * (1.0 + 1e-12) + 3.0 * __DBL_EPSILON__;
+    wd.listed_above = __double2float_ru(depth_min + margin);
+    wd.maybe_above = __double2float_rd(depth_min - margin);
+    wd.dk = __double2float_ru(fabs(wd.ks) * margin);
+#endif
+    return wd;
 }
 
 // The box depth by a multiplication is within LISTING_MARGIN of TLS's division: a shift is
@@ -238,6 +250,34 @@ struct ScreenedShift {
     float gain, pad;
     int listed;
 };
+
+#ifdef BOX32
+// The box depth from the float32 prefix sums of 1 - F (q): listed surely (2) or perhaps (1) by
+// width_of's margins; the pad adds k32's error dk: |dG| <= dk (2 (|ar| + e) + (2 |k| + dk) A2).
+typedef float Prefix;  // q, the prefix sums of 1 - F
+typedef float Gain;    // the screen's bounds and threshold (rounded down)
+#define GAIN_FLOOR(t) __double2float_rd(t)
+
+__device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const float* q, const float2* z, int side,
+                                                int circular, int n, float inv_m, float e, double) {
+    const int i = s * wd.stride;
+    const float box = (q[i + wd.d] - q[i]) * (float)wd.inv_d;
+    ScreenedShift out{0.f, 0.f, box > wd.listed_above ? 2 : box > wd.maybe_above ? 1 : 0};
+    if (out.listed) {
+        const float k = box * (float)wd.ks;
+        const float2 zz = z[circular && i >= n ? i - n : i];
+        const float ar = (side ? zz.y : zz.x) * inv_m;
+        const float t1 = 2.f * k * ar, t2 = k * k * wd.a2w;
+        const float pad = 2.f * fabsf(k) * e + wd.dk * (2.f * (fabsf(ar) + e) + (2.f * fabsf(k) + wd.dk) * wd.a2w);
+        out.gain = t1 - t2;
+        out.pad = pad + SCREEN_ROUNDING * (fabsf(t1) + t2 + pad);
+    }
+    return out;
+}
+#else
+typedef double Prefix;  // the prefix sums of F
+typedef double Gain;
+#define GAIN_FLOOR(t) (t)
 
 __device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const double* cs, const float2* z, int side,
                                                 int circular, int n, float inv_m, float e, double depth_min) {
@@ -254,16 +294,17 @@ __device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const do
     }
     return out;
 }
+#endif
 
 // visit(side, s, screened shift) for every shift of a pair's two widths, both in one iteration
 template <class Visit>
-__device__ __forceinline__ void sweep_pair(const Width* wd, const int* shifts_of, const double* cs, const float2* z,
+__device__ __forceinline__ void sweep_pair(const Width* wd, const int* shifts_of, const Prefix* pre, const float2* z,
                                            int circular, int n, float inv_m, float e, double depth_min,
                                            Visit visit) {
     for (int s = threadIdx.x; s < max(shifts_of[0], shifts_of[1]); s += THREADS) {
 #pragma unroll
         for (int side = 0; side < 2; ++side)
-            if (s < shifts_of[side]) visit(side, s, screen(wd[side], s, cs, z, side, circular, n, inv_m, e, depth_min));
+            if (s < shifts_of[side]) visit(side, s, screen(wd[side], s, pre, z, side, circular, n, inv_m, e, depth_min));
     }
 }
 
@@ -289,6 +330,7 @@ __device__ double block_max(double x, double* scratch) {
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     const float2* __restrict__ U, const float2* __restrict__ A, const double* __restrict__ cs,
+    const float* __restrict__ qs, const double* __restrict__ box_error,
     const double* __restrict__ u, const double* __restrict__ unorm, const int* __restrict__ lo,
     const int* __restrict__ nd, const int* __restrict__ widths, const int* __restrict__ strides,
     const double* __restrict__ inv_width,
@@ -301,13 +343,19 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     extern __shared__ float2 smem[];
     float2* buf0 = smem;
     float2* buf1 = smem + M;
-#ifdef CS_GLOBAL  // the prefix sums of F (m + 1) read through L1
-    const double* csp = cs + (unsigned long long)blockIdx.x * (m + 1);
+#ifdef BOX32
+    const Prefix* source = qs + (unsigned long long)blockIdx.x * (m + 1);
+#else
+    const Prefix* source = cs + (unsigned long long)blockIdx.x * (m + 1);
+#endif
+#ifdef CS_GLOBAL  // the screen's prefix sums (m + 1) read through L1
+    const Prefix* pre = source;
     Candidate* queue = reinterpret_cast<Candidate*>(smem + 2 * M);
 #else  // copied to shared memory
-    double* csp = reinterpret_cast<double*>(smem + 2 * M);
-    Candidate* queue = reinterpret_cast<Candidate*>(csp + m + 1);
+    Prefix* pre = reinterpret_cast<Prefix*>(smem + 2 * M);
+    Candidate* queue = reinterpret_cast<Candidate*>(smem + 2 * M + ((m + 1) * sizeof(Prefix) + 15) / 16 * 2);
 #endif
+    const double* csp = cs + (unsigned long long)blockIdx.x * (m + 1);  // the re-check's
     __shared__ double scratch[THREADS / 32];
     __shared__ double threshold;
     __shared__ int queued, lost;
@@ -318,7 +366,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     const double* up = u + (unsigned long long)p * m;
     const float inv_m = 1.f / M;
 #ifndef CS_GLOBAL
-    for (int i = tid; i <= m; i += THREADS) csp[i] = cs[(unsigned long long)p * (m + 1) + i];
+    for (int i = tid; i <= m; i += THREADS) pre[i] = source[i];
 #endif
     if (tid < passes) radix_s[tid] = radix[tid];
     if (tid == 0) {
@@ -351,21 +399,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
         // pairs before. If that overflows the queue, the queue keeps what reaches the new
         // threshold and this pair's shifts are queued again against it.
         const int w_of[2] = {w1, w2};
-        const Width wd[2] = {width_of(w1, widths, strides, inv_width, kscale, a2),
-                             width_of(w2 >= 0 ? w2 : w1, widths, strides, inv_width, kscale, a2)};
+        const Width wd[2] = {width_of(w1, widths, strides, inv_width, kscale, a2, box_error[p], depth_min),
+                             width_of(w2 >= 0 ? w2 : w1, widths, strides, inv_width, kscale, a2, box_error[p],
+                                      depth_min)};
         const int shifts_of[2] = {n_shifts[w1], w2 >= 0 ? n_shifts[w2] : 0};
-        const double t_before = threshold;
+        const Gain t_before = GAIN_FLOOR(threshold);
         const int queued_before = queued;
-        double lower = NEG_INF;
-        sweep_pair(wd, shifts_of, csp, z, circular, n, inv_m, e, depth_min, [&](int side, int s, ScreenedShift g) {
-            if (g.listed == 2) lower = fmax(lower, (double)(g.gain - g.pad));
-            if (g.listed && (double)(g.gain + g.pad) >= t_before) enqueue(queue, &queued, g, w_of[side], s);
+        Gain lower = NEG_INF;
+        sweep_pair(wd, shifts_of, pre, z, circular, n, inv_m, e, depth_min, [&](int side, int s, ScreenedShift g) {
+            if (g.listed == 2) lower = fmax(lower, (Gain)(g.gain - g.pad));
+            if (g.listed && (Gain)(g.gain + g.pad) >= t_before) enqueue(queue, &queued, g, w_of[side], s);
         });
-        lower = block_max(lower, scratch);
-        if (tid == 0) threshold = fmax(threshold, lower);
+        const double block_lower = block_max(lower, scratch);
+        if (tid == 0) threshold = fmax(threshold, block_lower);
         __syncthreads();
         if (queued > QUEUE) {
             const double t = threshold;
+            const Gain t_screen = GAIN_FLOOR(t);
             __syncthreads();
             if (tid == 0) {
                 int kept = 0;
@@ -374,8 +424,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
                 queued = kept;
             }
             __syncthreads();
-            sweep_pair(wd, shifts_of, csp, z, circular, n, inv_m, e, depth_min, [&](int side, int s, ScreenedShift g) {
-                if (g.listed && (double)(g.gain + g.pad) >= t) enqueue(queue, &queued, g, w_of[side], s);
+            sweep_pair(wd, shifts_of, pre, z, circular, n, inv_m, e, depth_min, [&](int side, int s, ScreenedShift g) {
+                if (g.listed && (Gain)(g.gain + g.pad) >= t_screen) enqueue(queue, &queued, g, w_of[side], s);
             });
             __syncthreads();
             if (tid == 0 && queued > QUEUE) {  // shifts that could win were dropped: the period is not exact

@@ -62,6 +62,28 @@ def error_scale(n) -> float:
     return (16.0 * math.log2(n) + 4.0) * EPS32
 
 
+def box_prefix(xp, f):
+    """(q, K) per fold row of ``f``: q, the prefix sums of 1 - F in float32
+    (leading 0), and K with |box32 - TLS's box| <= K / d + u64 for every
+    window of d samples, where box32 = (q[i + d] - q[i]) * fl32(1 / d) in
+    float32 and TLS's box = 1 - (c[i + d] - c[i]) / d in float64 from F's
+    prefix sums c summed in any order (fft_scan.cu's BOX32 screen).
+
+    The float64 sums err by at most gamma_m sum|F| (c) and gamma_m sum|1 - F|
+    plus u64 sum|1 - F| (1 - F, then its sums), the rounding to float32 by u32
+    max|Q|; box32's subtraction and scaling add 3 u32 of 2 max|Q| / d.
+    """
+    m = f.shape[1]
+    g = 1.0 - f
+    prefix = xp.zeros((f.shape[0], m + 1))
+    xp.cumsum(g, axis=1, out=prefix[:, 1:])
+    u64, u32 = 2.0 ** -53, 2.0 ** -24
+    gamma = m * u64 / (1 - m * u64)
+    k = ((2 * gamma + 4 * u64) * (xp.abs(f).sum(axis=1) + xp.abs(g).sum(axis=1))
+         + 8.1 * u32 * xp.abs(prefix).max(axis=1))
+    return prefix.astype(xp.float32), k
+
+
 def template_spectra(plan, n) -> np.ndarray:
     """conj(rfft(a)) of every template zero-padded to ``n``, rounded to complex64."""
     tp = plan.templates
@@ -262,7 +284,7 @@ class FFTSearch:
         return tuple(np.concatenate(x) for x in zip(*parts))
 
     def _fold(self, p0, p1):
-        """(u, prefix sums of F) of the patched folds of periods p0:p1, as
+        """(u, prefix sums of F, F) of the patched folds of periods p0:p1, as
         ``chunk`` rows (the last period repeated: fixed shapes keep cuFFT's
         plans cached)."""
         xp, n, m = self.xp, self.n, self.m
@@ -274,13 +296,13 @@ class FFTSearch:
         f = self.y[order]
         cs = xp.zeros((self.chunk, m + 1))
         xp.cumsum(f, axis=1, out=cs[:, 1:])
-        return (1.0 - f) * self.w[order], cs
+        return (1.0 - f) * self.w[order], cs, f
 
     def _chunk(self, p0, p1):
         xp, n, m, dev = self.xp, self.n, self.m, self.dev
         rows = self.chunk  # fixed shapes: cuFFT plans are cached per shape
         clock = self._start()
-        u, cs = self._fold(p0, p1)
+        u, cs, _ = self._fold(p0, p1)
         u32 = u[:, :n].astype(xp.float32)
         unorm = xp.sqrt(xp.einsum("ij,ij->i", u[:, :n], u[:, :n]))
         clock = self._clock("fold", clock)
@@ -374,9 +396,10 @@ class FusedFFTSearch(FFTSearch):
     (cupy only). M = N when N is 5-smooth (circular), else the smallest
     5-smooth size holding the patched fold (zero-padded)."""
 
-    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, stages=2, cs_global=False, min_blocks=1):
+    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, stages=2, cs_global=False, min_blocks=1,
+                 box32=False):
         super().__init__(cupy, plan, periods, chunk)
-        self.threads, self.stages, self.epilogue = threads, stages, stages == 2
+        self.threads, self.stages, self.epilogue, self.box32 = threads, stages, stages == 2, box32
         n, m = self.n, self.m
         self.size = size = n if smooth_size(n) == n else smooth_size(m)
         if size != n:
@@ -392,10 +415,11 @@ class FusedFFTSearch(FFTSearch):
         self.passes = len(radix)
         source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
         options = (("--std=c++17", f"-DTHREADS={threads}", f"-DMIN_BLOCKS={min_blocks}")
-                   + (("-DCS_GLOBAL",) if cs_global else ()))
+                   + (("-DCS_GLOBAL",) if cs_global else ()) + (("-DBOX32",) if box32 else ()))
         self.kernel = cupy.RawModule(code=source, options=options).get_function("fft_scan")
-        # fft_scan.cu's buffers, prefix sums (unless read from global memory) and queue
-        self.smem = 2 * size * 8 + (0 if cs_global else (self.m + 1) * 8) + 256 * 16
+        # fft_scan.cu's buffers, the screen's prefix sums (unless read from global memory) and queue
+        prefix = 0 if cs_global else -(-(self.m + 1) * (4 if box32 else 8) // 16) * 16
+        self.smem = 2 * size * 8 + prefix + 256 * 16
         limit = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
         if self.smem > limit:
             raise SystemExit(f"fft_scan.cu needs {self.smem} bytes of shared memory for M = {size}; "
@@ -410,7 +434,8 @@ class FusedFFTSearch(FFTSearch):
     def _chunk(self, p0, p1):
         cp, n, m, size, rows = self.xp, self.n, self.m, self.size, self.chunk
         clock = self._start()
-        u, cs = self._fold(p0, p1)
+        u, cs, f = self._fold(p0, p1)
+        q, box_error = box_prefix(cp, f) if self.box32 else (cs, cs[:, 0])  # unread without BOX32
         if size == n:
             v = u[:, :n]
         else:
@@ -426,7 +451,7 @@ class FusedFFTSearch(FFTSearch):
         gain, rechecked = cp.empty(rows), cp.empty(rows, cp.int32)
         width, shift, overflow = cp.empty(rows, cp.int32), cp.empty(rows, cp.int32), cp.empty(rows, cp.int32)
         self.kernel((rows,), (self.threads,), (
-            spectrum, self.spectra, cs, u, unorm, lo, nd, *self.args, self.twiddle, self.radix,
+            spectrum, self.spectra, cs, q, box_error, u, unorm, lo, nd, *self.args, self.twiddle, self.radix,
             np.int32(self.passes), np.int32(size), np.int32(n), np.int32(m), np.int32(size == n),
             np.float64(self.plan.templates.depth_min), np.float64(error_scale(size)), np.int32(self.stages),
             gain, width, shift, rechecked, overflow), shared_mem=self.smem)
@@ -448,11 +473,12 @@ def compare(plan, periods, found):
 
 
 def fused_search(cupy, plan, periods, chunk, spec) -> FusedFFTSearch:
-    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:transforms|:spectra]."""
+    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:box32][:transforms|:spectra]."""
     tokens = spec.split(":")
     min_blocks = next((int(t[3:]) for t in tokens if t.startswith("min")), 1)
     stages = 0 if "spectra" in tokens else 1 if "transforms" in tokens else 2
-    return FusedFFTSearch(cupy, plan, periods, chunk, int(tokens[0]), stages, "global" in tokens, min_blocks)
+    return FusedFFTSearch(cupy, plan, periods, chunk, int(tokens[0]), stages, "global" in tokens, min_blocks,
+                          "box32" in tokens)
 
 
 def gpu_run(cases, repeats, chunk, fused=None) -> dict:
@@ -547,9 +573,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true", help="float32 FFT + recheck vs brute force on sampled periods")
     parser.add_argument("--gpu", action="store_true", help="the whole search on the GPU, timed")
-    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:transforms|:spectra]",
+    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:box32][:transforms|:spectra]",
                         help="--gpu with fft_scan.cu (one block per period) at these block sizes; ':global' "
                              "reads the prefix sums from global memory, ':minB' asks ptxas for B blocks per SM, "
+                             "':box32' screens with float32 box depths and bounds (box_prefix), "
                              "':transforms' times the spectra and transforms without the gains, ':spectra' "
                              "the spectra alone")
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])

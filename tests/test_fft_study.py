@@ -28,6 +28,25 @@ def test_the_fft_and_its_recheck_find_brute_forces_best_shift():
     assert 0 < t["worst_error_of_E"] < 0.01
 
 
+def test_the_float32_box_depth_is_within_its_proven_margin_of_the_float64_one():
+    plan, periods = case_plan("k2")
+    search = fft_study.FFTSearch(np, plan, periods[::1000], chunk=10)
+    _, cs, f = search._fold(0, 10)
+    q, k = fft_study.box_prefix(np, f)
+    assert q.dtype == np.float32 and q.shape == cs.shape
+    worst = 0.0
+    for d in np.unique(plan.templates.widths):
+        i = np.arange(search.m + 1 - d)
+        box = 1.0 - (cs[:, i + d] - cs[:, i]) / d
+        box32 = (q[:, i + d] - q[:, i]) * np.float32(1.0 / d)
+        error = np.abs(box32.astype(np.float64) - box)
+        margin = k[:, None] / d + 2.0 ** -53
+        assert (error <= margin).all()
+        worst = max(worst, float((error / margin).max()))
+    assert worst > 0.01  # a margin of the errors' size, not far above them
+    assert (k / plan.templates.widths.min() < 1e-3 * plan.templates.depth_min).all()
+
+
 def test_the_k2_like_size_takes_three_passes():
     assert fft_study.radix_plan(4320) == [18, 16, 15]
 
@@ -44,8 +63,9 @@ def test_fft_sizes_are_the_smallest_five_smooth_ones_and_their_passes_multiply_t
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("threads", [256, 512])
 @pytest.mark.parametrize("cs_global", [False, True])
-def test_the_fused_kernel_compiles_without_spills(threads, cs_global, tmp_path):
-    options = ["-Xptxas", "-v"] + (["-DCS_GLOBAL"] if cs_global else [])
+@pytest.mark.parametrize("box32", [False, True])
+def test_the_fused_kernel_compiles_without_spills(threads, cs_global, box32, tmp_path):
+    options = ["-Xptxas", "-v"] + (["-DCS_GLOBAL"] if cs_global else []) + (["-DBOX32"] if box32 else [])
     cmd = nvcc_command(str(SOURCE), "sm_90", {"THREADS": threads}, options, tmp_path / "k.cubin")
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -55,14 +75,15 @@ def test_the_fused_kernel_compiles_without_spills(threads, cs_global, tmp_path):
 
 @pytest.mark.skipif(cuda_device_count() == 0 or importlib.util.find_spec("cupy") is None,
                     reason="needs a CUDA GPU and CuPy")
-@pytest.mark.parametrize("fused", [None, "shared", "global"])
+@pytest.mark.parametrize("fused", [None, "shared", "global", "shared:box32", "global:box32"])
 def test_every_gpu_search_equals_the_cpu_backend(fused):
     import cupy
 
     plan, periods = case_plan("k2")
     periods = periods[::97]
     search = (fft_study.FFTSearch(cupy, plan, periods, chunk=64) if fused is None
-              else fft_study.FusedFFTSearch(cupy, plan, periods, chunk=64, cs_global=fused == "global"))
+              else fft_study.FusedFFTSearch(cupy, plan, periods, chunk=64, cs_global=fused.startswith("global"),
+                                            box32=fused.endswith("box32")))
     worst, rows_differ = fft_study.compare(plan, periods, search.search())
     assert worst < 1e-10 and rows_differ == 0
     assert search.evaluated >= periods.size
