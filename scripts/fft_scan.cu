@@ -230,7 +230,7 @@ __device__ __forceinline__ Width width_of(int w, const int* widths, const int* s
                                           double depth_min) {
     Width wd{widths[w], strides[w], inv_width[w], kscale[w], (float)a2[w]};
 #ifdef BOX32
-    const double margin = box_error * inv_width[w] * (1.0 + 1e-12) + 3.0 * __DBL_EPSILON__;
+    const double margin = box_error * inv_width[w] * (1.0 + 1e-12) + 3.0 * 2.220446049250313e-16;  // 3 eps64
     wd.listed_above = __double2float_ru(depth_min + margin);
     wd.maybe_above = __double2float_rd(depth_min - margin);
     wd.dk = __double2float_ru(fabs(wd.ks) * margin);
