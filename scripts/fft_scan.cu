@@ -258,53 +258,62 @@ typedef float Prefix;  // q, the prefix sums of 1 - F
 typedef float Gain;    // the screen's bounds and threshold (rounded down)
 #define GAIN_FLOOR(t) __double2float_rd(t)
 
-__device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const float* q, const float2* z, int side,
-                                                int circular, int n, float inv_m, float e, double) {
-    const int i = s * wd.stride;
+__device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, bool valid, const float* q,
+                                                const float2* z, int side, int circular, int n, float inv_m, float e,
+                                                double) {
+    const int i = (valid ? s : 0) * wd.stride;
     const float box = (q[i + wd.d] - q[i]) * (float)wd.inv_d;
-    ScreenedShift out{0.f, 0.f, box > wd.listed_above ? 2 : box > wd.maybe_above ? 1 : 0};
-    if (out.listed) {
-        const float k = box * (float)wd.ks;
-        const float2 zz = z[circular && i >= n ? i - n : i];
-        const float ar = (side ? zz.y : zz.x) * inv_m;
-        const float t1 = 2.f * k * ar, t2 = k * k * wd.a2w;
-        const float pad = 2.f * fabsf(k) * e + wd.dk * (2.f * (fabsf(ar) + e) + (2.f * fabsf(k) + wd.dk) * wd.a2w);
-        out.gain = t1 - t2;
-        out.pad = pad + SCREEN_ROUNDING * (fabsf(t1) + t2 + pad);
-    }
-    return out;
+    const float k = box * (float)wd.ks;
+    const float2 zz = z[circular && i >= n ? i - n : i];
+    const float ar = (side ? zz.y : zz.x) * inv_m;
+    const float t1 = 2.f * k * ar, t2 = k * k * wd.a2w;
+    const float pad = 2.f * fabsf(k) * e + wd.dk * (2.f * (fabsf(ar) + e) + (2.f * fabsf(k) + wd.dk) * wd.a2w);
+    return ScreenedShift{t1 - t2, pad + SCREEN_ROUNDING * (fabsf(t1) + t2 + pad),
+                         !valid ? 0 : box > wd.listed_above ? 2 : box > wd.maybe_above ? 1 : 0};
 }
 #else
 typedef double Prefix;  // the prefix sums of F
 typedef double Gain;
 #define GAIN_FLOOR(t) (t)
 
-__device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const double* cs, const float2* z, int side,
-                                                int circular, int n, float inv_m, float e, double depth_min) {
-    const int i = s * wd.stride;
+__device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, bool valid, const double* cs,
+                                                const float2* z, int side, int circular, int n, float inv_m, float e,
+                                                double depth_min) {
+    const int i = (valid ? s : 0) * wd.stride;
     const double box = 1.0 - (cs[i + wd.d] - cs[i]) * wd.inv_d;
-    ScreenedShift out{0.f, 0.f, box > depth_min + LISTING_MARGIN ? 2 : box > depth_min - LISTING_MARGIN ? 1 : 0};
-    if (out.listed) {
-        const float k = (float)(box * wd.ks);
-        const float2 zz = z[circular && i >= n ? i - n : i];
-        const float ar = (side ? zz.y : zz.x) * inv_m;
-        const float t1 = 2.f * k * ar, t2 = k * k * wd.a2w, pad = 2.f * fabsf(k) * e;
-        out.gain = t1 - t2;
-        out.pad = pad + SCREEN_ROUNDING * (fabsf(t1) + t2 + pad);
-    }
-    return out;
+    const float k = (float)(box * wd.ks);
+    const float2 zz = z[circular && i >= n ? i - n : i];
+    const float ar = (side ? zz.y : zz.x) * inv_m;
+    const float t1 = 2.f * k * ar, t2 = k * k * wd.a2w, pad = 2.f * fabsf(k) * e;
+    return ScreenedShift{t1 - t2, pad + SCREEN_ROUNDING * (fabsf(t1) + t2 + pad),
+                         !valid ? 0 : box > depth_min + LISTING_MARGIN ? 2 : box > depth_min - LISTING_MARGIN ? 1 : 0};
 }
 #endif
 
-// visit(side, s, screened shift) for every shift of a pair's two widths, both in one iteration
+#ifndef SWEEP_UNROLL
+#define SWEEP_UNROLL 1
+#endif
+
+// visit(side, s, screened shift) for every shift of a pair's two widths: each thread screens
+// SWEEP_UNROLL shifts of both widths (their loads all in flight) before it visits them
 template <class Visit>
 __device__ __forceinline__ void sweep_pair(const Width* wd, const int* shifts_of, const Prefix* pre, const float2* z,
                                            int circular, int n, float inv_m, float e, double depth_min,
                                            Visit visit) {
-    for (int s = threadIdx.x; s < max(shifts_of[0], shifts_of[1]); s += THREADS) {
+    const int count = max(shifts_of[0], shifts_of[1]);
+    for (int s0 = threadIdx.x; s0 < count; s0 += SWEEP_UNROLL * THREADS) {
+        ScreenedShift g[SWEEP_UNROLL][2];
 #pragma unroll
-        for (int side = 0; side < 2; ++side)
-            if (s < shifts_of[side]) visit(side, s, screen(wd[side], s, pre, z, side, circular, n, inv_m, e, depth_min));
+        for (int u = 0; u < SWEEP_UNROLL; ++u)
+#pragma unroll
+            for (int side = 0; side < 2; ++side) {
+                const int s = s0 + u * THREADS;
+                g[u][side] = screen(wd[side], s, s < shifts_of[side], pre, z, side, circular, n, inv_m, e, depth_min);
+            }
+#pragma unroll
+        for (int u = 0; u < SWEEP_UNROLL; ++u)
+#pragma unroll
+            for (int side = 0; side < 2; ++side) visit(side, s0 + u * THREADS, g[u][side]);
     }
 }
 

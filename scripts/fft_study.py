@@ -397,7 +397,7 @@ class FusedFFTSearch(FFTSearch):
     5-smooth size holding the patched fold (zero-padded)."""
 
     def __init__(self, cupy, plan, periods, chunk=2048, threads=256, stages=2, cs_global=False, min_blocks=1,
-                 box32=False):
+                 box32=False, unroll=1):
         super().__init__(cupy, plan, periods, chunk)
         self.threads, self.stages, self.epilogue, self.box32 = threads, stages, stages == 2, box32
         n, m = self.n, self.m
@@ -414,7 +414,7 @@ class FusedFFTSearch(FFTSearch):
         self.twiddle, self.radix = cupy.asarray(twiddle), cupy.asarray(np.array(radix, np.int32))
         self.passes = len(radix)
         source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
-        options = (("--std=c++17", f"-DTHREADS={threads}", f"-DMIN_BLOCKS={min_blocks}")
+        options = (("--std=c++17", f"-DTHREADS={threads}", f"-DMIN_BLOCKS={min_blocks}", f"-DSWEEP_UNROLL={unroll}")
                    + (("-DCS_GLOBAL",) if cs_global else ()) + (("-DBOX32",) if box32 else ()))
         self.kernel = cupy.RawModule(code=source, options=options).get_function("fft_scan")
         # fft_scan.cu's buffers, the screen's prefix sums (unless read from global memory) and queue
@@ -473,12 +473,13 @@ def compare(plan, periods, found):
 
 
 def fused_search(cupy, plan, periods, chunk, spec) -> FusedFFTSearch:
-    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:box32][:transforms|:spectra]."""
+    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:box32][:uU][:transforms|:spectra]."""
     tokens = spec.split(":")
     min_blocks = next((int(t[3:]) for t in tokens if t.startswith("min")), 1)
+    unroll = next((int(t[1:]) for t in tokens if t[0] == "u"), 1)
     stages = 0 if "spectra" in tokens else 1 if "transforms" in tokens else 2
     return FusedFFTSearch(cupy, plan, periods, chunk, int(tokens[0]), stages, "global" in tokens, min_blocks,
-                          "box32" in tokens)
+                          "box32" in tokens, unroll)
 
 
 def gpu_run(cases, repeats, chunk, fused=None) -> dict:
@@ -573,10 +574,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true", help="float32 FFT + recheck vs brute force on sampled periods")
     parser.add_argument("--gpu", action="store_true", help="the whole search on the GPU, timed")
-    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:box32][:transforms|:spectra]",
+    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:box32][:uU][:transforms|:spectra]",
                         help="--gpu with fft_scan.cu (one block per period) at these block sizes; ':global' "
                              "reads the prefix sums from global memory, ':minB' asks ptxas for B blocks per SM, "
-                             "':box32' screens with float32 box depths and bounds (box_prefix), "
+                             "':box32' screens with float32 box depths and bounds (box_prefix), ':uU' screens U shifts "
+                             "per thread at once, "
                              "':transforms' times the spectra and transforms without the gains, ':spectra' "
                              "the spectra alone")
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])
