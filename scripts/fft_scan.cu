@@ -3,10 +3,10 @@
 //
 // Per pair of allowed widths (w1, w2): Z = U conj(A1) + i U conj(A2) over the
 // whole spectrum (Hermitian halves from the rfft), one inverse complex FFT of
-// length M (Stockham passes of radices up to 18, fft_study.radix_plan) gives M AR1 + i M AR2. The float32
-// AR's gains carry the allowance 2 |k| E; every listed shift whose upper gain
-// reaches the period's running best lower gain is queued, and at the end the
-// queued shifts that reach the final one are re-evaluated in float64.
+// length M (Stockham passes of radices up to 18, fft_study.radix_plan) gives M AR1 + i M AR2. The
+// float32 screen (below) bounds every shift's gain; every listed shift whose upper gain reaches
+// the period's running best lower gain is queued, and at the end the queued shifts that reach
+// the final one are re-evaluated in float64.
 
 #ifndef THREADS
 #define THREADS 256
@@ -215,105 +215,64 @@ __device__ float2* inverse_fft(float2* buf, float2* other, int M, const int* rad
     return buf;
 }
 
+// The screen is float32. A shift's box depth comes from q, the float32 prefix sums of 1 - F:
+// |box32 - TLS's float64 box| <= margin = K / d + 3 eps64 (K per period, fft_study.box_prefix),
+// so a shift is surely listed (2) above depth_min + margin and perhaps (1) within it, and
+// |k32 - k| <= dk = |ks| margin. With the float32 AR's allowance e (|ar - AR| <= e), the gain
+// G = k (2 AR - k A2) is within
+//     P = 2 |k| e + 2 dk (|ar| + e) + dk (2 |k| + dk) A2
+// of its float32 value; SCREEN_ROUNDING (1 + SR) P + SR (|t1| + t2) also covers float32's
+// rounding of k, ar, the gain, the pad and gain -/+ pad (< 10 eps32 of those terms). As a
+// polynomial in |k| and |2 ar| with per-pair coefficients:
+//     pad = c0 + |2 ar| (ca + cka |k|) + |k| (ck + ckk |k|).
+#define SCREEN_ROUNDING 4e-6
+
 struct Width {
     int d, stride;
-    double inv_d, ks;
-    float a2w;
-#ifdef BOX32
-    float listed_above, maybe_above, dk;  // box32 > listed_above: listed; <= maybe_above: not; |k32 - k| <= dk
-#endif
+    float inv_d, ks, a2w;
+    float listed_above, maybe_above;
+    float c0, ca, cka, ck, ckk;
 };
 
-// Per pair: box_error is the period's K (fft_study.box_error): |box32 - TLS's box| <= K / d + 3 eps64
+__device__ __forceinline__ float round_up(double x) { return __double2float_ru(x * (1.0 + 1e-9)); }
+
 __device__ __forceinline__ Width width_of(int w, const int* widths, const int* strides, const double* inv_width,
                                           const double* kscale, const double* a2, double box_error,
-                                          double depth_min) {
-    Width wd{widths[w], strides[w], inv_width[w], kscale[w], (float)a2[w]};
-#ifdef BOX32
-    const double margin = box_error * inv_width[w] * (1.0 + 1e-12) + 3.0 * 2.220446049250313e-16;  // 3 eps64
-    wd.listed_above = __double2float_ru(depth_min + margin);
-    wd.maybe_above = __double2float_rd(depth_min - margin);
-    wd.dk = __double2float_ru(fabs(wd.ks) * margin);
-#endif
-    return wd;
+                                          double depth_min, float e) {
+    const double margin = box_error * inv_width[w] * (1.0 + 1e-12) + 3.0 * 2.220446049250313e-16;
+    const double ks = kscale[w], dk = fabs(ks) * margin * (1.0 + 1e-12), sr = SCREEN_ROUNDING;
+    const double a2w = (float)a2[w];  // the float32 A2 the gains use
+    return Width{widths[w], strides[w], (float)inv_width[w], (float)ks, (float)a2w,
+                 __double2float_ru(depth_min + margin), __double2float_rd(depth_min - margin),
+                 round_up((1 + sr) * (2 * dk * e + dk * dk * a2w)), round_up((1 + sr) * dk), round_up(sr),
+                 round_up((1 + sr) * (2 * e + 2 * dk * a2w)), round_up(sr * a2w)};
 }
-
-// The box depth by a multiplication is within LISTING_MARGIN of TLS's division: a shift is
-// surely listed (2) above depth_min + margin, perhaps (1) within it. The gain and its pad are
-// float32: the pad is the float32 AR's allowance (2 |k| e) plus SCREEN_ROUNDING of the terms'
-// magnitudes, which covers the float32 rounding of k, the terms, the pad and g -/+ pad (< 10
-// eps32) and k's share of the listing margin (< 1e-9 relative at depth_min = 1e-5).
-#define LISTING_MARGIN 1e-14
-#define SCREEN_ROUNDING 4e-6f
 
 struct ScreenedShift {
     float gain, pad;
     int listed;
 };
 
-#ifdef BOX32
-// The box depth from the float32 prefix sums of 1 - F (q): listed surely (2) or perhaps (1) by
-// width_of's margins; the pad adds k32's error dk: |dG| <= dk (2 (|ar| + e) + (2 |k| + dk) A2).
-typedef float Prefix;  // q, the prefix sums of 1 - F
-typedef float Gain;    // the screen's bounds and threshold (rounded down)
-#define GAIN_FLOOR(t) __double2float_rd(t)
-
-__device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, bool valid, const float* q,
-                                                const float2* z, int side, int circular, int n, float inv_m, float e,
-                                                double) {
-    const int i = (valid ? s : 0) * wd.stride;
-    const float box = (q[i + wd.d] - q[i]) * (float)wd.inv_d;
-    const float k = box * (float)wd.ks;
+__device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const float* q, const float2* z, int side,
+                                                int circular, int n, float two_over_m) {
+    const int i = s * wd.stride;
+    const float box = (q[i + wd.d] - q[i]) * wd.inv_d;
+    const float k = box * wd.ks, kk = fabsf(k);
     const float2 zz = z[circular && i >= n ? i - n : i];
-    const float ar = (side ? zz.y : zz.x) * inv_m;
-    const float t1 = 2.f * k * ar, t2 = k * k * wd.a2w;
-    const float pad = 2.f * fabsf(k) * e + wd.dk * (2.f * (fabsf(ar) + e) + (2.f * fabsf(k) + wd.dk) * wd.a2w);
-    return ScreenedShift{t1 - t2, pad + SCREEN_ROUNDING * (fabsf(t1) + t2 + pad),
-                         !valid ? 0 : box > wd.listed_above ? 2 : box > wd.maybe_above ? 1 : 0};
+    const float ar2 = (side ? zz.y : zz.x) * two_over_m;
+    return ScreenedShift{k * fmaf(-k, wd.a2w, ar2),
+                         fmaf(kk, fmaf(wd.ckk, kk, wd.ck), fmaf(fabsf(ar2), fmaf(wd.cka, kk, wd.ca), wd.c0)),
+                         box > wd.listed_above ? 2 : box > wd.maybe_above ? 1 : 0};
 }
-#else
-typedef double Prefix;  // the prefix sums of F
-typedef double Gain;
-#define GAIN_FLOOR(t) (t)
 
-__device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, bool valid, const double* cs,
-                                                const float2* z, int side, int circular, int n, float inv_m, float e,
-                                                double depth_min) {
-    const int i = (valid ? s : 0) * wd.stride;
-    const double box = 1.0 - (cs[i + wd.d] - cs[i]) * wd.inv_d;
-    const float k = (float)(box * wd.ks);
-    const float2 zz = z[circular && i >= n ? i - n : i];
-    const float ar = (side ? zz.y : zz.x) * inv_m;
-    const float t1 = 2.f * k * ar, t2 = k * k * wd.a2w, pad = 2.f * fabsf(k) * e;
-    return ScreenedShift{t1 - t2, pad + SCREEN_ROUNDING * (fabsf(t1) + t2 + pad),
-                         !valid ? 0 : box > depth_min + LISTING_MARGIN ? 2 : box > depth_min - LISTING_MARGIN ? 1 : 0};
-}
-#endif
-
-#ifndef SWEEP_UNROLL
-#define SWEEP_UNROLL 1
-#endif
-
-// visit(side, s, screened shift) for every shift of a pair's two widths: each thread screens
-// SWEEP_UNROLL shifts of both widths (their loads all in flight) before it visits them
+// visit(side, s, screened shift) for every shift of a pair's two widths, both in one iteration
 template <class Visit>
-__device__ __forceinline__ void sweep_pair(const Width* wd, const int* shifts_of, const Prefix* pre, const float2* z,
-                                           int circular, int n, float inv_m, float e, double depth_min,
-                                           Visit visit) {
-    const int count = max(shifts_of[0], shifts_of[1]);
-    for (int s0 = threadIdx.x; s0 < count; s0 += SWEEP_UNROLL * THREADS) {
-        ScreenedShift g[SWEEP_UNROLL][2];
+__device__ __forceinline__ void sweep_pair(const Width* wd, const int* shifts_of, const float* q, const float2* z,
+                                           int circular, int n, float two_over_m, Visit visit) {
+    for (int s = threadIdx.x; s < max(shifts_of[0], shifts_of[1]); s += THREADS) {
 #pragma unroll
-        for (int u = 0; u < SWEEP_UNROLL; ++u)
-#pragma unroll
-            for (int side = 0; side < 2; ++side) {
-                const int s = s0 + u * THREADS;
-                g[u][side] = screen(wd[side], s, s < shifts_of[side], pre, z, side, circular, n, inv_m, e, depth_min);
-            }
-#pragma unroll
-        for (int u = 0; u < SWEEP_UNROLL; ++u)
-#pragma unroll
-            for (int side = 0; side < 2; ++side) visit(side, s0 + u * THREADS, g[u][side]);
+        for (int side = 0; side < 2; ++side)
+            if (s < shifts_of[side]) visit(side, s, screen(wd[side], s, q, z, side, circular, n, two_over_m));
     }
 }
 
@@ -352,17 +311,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     extern __shared__ float2 smem[];
     float2* buf0 = smem;
     float2* buf1 = smem + M;
-#ifdef BOX32
-    const Prefix* source = qs + (unsigned long long)blockIdx.x * (m + 1);
-#else
-    const Prefix* source = cs + (unsigned long long)blockIdx.x * (m + 1);
-#endif
-#ifdef CS_GLOBAL  // the screen's prefix sums (m + 1) read through L1
-    const Prefix* pre = source;
+    const float* source = qs + (unsigned long long)blockIdx.x * (m + 1);
+#ifdef CS_GLOBAL  // the screen's prefix sums q (m + 1) read through L1
+    const float* q = source;
     Candidate* queue = reinterpret_cast<Candidate*>(smem + 2 * M);
 #else  // copied to shared memory
-    Prefix* pre = reinterpret_cast<Prefix*>(smem + 2 * M);
-    Candidate* queue = reinterpret_cast<Candidate*>(smem + 2 * M + ((m + 1) * sizeof(Prefix) + 15) / 16 * 2);
+    float* q = reinterpret_cast<float*>(smem + 2 * M);
+    Candidate* queue = reinterpret_cast<Candidate*>(smem + 2 * M + ((m + 1) * sizeof(float) + 15) / 16 * 2);
 #endif
     const double* csp = cs + (unsigned long long)blockIdx.x * (m + 1);  // the re-check's
     __shared__ double scratch[THREADS / 32];
@@ -373,9 +328,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     const int p = blockIdx.x, tid = threadIdx.x, H = M / 2 + 1;
     const float2* Up = U + (unsigned long long)p * H;
     const double* up = u + (unsigned long long)p * m;
-    const float inv_m = 1.f / M;
+    const float two_over_m = 2.f / M;
 #ifndef CS_GLOBAL
-    for (int i = tid; i <= m; i += THREADS) pre[i] = source[i];
+    for (int i = tid; i <= m; i += THREADS) q[i] = source[i];
 #endif
     if (tid < passes) radix_s[tid] = radix[tid];
     if (tid == 0) {
@@ -384,8 +339,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     }
     __syncthreads();
 
-    for (int q = 0; q < nd[p]; q += 2) {
-        const int w1 = lo[p] + q, w2 = q + 1 < nd[p] ? w1 + 1 : -1;
+    for (int first = 0; first < nd[p]; first += 2) {
+        const int w1 = lo[p] + first, w2 = first + 1 < nd[p] ? w1 + 1 : -1;
         // Z_k = P1_k + i P2_k and, from the Hermitian halves, Z_(M-k) = conj(P1_k) + i conj(P2_k)
         for (int k = tid; k < H; k += THREADS) {
             const float2 uk = Up[k];
@@ -408,23 +363,23 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
         // pairs before. If that overflows the queue, the queue keeps what reaches the new
         // threshold and this pair's shifts are queued again against it.
         const int w_of[2] = {w1, w2};
-        const Width wd[2] = {width_of(w1, widths, strides, inv_width, kscale, a2, box_error[p], depth_min),
+        const Width wd[2] = {width_of(w1, widths, strides, inv_width, kscale, a2, box_error[p], depth_min, e),
                              width_of(w2 >= 0 ? w2 : w1, widths, strides, inv_width, kscale, a2, box_error[p],
-                                      depth_min)};
+                                      depth_min, e)};
         const int shifts_of[2] = {n_shifts[w1], w2 >= 0 ? n_shifts[w2] : 0};
-        const Gain t_before = GAIN_FLOOR(threshold);
+        const float t_before = __double2float_rd(threshold);  // float32 bounds against it, rounded down
         const int queued_before = queued;
-        Gain lower = NEG_INF;
-        sweep_pair(wd, shifts_of, pre, z, circular, n, inv_m, e, depth_min, [&](int side, int s, ScreenedShift g) {
-            if (g.listed == 2) lower = fmax(lower, (Gain)(g.gain - g.pad));
-            if (g.listed && (Gain)(g.gain + g.pad) >= t_before) enqueue(queue, &queued, g, w_of[side], s);
+        float lower = NEG_INF;
+        sweep_pair(wd, shifts_of, q, z, circular, n, two_over_m, [&](int side, int s, ScreenedShift g) {
+            if (g.listed == 2) lower = fmaxf(lower, g.gain - g.pad);
+            if (g.listed && g.gain + g.pad >= t_before) enqueue(queue, &queued, g, w_of[side], s);
         });
         const double block_lower = block_max(lower, scratch);
         if (tid == 0) threshold = fmax(threshold, block_lower);
         __syncthreads();
         if (queued > QUEUE) {
             const double t = threshold;
-            const Gain t_screen = GAIN_FLOOR(t);
+            const float t_screen = __double2float_rd(t);
             __syncthreads();
             if (tid == 0) {
                 int kept = 0;
@@ -433,8 +388,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
                 queued = kept;
             }
             __syncthreads();
-            sweep_pair(wd, shifts_of, pre, z, circular, n, inv_m, e, depth_min, [&](int side, int s, ScreenedShift g) {
-                if (g.listed && (Gain)(g.gain + g.pad) >= t_screen) enqueue(queue, &queued, g, w_of[side], s);
+            sweep_pair(wd, shifts_of, q, z, circular, n, two_over_m, [&](int side, int s, ScreenedShift g) {
+                if (g.listed && g.gain + g.pad >= t_screen) enqueue(queue, &queued, g, w_of[side], s);
             });
             __syncthreads();
             if (tid == 0 && queued > QUEUE) {  // shifts that could win were dropped: the period is not exact

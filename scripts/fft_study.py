@@ -29,7 +29,8 @@ numba.cuda kernels for the gains and the recheck; CUDA events per stage),
 its per-period chi2 against the ``cpu`` backend's, warm medians against
 ``pruned`` in the same process; ``--gpu --fused``: the same with
 ``fft_scan.cu``, one block per period doing every transform, gain and
-re-check in shared memory.
+re-check in shared memory; its screen is float32 throughout, box depths
+included (``box_prefix``'s proven margin; the pad's terms in the .cu).
 
     PYTHONPATH=.:scripts python scripts/fft_study.py --cpu --periods 40
     PYTHONPATH=.:scripts python scripts/fft_study.py --gpu --cases k2 tess --repeats 5
@@ -67,7 +68,7 @@ def box_prefix(xp, f):
     (leading 0), and K with |box32 - TLS's box| <= K / d + u64 for every
     window of d samples, where box32 = (q[i + d] - q[i]) * fl32(1 / d) in
     float32 and TLS's box = 1 - (c[i + d] - c[i]) / d in float64 from F's
-    prefix sums c summed in any order (fft_scan.cu's BOX32 screen).
+    prefix sums c summed in any order (fft_scan.cu's float32 screen).
 
     The float64 sums err by at most gamma_m sum|F| (c) and gamma_m sum|1 - F|
     plus u64 sum|1 - F| (1 - F, then its sums), the rounding to float32 by u32
@@ -396,10 +397,9 @@ class FusedFFTSearch(FFTSearch):
     (cupy only). M = N when N is 5-smooth (circular), else the smallest
     5-smooth size holding the patched fold (zero-padded)."""
 
-    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, stages=2, cs_global=False, min_blocks=1,
-                 box32=False, unroll=1):
+    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, stages=2, cs_global=False, min_blocks=1):
         super().__init__(cupy, plan, periods, chunk)
-        self.threads, self.stages, self.epilogue, self.box32 = threads, stages, stages == 2, box32
+        self.threads, self.stages, self.epilogue = threads, stages, stages == 2
         n, m = self.n, self.m
         self.size = size = n if smooth_size(n) == n else smooth_size(m)
         if size != n:
@@ -414,11 +414,11 @@ class FusedFFTSearch(FFTSearch):
         self.twiddle, self.radix = cupy.asarray(twiddle), cupy.asarray(np.array(radix, np.int32))
         self.passes = len(radix)
         source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
-        options = (("--std=c++17", f"-DTHREADS={threads}", f"-DMIN_BLOCKS={min_blocks}", f"-DSWEEP_UNROLL={unroll}")
-                   + (("-DCS_GLOBAL",) if cs_global else ()) + (("-DBOX32",) if box32 else ()))
+        options = (("--std=c++17", f"-DTHREADS={threads}", f"-DMIN_BLOCKS={min_blocks}")
+                   + (("-DCS_GLOBAL",) if cs_global else ()))
         self.kernel = cupy.RawModule(code=source, options=options).get_function("fft_scan")
         # fft_scan.cu's buffers, the screen's prefix sums (unless read from global memory) and queue
-        prefix = 0 if cs_global else -(-(self.m + 1) * (4 if box32 else 8) // 16) * 16
+        prefix = 0 if cs_global else -(-(self.m + 1) * 4 // 16) * 16
         self.smem = 2 * size * 8 + prefix + 256 * 16
         limit = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
         if self.smem > limit:
@@ -435,7 +435,7 @@ class FusedFFTSearch(FFTSearch):
         cp, n, m, size, rows = self.xp, self.n, self.m, self.size, self.chunk
         clock = self._start()
         u, cs, f = self._fold(p0, p1)
-        q, box_error = box_prefix(cp, f) if self.box32 else (cs, cs[:, 0])  # unread without BOX32
+        q, box_error = box_prefix(cp, f)
         if size == n:
             v = u[:, :n]
         else:
@@ -473,13 +473,11 @@ def compare(plan, periods, found):
 
 
 def fused_search(cupy, plan, periods, chunk, spec) -> FusedFFTSearch:
-    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:box32][:uU][:transforms|:spectra]."""
+    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:transforms|:spectra]."""
     tokens = spec.split(":")
     min_blocks = next((int(t[3:]) for t in tokens if t.startswith("min")), 1)
-    unroll = next((int(t[1:]) for t in tokens if t[0] == "u"), 1)
     stages = 0 if "spectra" in tokens else 1 if "transforms" in tokens else 2
-    return FusedFFTSearch(cupy, plan, periods, chunk, int(tokens[0]), stages, "global" in tokens, min_blocks,
-                          "box32" in tokens, unroll)
+    return FusedFFTSearch(cupy, plan, periods, chunk, int(tokens[0]), stages, "global" in tokens, min_blocks)
 
 
 def gpu_run(cases, repeats, chunk, fused=None) -> dict:
@@ -574,11 +572,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true", help="float32 FFT + recheck vs brute force on sampled periods")
     parser.add_argument("--gpu", action="store_true", help="the whole search on the GPU, timed")
-    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:box32][:uU][:transforms|:spectra]",
+    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:transforms|:spectra]",
                         help="--gpu with fft_scan.cu (one block per period) at these block sizes; ':global' "
                              "reads the prefix sums from global memory, ':minB' asks ptxas for B blocks per SM, "
-                             "':box32' screens with float32 box depths and bounds (box_prefix), ':uU' screens U shifts "
-                             "per thread at once, "
                              "':transforms' times the spectra and transforms without the gains, ':spectra' "
                              "the spectra alone")
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])

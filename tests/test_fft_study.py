@@ -63,9 +63,8 @@ def test_fft_sizes_are_the_smallest_five_smooth_ones_and_their_passes_multiply_t
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("threads", [256, 512])
 @pytest.mark.parametrize("cs_global", [False, True])
-@pytest.mark.parametrize("box32", [False, True])
-def test_the_fused_kernel_compiles_without_spills(threads, cs_global, box32, tmp_path):
-    options = ["-Xptxas", "-v"] + (["-DCS_GLOBAL"] if cs_global else []) + (["-DBOX32"] if box32 else [])
+def test_the_fused_kernel_compiles_without_spills(threads, cs_global, tmp_path):
+    options = ["-Xptxas", "-v"] + (["-DCS_GLOBAL"] if cs_global else [])
     cmd = nvcc_command(str(SOURCE), "sm_90", {"THREADS": threads}, options, tmp_path / "k.cubin")
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -75,15 +74,14 @@ def test_the_fused_kernel_compiles_without_spills(threads, cs_global, box32, tmp
 
 @pytest.mark.skipif(cuda_device_count() == 0 or importlib.util.find_spec("cupy") is None,
                     reason="needs a CUDA GPU and CuPy")
-@pytest.mark.parametrize("fused", [None, "shared", "global", "shared:box32", "global:box32"])
+@pytest.mark.parametrize("fused", [None, "shared", "global"])
 def test_every_gpu_search_equals_the_cpu_backend(fused):
     import cupy
 
     plan, periods = case_plan("k2")
     periods = periods[::97]
     search = (fft_study.FFTSearch(cupy, plan, periods, chunk=64) if fused is None
-              else fft_study.FusedFFTSearch(cupy, plan, periods, chunk=64, cs_global=fused.startswith("global"),
-                                            box32=fused.endswith("box32")))
+              else fft_study.FusedFFTSearch(cupy, plan, periods, chunk=64, cs_global=fused == "global"))
     worst, rows_differ = fft_study.compare(plan, periods, search.search())
     assert worst < 1e-10 and rows_differ == 0
     assert search.evaluated >= periods.size
