@@ -307,7 +307,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     const float2* __restrict__ twiddle, const int* __restrict__ radix, int passes, int M, int n, int m,
     int circular, double depth_min, double escale, int stages, double* __restrict__ best_gain,
     int* __restrict__ best_wi, int* __restrict__ best_shift, int* __restrict__ n_rechecked,
-    int* __restrict__ overflow) {
+    int* __restrict__ overflow, int* __restrict__ n_resweeps) {
     extern __shared__ float2 smem[];
     float2* buf0 = smem;
     float2* buf1 = smem + M;
@@ -322,7 +322,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     const double* csp = cs + (unsigned long long)blockIdx.x * (m + 1);  // the re-check's
     __shared__ double scratch[THREADS / 32];
     __shared__ double threshold;
-    __shared__ int queued, lost;
+    __shared__ int queued, lost, resweeps;
     __shared__ int radix_s[MAX_PASSES];
 
     const int p = blockIdx.x, tid = threadIdx.x, H = M / 2 + 1;
@@ -335,7 +335,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     if (tid < passes) radix_s[tid] = radix[tid];
     if (tid == 0) {
         threshold = NEG_INF;
-        queued = lost = 0;
+        queued = lost = resweeps = 0;
     }
     __syncthreads();
 
@@ -360,24 +360,27 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
 
         // One sweep over both widths' shifts (two independent chains per iteration): the best
         // lower gain, and into the queue every shift whose upper gain reaches the threshold of the
-        // pairs before. If that overflows the queue, the queue keeps what reaches the new
-        // threshold and this pair's shifts are queued again against it.
+        // pairs before. Before the first pair has set one (nothing to queue against), or if the
+        // queue overflows, the queue keeps what reaches the new threshold and this pair's shifts
+        // are queued again against it.
         const int w_of[2] = {w1, w2};
         const Width wd[2] = {width_of(w1, widths, strides, inv_width, kscale, a2, box_error[p], depth_min, e),
                              width_of(w2 >= 0 ? w2 : w1, widths, strides, inv_width, kscale, a2, box_error[p],
                                       depth_min, e)};
         const int shifts_of[2] = {n_shifts[w1], w2 >= 0 ? n_shifts[w2] : 0};
         const float t_before = __double2float_rd(threshold);  // float32 bounds against it, rounded down
+        const bool seeded = threshold > NEG_INF;
         const int queued_before = queued;
         float lower = NEG_INF;
         sweep_pair(wd, shifts_of, q, z, circular, n, two_over_m, [&](int side, int s, ScreenedShift g) {
             if (g.listed == 2) lower = fmaxf(lower, g.gain - g.pad);
-            if (g.listed && g.gain + g.pad >= t_before) enqueue(queue, &queued, g, w_of[side], s);
+            if (seeded && g.listed && g.gain + g.pad >= t_before) enqueue(queue, &queued, g, w_of[side], s);
         });
         const double block_lower = block_max(lower, scratch);
         if (tid == 0) threshold = fmax(threshold, block_lower);
         __syncthreads();
-        if (queued > QUEUE) {
+        if (queued > QUEUE || !seeded) {
+            if (tid == 0) ++resweeps;
             const double t = threshold;
             const float t_screen = __double2float_rd(t);
             __syncthreads();
@@ -447,5 +450,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
         best_shift[p] = best == NEG_INF ? 0 : best_s * strides[best_w];
         n_rechecked[p] = count;
         overflow[p] = lost;
+        n_resweeps[p] = resweeps;
     }
 }

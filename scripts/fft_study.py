@@ -425,10 +425,10 @@ class FusedFFTSearch(FFTSearch):
             raise SystemExit(f"fft_scan.cu needs {self.smem} bytes of shared memory for M = {size}; "
                              f"this GPU allows {limit} per block")
         self.kernel.max_dynamic_shared_size_bytes = self.smem
-        self.overflow = 0
+        self.overflow = self.resweeps = 0
 
     def search(self):
-        self.overflow = 0
+        self.overflow = self.resweeps = 0
         return super().search()
 
     def _chunk(self, p0, p1):
@@ -450,14 +450,16 @@ class FusedFFTSearch(FFTSearch):
         nd = cp.asarray(np.concatenate([self.nd[p0:p1], np.zeros(rows - count, np.int64)]).astype(np.int32))
         gain, rechecked = cp.empty(rows), cp.empty(rows, cp.int32)
         width, shift, overflow = cp.empty(rows, cp.int32), cp.empty(rows, cp.int32), cp.empty(rows, cp.int32)
+        resweeps = cp.empty(rows, cp.int32)
         self.kernel((rows,), (self.threads,), (
             spectrum, self.spectra, cs, q, box_error, u, unorm, lo, nd, *self.args, self.twiddle, self.radix,
             np.int32(self.passes), np.int32(size), np.int32(n), np.int32(m), np.int32(size == n),
             np.float64(self.plan.templates.depth_min), np.float64(error_scale(size)), np.int32(self.stages),
-            gain, width, shift, rechecked, overflow), shared_mem=self.smem)
+            gain, width, shift, rechecked, overflow, resweeps), shared_mem=self.smem)
         clock = self._clock("scan", clock)
         self.evaluated += int(rechecked[:count].sum())
         self.overflow += int(overflow[:count].sum())
+        self.resweeps += int(resweeps[:count].sum())
         gain, width, shift = gain[:count].get(), width[:count].get(), shift[:count].get()
         none = width < 0
         return np.where(none, 0.0, gain), width.astype(np.int64), shift.astype(np.int64)
@@ -500,7 +502,8 @@ def gpu_run(cases, repeats, chunk, fused=None) -> dict:
             entry = dict(method=spec or "cufft", epilogue=epilogue,
                          periods=int(periods.size), n=plan.lc.size, pairs=int(search.nd.sum()),
                          fft_size=getattr(search, "size", plan.lc.size), cold_s=cold,
-                         overflow=getattr(search, "overflow", 0), rechecked=search.evaluated)
+                         overflow=getattr(search, "overflow", 0), resweeps=getattr(search, "resweeps", 0),
+                         rechecked=search.evaluated)
             if epilogue:
                 entry["chi2_worst_rel"], entry["rows_differ"] = compare(plan, periods, found)
             if repeats:
