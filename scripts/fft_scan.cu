@@ -159,7 +159,7 @@ __device__ __forceinline__ void dft(float2* v) {
     else composite_dft<R>(v);
 }
 
-template <int R, bool TWIDDLED>
+template <int R>
 __device__ void stockham_pass(const float2* __restrict__ src, float2* __restrict__ dst, int M, int Ns,
                               const float2* __restrict__ twiddle) {
     // j = b Ns + k walks in steps of THREADS: b and k advance without a division per butterfly;
@@ -171,7 +171,7 @@ __device__ void stockham_pass(const float2* __restrict__ src, float2* __restrict
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             v[r] = src[j + r * count];
-            if (TWIDDLED && r > 0) v[r] = cmul(v[r], __ldg(&twiddle[r * k * step]));
+            if (r > 0) v[r] = cmul(v[r], __ldg(&twiddle[r * k * step]));
         }
         dft<R>(v);
         const int at = b * Ns * R + k;
@@ -186,13 +186,6 @@ __device__ void stockham_pass(const float2* __restrict__ src, float2* __restrict
     }
 }
 
-// one pass; the first (Ns = 1) has no twiddles
-template <int R>
-__device__ __forceinline__ void pass(const float2* src, float2* dst, int M, int Ns, const float2* twiddle) {
-    if (Ns == 1) stockham_pass<R, false>(src, dst, M, Ns, twiddle);
-    else stockham_pass<R, true>(src, dst, M, Ns, twiddle);
-}
-
 // inverse FFT of buf (length M, unnormalised); returns the buffer holding the result
 __device__ float2* inverse_fft(float2* buf, float2* other, int M, const int* radix, int passes,
                                const float2* twiddle) {
@@ -200,18 +193,18 @@ __device__ float2* inverse_fft(float2* buf, float2* other, int M, const int* rad
     for (int p = 0; p < passes; ++p) {
         const int R = radix[p];
         switch (R) {
-            case 2: pass<2>(buf, other, M, Ns, twiddle); break;
-            case 3: pass<3>(buf, other, M, Ns, twiddle); break;
-            case 4: pass<4>(buf, other, M, Ns, twiddle); break;
-            case 5: pass<5>(buf, other, M, Ns, twiddle); break;
-            case 6: pass<6>(buf, other, M, Ns, twiddle); break;
-            case 8: pass<8>(buf, other, M, Ns, twiddle); break;
-            case 9: pass<9>(buf, other, M, Ns, twiddle); break;
-            case 10: pass<10>(buf, other, M, Ns, twiddle); break;
-            case 12: pass<12>(buf, other, M, Ns, twiddle); break;
-            case 15: pass<15>(buf, other, M, Ns, twiddle); break;
-            case 16: pass<16>(buf, other, M, Ns, twiddle); break;
-            case 18: pass<18>(buf, other, M, Ns, twiddle); break;
+            case 2: stockham_pass<2>(buf, other, M, Ns, twiddle); break;
+            case 3: stockham_pass<3>(buf, other, M, Ns, twiddle); break;
+            case 4: stockham_pass<4>(buf, other, M, Ns, twiddle); break;
+            case 5: stockham_pass<5>(buf, other, M, Ns, twiddle); break;
+            case 6: stockham_pass<6>(buf, other, M, Ns, twiddle); break;
+            case 8: stockham_pass<8>(buf, other, M, Ns, twiddle); break;
+            case 9: stockham_pass<9>(buf, other, M, Ns, twiddle); break;
+            case 10: stockham_pass<10>(buf, other, M, Ns, twiddle); break;
+            case 12: stockham_pass<12>(buf, other, M, Ns, twiddle); break;
+            case 15: stockham_pass<15>(buf, other, M, Ns, twiddle); break;
+            case 16: stockham_pass<16>(buf, other, M, Ns, twiddle); break;
+            case 18: stockham_pass<18>(buf, other, M, Ns, twiddle); break;
         }
         __syncthreads();
         float2* t = buf;
