@@ -397,7 +397,8 @@ class FusedFFTSearch(FFTSearch):
     (cupy only). M = N when N is 5-smooth (circular), else the smallest
     5-smooth size holding the patched fold (zero-padded)."""
 
-    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, stages=2, cs_global=False, min_blocks=1):
+    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, stages=2, cs_global=False, min_blocks=1,
+                 radices=None):
         super().__init__(cupy, plan, periods, chunk)
         self.threads, self.stages, self.epilogue = threads, stages, stages == 2
         n, m = self.n, self.m
@@ -410,7 +411,9 @@ class FusedFFTSearch(FFTSearch):
             tp.widths.astype(np.int32), tp.strides.astype(np.int32), 1.0 / tp.widths, n_shifts.astype(np.int32),
             tp.offsets.astype(np.int64), tp.a, kscale, a2, a1)]
         twiddle = np.exp(2j * np.pi * np.arange(size) / size).astype(np.complex64)
-        radix = radix_plan(size)
+        radix = list(radices or radix_plan(size))
+        if int(np.prod(radix)) != size or not set(radix) <= set(RADICES):
+            raise SystemExit(f"radices {radix} do not make a transform of {size} from {RADICES}")
         self.twiddle, self.radix = cupy.asarray(twiddle), cupy.asarray(np.array(radix, np.int32))
         self.passes = len(radix)
         source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
@@ -475,11 +478,13 @@ def compare(plan, periods, found):
 
 
 def fused_search(cupy, plan, periods, chunk, spec) -> FusedFFTSearch:
-    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:transforms|:spectra]."""
+    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:rR.R.R][:transforms|:spectra]."""
     tokens = spec.split(":")
     min_blocks = next((int(t[3:]) for t in tokens if t.startswith("min")), 1)
+    radices = next(([int(r) for r in t[1:].split(".")] for t in tokens if t[0] == "r"), None)
     stages = 0 if "spectra" in tokens else 1 if "transforms" in tokens else 2
-    return FusedFFTSearch(cupy, plan, periods, chunk, int(tokens[0]), stages, "global" in tokens, min_blocks)
+    return FusedFFTSearch(cupy, plan, periods, chunk, int(tokens[0]), stages, "global" in tokens, min_blocks,
+                          radices)
 
 
 def gpu_run(cases, repeats, chunk, fused=None) -> dict:
@@ -575,9 +580,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true", help="float32 FFT + recheck vs brute force on sampled periods")
     parser.add_argument("--gpu", action="store_true", help="the whole search on the GPU, timed")
-    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:transforms|:spectra]",
+    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:rR.R.R][:transforms|:spectra]",
                         help="--gpu with fft_scan.cu (one block per period) at these block sizes; ':global' "
                              "reads the prefix sums from global memory, ':minB' asks ptxas for B blocks per SM, "
+                             "':rR.R.R' sets the Stockham passes' radices (radix_plan's otherwise), "
                              "':transforms' times the spectra and transforms without the gains, ':spectra' "
                              "the spectra alone")
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])
