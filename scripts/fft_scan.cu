@@ -1,7 +1,8 @@
 // The exact chi2 scan of one period per block by FFT correlation in shared
 // memory (scripts/fft_study.py --fused; a lead for issue 12, not a backend).
 //
-// Per pair of allowed widths (w1, w2): Z = U conj(A1) + i U conj(A2) over the
+// U is the fold's rfft, made first by the same FFT. Per pair of allowed
+// widths (w1, w2): Z = U conj(A1) + i U conj(A2) over the
 // whole spectrum (Hermitian halves from the rfft), one inverse complex FFT of
 // length M (Stockham passes of radices up to 18, fft_study.radix_plan) gives M AR1 + i M AR2. The
 // float32 screen (below) bounds every shift's gain; every listed shift whose upper gain reaches
@@ -297,7 +298,7 @@ __device__ double block_max(double x, double* scratch) {
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
-    const float2* __restrict__ U, const float2* __restrict__ A, const double* __restrict__ cs,
+    float2* __restrict__ U, const float2* __restrict__ A, const double* __restrict__ cs,
     const float* __restrict__ qs, const double* __restrict__ box_error,
     const double* __restrict__ u, const double* __restrict__ unorm, const int* __restrict__ lo,
     const int* __restrict__ nd, const int* __restrict__ widths, const int* __restrict__ strides,
@@ -326,7 +327,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
     __shared__ int radix_s[MAX_PASSES];
 
     const int p = blockIdx.x, tid = threadIdx.x, H = M / 2 + 1;
-    const float2* Up = U + (unsigned long long)p * H;
+    float2* Up = U + (unsigned long long)p * H;  // this period's rfft, made below
     const double* up = u + (unsigned long long)p * m;
     const float two_over_m = 2.f / M;
 #ifndef CS_GLOBAL
@@ -337,6 +338,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
         threshold = NEG_INF;
         queued = lost = resweeps = 0;
     }
+    // the fold's spectrum: rfft(v)_k = conj(ifft(v)_k) for the real fold v in float32 (u, zero-padded
+    // to M where M > n), both unnormalised
+    for (int i = tid; i < M; i += THREADS) buf0[i] = make_float2(i < (circular ? n : m) ? (float)up[i] : 0.f, 0.f);
+    __syncthreads();
+    const float2* spectrum = inverse_fft(buf0, buf1, M, radix_s, passes, twiddle);
+    for (int k = tid; k < H; k += THREADS) Up[k] = make_float2(spectrum[k].x, -spectrum[k].y);
     __syncthreads();
 
     for (int first = 0; first < nd[p]; first += 2) {

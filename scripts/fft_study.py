@@ -28,8 +28,8 @@ GPU in chunks of periods (CuPy for the fold, cuFFT for the transforms,
 numba.cuda kernels for the gains and the recheck; CUDA events per stage),
 its per-period chi2 against the ``cpu`` backend's, warm medians against
 ``pruned`` in the same process; ``--gpu --fused``: the same with
-``fft_scan.cu``, one block per period doing every transform, gain and
-re-check in shared memory; its screen is float32 throughout, box depths
+``fft_scan.cu``, one block per period doing every transform (the fold's
+rfft included), gain and re-check in shared memory; its screen is float32 throughout, box depths
 included (``box_prefix``'s proven margin; the pad's terms in the .cu).
 
     PYTHONPATH=.:scripts python scripts/fft_study.py --cpu --periods 40
@@ -392,9 +392,9 @@ def radix_plan(size) -> list:
 
 
 class FusedFFTSearch(FFTSearch):
-    """The same search with ``fft_scan.cu``: one block per period does every
-    width's inverse transform, gains and float64 re-check in shared memory
-    (cupy only). M = N when N is 5-smooth (circular), else the smallest
+    """The same search with ``fft_scan.cu``: one block per period does its
+    fold's rfft, every width's inverse transform, gains and float64 re-check
+    in shared memory (cupy only). M = N when N is 5-smooth (circular), else the smallest
     5-smooth size holding the patched fold (zero-padded)."""
 
     def __init__(self, cupy, plan, periods, chunk=2048, threads=256, stages=2, cs_global=False, min_blocks=1,
@@ -428,6 +428,7 @@ class FusedFFTSearch(FFTSearch):
             raise SystemExit(f"fft_scan.cu needs {self.smem} bytes of shared memory for M = {size}; "
                              f"this GPU allows {limit} per block")
         self.kernel.max_dynamic_shared_size_bytes = self.smem
+        self.fold_spectra = cupy.empty((chunk, size // 2 + 1), cupy.complex64)  # the kernel's rfft of each fold
         self.overflow = self.resweeps = 0
 
     def search(self):
@@ -439,15 +440,9 @@ class FusedFFTSearch(FFTSearch):
         clock = self._start()
         u, cs, f = self._fold(p0, p1)
         q, box_error = box_prefix(cp, f)
-        if size == n:
-            v = u[:, :n]
-        else:
-            v = cp.zeros((rows, size))
-            v[:, :m] = u
+        v = u[:, :n] if size == n else u  # the fold the kernel transforms (zero-padded to size there)
         unorm = cp.sqrt(cp.einsum("ij,ij->i", v, v))
         clock = self._clock("fold", clock)
-        spectrum = cp.fft.rfft(v.astype(cp.float32), axis=1)
-        clock = self._clock("rfft", clock)
         count = p1 - p0
         lo = cp.asarray(np.resize(self.lo[p0:p1], rows).astype(np.int32))
         nd = cp.asarray(np.concatenate([self.nd[p0:p1], np.zeros(rows - count, np.int64)]).astype(np.int32))
@@ -455,7 +450,7 @@ class FusedFFTSearch(FFTSearch):
         width, shift, overflow = cp.empty(rows, cp.int32), cp.empty(rows, cp.int32), cp.empty(rows, cp.int32)
         resweeps = cp.empty(rows, cp.int32)
         self.kernel((rows,), (self.threads,), (
-            spectrum, self.spectra, cs, q, box_error, u, unorm, lo, nd, *self.args, self.twiddle, self.radix,
+            self.fold_spectra, self.spectra, cs, q, box_error, u, unorm, lo, nd, *self.args, self.twiddle, self.radix,
             np.int32(self.passes), np.int32(size), np.int32(n), np.int32(m), np.int32(size == n),
             np.float64(self.plan.templates.depth_min), np.float64(error_scale(size)), np.int32(self.stages),
             gain, width, shift, rechecked, overflow, resweeps), shared_mem=self.smem)
