@@ -219,7 +219,8 @@ __device__ float2* inverse_fft(float2* buf, float2* other, int M, const int* rad
 // The screen is float32. A shift's box depth comes from q, the float32 prefix sums of 1 - F:
 // |box32 - TLS's float64 box| <= margin = K / d + 3 eps64 (K per period, fft_study.box_prefix),
 // so a shift is surely listed (2) above depth_min + margin and perhaps (1) within it, and
-// |k32 - k| <= dk = |ks| margin. With the float32 AR's allowance e (|ar - AR| <= e), the gain
+// |k32 - k| <= dk = |ks| margin. With the float32 AR's allowance e (|ar - AR| <= e, proven by
+// fft_bound.error_scale for these passes), the gain
 // G = k (2 AR - k A2) is within
 //     P = 2 |k| e + 2 dk (|ar| + e) + dk (2 |k| + dk) A2
 // of its float32 value; SCREEN_ROUNDING (1 + SR) P + SR (|t1| + t2) also covers float32's

@@ -16,10 +16,12 @@ transforms, the product with the rounded template spectrum and u's rounding
 to float32; ||conj(rfft(a))||_inf <= ||a||_1). Every listed shift whose
 upper gain reaches the period's best lower gain is re-evaluated in float64,
 so the period's best (width, shift) and chi2 are the exact ones if E holds.
-It is proven for radix-2 transforms with accurate twiddles only: cuFFT
-publishes no error bound and ``fft_scan.cu`` uses radices up to 18, so for
-them E is an allowance checked by measurement (the study reports the largest
-error seen against float64 dot products as a fraction of E), not a proof.
+It is proven for radix-2 transforms with accurate twiddles only. cuFFT
+publishes no error bound, so for numpy's and cuFFT's transforms E is an
+allowance checked by measurement (the study reports the largest error seen
+against float64 dot products as a fraction of E), not a proof. For
+``fft_scan.cu``'s own passes ``fft_bound.error_scale`` proves one, pass by
+pass, and the fused search uses it (0.9 of this E for 4,320 = 18 16 15).
 
 ``--cpu``: numpy's float32 FFT on sampled periods of the K2-like and
 TESS-like timing cases, the recheck, and the same best gain, width and shift
@@ -50,8 +52,9 @@ import numpy as np
 from numba import cuda
 
 import backends
+import fft_bound  # scripts/ is on sys.path when run as a script
 from backends.implementations.cpu import shift_end
-from block_bound_study import sampled_folds  # scripts/ is on sys.path when run as a script
+from block_bound_study import sampled_folds
 from gpu_timing import case_plan
 
 EPS32 = float(np.finfo(np.float32).eps)
@@ -415,6 +418,7 @@ class FusedFFTSearch(FFTSearch):
         if int(np.prod(radix)) != size or not set(radix) <= set(RADICES):
             raise SystemExit(f"radices {radix} do not make a transform of {size} from {RADICES}")
         self.twiddle, self.radix = cupy.asarray(twiddle), cupy.asarray(np.array(radix, np.int32))
+        self.escale = fft_bound.error_scale(radix)  # proven for these passes
         self.passes = len(radix)
         source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
         options = (("--std=c++17", f"-DTHREADS={threads}", f"-DMIN_BLOCKS={min_blocks}")
@@ -452,7 +456,7 @@ class FusedFFTSearch(FFTSearch):
         self.kernel((rows,), (self.threads,), (
             self.fold_spectra, self.spectra, cs, q, box_error, u, unorm, lo, nd, *self.args, self.twiddle, self.radix,
             np.int32(self.passes), np.int32(size), np.int32(n), np.int32(m), np.int32(size == n),
-            np.float64(self.plan.templates.depth_min), np.float64(error_scale(size)), np.int32(self.stages),
+            np.float64(self.plan.templates.depth_min), np.float64(self.escale), np.int32(self.stages),
             gain, width, shift, rechecked, overflow, resweeps), shared_mem=self.smem)
         clock = self._clock("scan", clock)
         self.evaluated += int(rechecked[:count].sum())

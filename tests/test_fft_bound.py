@@ -1,0 +1,68 @@
+"""scripts/fft_bound.py: fft_scan.cu's butterflies, replayed, are the inverse
+DFT; float32 arithmetic in their order stays within the error bound the
+replay proves; the bound is no looser than Higham's for radix 2."""
+
+import math
+
+import numpy as np
+import pytest
+
+import fft_bound
+import fft_study
+
+
+class Float32:
+    """A float32 value with the operations ``fft_bound.dft`` applies."""
+
+    def __init__(self, v):
+        self.v = np.float32(v)
+
+    def __add__(self, other):
+        return Float32(self.v + other.v)
+
+    def __neg__(self):
+        return Float32(-self.v)
+
+    def __sub__(self, other):
+        return Float32(self.v - other.v)
+
+    def times(self, stored, exact):
+        return Float32(self.v * np.float32(stored))
+
+
+def inverse_dft_map(r):
+    w = np.exp(2j * np.pi * np.outer(np.arange(r), np.arange(r)) / r)
+    out = np.zeros((2 * r, 2 * r))
+    out[0::2, 0::2], out[0::2, 1::2], out[1::2, 0::2], out[1::2, 1::2] = w.real, -w.imag, w.imag, w.real
+    return out
+
+
+@pytest.mark.parametrize("r", fft_study.RADICES)
+def test_each_butterfly_replayed_is_the_inverse_dft(r):
+    exact, _ = fft_bound.butterfly(r)
+    assert np.abs(exact - inverse_dft_map(r)).max() < 1e-13
+
+
+@pytest.mark.parametrize("r", fft_study.RADICES)
+def test_float32_butterflies_stay_within_the_proven_bound(r):
+    exact, g = fft_bound.butterfly(r)
+    worst = 0.0
+    for x in np.random.default_rng(r).standard_normal((200, 2 * r)).astype(np.float32):
+        v = [fft_bound.Complex(Float32(x[2 * j]), Float32(x[2 * j + 1])) for j in range(r)]
+        got = np.array([part.v for y in fft_bound.dft(r, v) for part in (y.x, y.y)], float)
+        error = np.abs(got - exact @ x.astype(float))
+        bound = g @ np.abs(x.astype(float))
+        assert (error <= bound).all()
+        worst = max(worst, float((error / bound).max()))
+    assert worst > 0.02  # the bound is of the errors' size
+
+
+def test_a_radix_2_pass_is_bounded_no_looser_than_highams():
+    mu = fft_bound.U32 + 1e-15
+    assert fft_bound.pass_error(2) <= mu + fft_bound.gamma(4) * (math.sqrt(2) + mu)
+
+
+def test_the_k2_like_kernels_allowance_is_proven_and_below_the_radix_2_figure():
+    radices = fft_study.radix_plan(4320)
+    assert 0 < fft_bound.error_scale(radices) < fft_study.error_scale(4320)
+    assert fft_bound.transform_error(radices) > sum(fft_bound.pass_error(r) for r in radices)
