@@ -259,6 +259,9 @@ __device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const fl
                                                 int circular, int n, float two_over_m) {
     const int i = s * wd.stride;
     const float box = (q[i + wd.d] - q[i]) * wd.inv_d;
+#ifdef LISTED_FIRST
+    if (box <= wd.maybe_above) return ScreenedShift{0.f, 0.f, 0};
+#endif
     const float k = box * wd.ks, kk = fabsf(k);
     const float2 zz = z[circular && i >= n ? i - n : i];
     const float ar2 = (side ? zz.y : zz.x) * two_over_m;
@@ -376,13 +379,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) fft_scan(
                              width_of(w2 >= 0 ? w2 : w1, widths, strides, inv_width, kscale, a2, box_error[p],
                                       depth_min, e)};
         const int shifts_of[2] = {n_shifts[w1], w2 >= 0 ? n_shifts[w2] : 0};
-        const float t_before = __double2float_rd(threshold);  // float32 bounds against it, rounded down
         const bool seeded = threshold > NEG_INF;
+        // float32 bounds against it, rounded down (nothing reaches it before it is set)
+        const float t_before = seeded ? __double2float_rd(threshold) : __int_as_float(0x7f800000);
         const int queued_before = queued;
         float lower = NEG_INF;
         sweep_pair(wd, shifts_of, q, z, circular, n, two_over_m, [&](int side, int s, ScreenedShift g) {
             if (g.listed == 2) lower = fmaxf(lower, g.gain - g.pad);
-            if (seeded && g.listed && g.gain + g.pad >= t_before) enqueue(queue, &queued, g, w_of[side], s);
+            if (g.listed && g.gain + g.pad >= t_before) enqueue(queue, &queued, g, w_of[side], s);
         });
         const double block_lower = block_max(lower, scratch);
         if (tid == 0) threshold = fmax(threshold, block_lower);

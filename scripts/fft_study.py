@@ -401,7 +401,7 @@ class FusedFFTSearch(FFTSearch):
     5-smooth size holding the patched fold (zero-padded)."""
 
     def __init__(self, cupy, plan, periods, chunk=2048, threads=256, stages=2, cs_global=False, min_blocks=1,
-                 radices=None):
+                 radices=None, defines=()):
         super().__init__(cupy, plan, periods, chunk)
         self.threads, self.stages, self.epilogue = threads, stages, stages == 2
         n, m = self.n, self.m
@@ -422,7 +422,7 @@ class FusedFFTSearch(FFTSearch):
         self.passes = len(radix)
         source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
         options = (("--std=c++17", f"-DTHREADS={threads}", f"-DMIN_BLOCKS={min_blocks}")
-                   + (("-DCS_GLOBAL",) if cs_global else ()))
+                   + (("-DCS_GLOBAL",) if cs_global else ()) + tuple(f"-D{d}" for d in defines))
         self.kernel = cupy.RawModule(code=source, options=options).get_function("fft_scan")
         # fft_scan.cu's buffers, the screen's prefix sums (unless read from global memory) and queue
         prefix = 0 if cs_global else -(-(self.m + 1) * 4 // 16) * 16
@@ -481,9 +481,10 @@ def fused_search(cupy, plan, periods, chunk, spec) -> FusedFFTSearch:
     tokens = spec.split(":")
     min_blocks = next((int(t[3:]) for t in tokens if t.startswith("min")), 1)
     radices = next(([int(r) for r in t[1:].split(".")] for t in tokens if t[0] == "r"), None)
+    defines = [t[1:] for t in tokens if t[0] == "D"]
     stages = 0 if "spectra" in tokens else 1 if "transforms" in tokens else 2
     return FusedFFTSearch(cupy, plan, periods, chunk, int(tokens[0]), stages, "global" in tokens, min_blocks,
-                          radices)
+                          radices, defines)
 
 
 def gpu_run(cases, repeats, chunk, fused=None) -> dict:
