@@ -259,9 +259,6 @@ __device__ __forceinline__ ScreenedShift screen(const Width& wd, int s, const fl
                                                 int circular, int n, float two_over_m) {
     const int i = s * wd.stride;
     const float box = (q[i + wd.d] - q[i]) * wd.inv_d;
-#ifdef LISTED_FIRST
-    if (box <= wd.maybe_above) return ScreenedShift{0.f, 0.f, 0};
-#endif
     const float k = box * wd.ks, kk = fabsf(k);
     const float2 zz = z[circular && i >= n ? i - n : i];
     const float ar2 = (side ? zz.y : zz.x) * two_over_m;

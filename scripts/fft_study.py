@@ -477,7 +477,7 @@ def compare(plan, periods, found):
 
 
 def fused_search(cupy, plan, periods, chunk, spec) -> FusedFFTSearch:
-    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:rR.R.R][:transforms|:spectra]."""
+    """``FusedFFTSearch`` from ``--fused``'s spec THREADS[:global][:minB][:rR.R.R][:DNAME][:transforms|:spectra]."""
     tokens = spec.split(":")
     min_blocks = next((int(t[3:]) for t in tokens if t.startswith("min")), 1)
     radices = next(([int(r) for r in t[1:].split(".")] for t in tokens if t[0] == "r"), None)
@@ -580,10 +580,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu", action="store_true", help="float32 FFT + recheck vs brute force on sampled periods")
     parser.add_argument("--gpu", action="store_true", help="the whole search on the GPU, timed")
-    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:rR.R.R][:transforms|:spectra]",
+    parser.add_argument("--fused", nargs="*", metavar="THREADS[:global][:minB][:rR.R.R][:DNAME][:transforms|:spectra]",
                         help="--gpu with fft_scan.cu (one block per period) at these block sizes; ':global' "
                              "reads the prefix sums from global memory, ':minB' asks ptxas for B blocks per SM, "
                              "':rR.R.R' sets the Stockham passes' radices (radix_plan's otherwise), "
+                             "':DNAME' defines NAME in fft_scan.cu (for A/B tests), "
                              "':transforms' times the spectra and transforms without the gains, ':spectra' "
                              "the spectra alone")
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])

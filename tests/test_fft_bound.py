@@ -47,13 +47,18 @@ def test_each_butterfly_replayed_is_the_inverse_dft(r):
     assert np.abs(exact - inverse_dft_map(r)).max() < 1e-13
 
 
+def replay(r, x) -> np.ndarray:
+    """``fft_bound.dft`` of the 2r float32 parts ``x``, in float32."""
+    v = [fft_bound.Complex(Float32(x[2 * j]), Float32(x[2 * j + 1])) for j in range(r)]
+    return np.array([part.v for y in fft_bound.dft(r, v) for part in (y.x, y.y)], float)
+
+
 @pytest.mark.parametrize("r", fft_study.RADICES)
 def test_float32_butterflies_stay_within_the_proven_bound(r):
     exact, g = fft_bound.butterfly(r)
     worst = 0.0
     for x in np.random.default_rng(r).standard_normal((200, 2 * r)).astype(np.float32):
-        v = [fft_bound.Complex(Float32(x[2 * j]), Float32(x[2 * j + 1])) for j in range(r)]
-        got = np.array([part.v for y in fft_bound.dft(r, v) for part in (y.x, y.y)], float)
+        got = replay(r, x)
         error = np.abs(got - exact @ x.astype(float))
         bound = g @ np.abs(x.astype(float))
         assert (error <= bound).all()
@@ -95,8 +100,7 @@ def test_the_cuda_butterflies_are_the_replayed_ones(r):
 
     exact, g = fft_bound.butterfly(r)
     x = np.random.default_rng(r).standard_normal((256, 2 * r)).astype(np.float32)
-    replayed = np.array([[part.v for y in fft_bound.dft(r, [fft_bound.Complex(Float32(row[2 * j]), Float32(row[2 * j + 1]))
-                                                            for j in range(r)]) for part in (y.x, y.y)] for row in x])
+    replayed = np.array([replay(r, row) for row in x])
     source = fft_bound.SOURCE.read_text() + BUTTERFLIES
     for fmad in ("false", "true"):
         kernel = cupy.RawModule(code=source, options=("--std=c++17", f"-DRADIX={r}", f"--fmad={fmad}")
