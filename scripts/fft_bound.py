@@ -123,8 +123,7 @@ def _small_dft(r, v):
     m2 = Complex(a.x + s14.x.times(c2, e2) + s23.x.times(c1, e1), a.y + s14.y.times(c2, e2) + s23.y.times(c1, e1))
     r1 = Complex(d14.x.times(s1, f1) + d23.x.times(s2, f2), d14.y.times(s1, f1) + d23.y.times(s2, f2)).times_i()
     r2 = Complex(d14.x.times(s2, f2) - d23.x.times(s1, f1), d14.y.times(s2, f2) - d23.y.times(s1, f1)).times_i()
-    out = [a + (s14 + s23), m1 + r1, m2 + r2, m2 - r2, m1 - r1]
-    return out
+    return [a + (s14 + s23), m1 + r1, m2 + r2, m2 - r2, m1 - r1]
 
 
 def dft(r, v) -> list:
