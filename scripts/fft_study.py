@@ -61,8 +61,10 @@ EPS32 = float(np.finfo(np.float32).eps)
 BLOCK = 128  # threads per block of the numba kernels
 
 
-def error_scale(n) -> float:
-    """E / (||u||_2 ||a||_1): the float32 allowance on one AR of an N-point correlation."""
+def radix2_error_scale(n) -> float:
+    """E / (||u||_2 ||a||_1): Higham's radix-2 allowance on one float32 AR of
+    an N-point correlation (numpy's and cuFFT's transforms, where it is
+    measured, not proven)."""
     return (16.0 * math.log2(n) + 4.0) * EPS32
 
 
@@ -129,7 +131,7 @@ def cpu_check(case, n_periods, seed=0) -> dict:
             a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
             ar64 = np.lib.stride_tricks.sliding_window_view(u, a.size)[shifts] @ a
             approx = ar[shifts % n].astype(np.float64)
-            allowance = error_scale(n) * unorm * a1[wi]
+            allowance = radix2_error_scale(n) * unorm * a1[wi]
             tally["worst_error_of_E"] = max(tally["worst_error_of_E"], float(np.abs(approx - ar64).max()) / allowance)
             g_hat, pad = 2 * k * approx - k * k * a2[wi], 2 * np.abs(k) * allowance
             g = 2 * k * ar64 - k * k * a2[wi]
@@ -244,21 +246,23 @@ def recheck(todo, ar, cs, u, pair_row, pair_wi, widths, strides, n_shifts, offse
 
 class FFTSearch:
     """The whole search of one plan by FFT correlation, in chunks of
-    ``chunk`` periods, with CuPy (``xp``), cuFFT and numba.cuda kernels."""
+    ``chunk`` periods, with CuPy (``xp``), cuFFT and numba.cuda kernels;
+    transforms of ``size`` points (N unless given)."""
 
-    def __init__(self, xp, plan, periods, chunk=2048):
+    def __init__(self, xp, plan, periods, chunk=2048, size=None):
         tp, lc = plan.templates, plan.lc
         if not lc.uniform_weight > 0:
             raise SystemExit("uniform weights only")
         self.xp, self.plan, self.periods, self.chunk = xp, plan, np.asarray(periods, np.float64), chunk
         self.n, self.m = lc.size, lc.size + tp.maxwidth
+        self.size = size or self.n
         lo, hi = plan.width_windows(self.periods)
         self.lo, self.nd = lo, hi - lo
         self.slots = int(self.nd.max())
         self.constants = a2, a1, kscale, n_shifts = template_constants(plan)
         self.a1 = a1
         put = xp.asarray
-        self.spectra = put(template_spectra(plan, self.n))
+        self.spectra = put(template_spectra(plan, self.size))
         self.t, self.y, self.w = put(lc.t), put(lc.y), put(lc.w)
         self.dev = dict(widths=put(tp.widths.astype(np.int64)), strides=put(tp.strides.astype(np.int64)),
                         n_shifts=put(n_shifts.astype(np.int64)), offsets=put(tp.offsets), a=put(tp.a),
@@ -321,7 +325,7 @@ class FFTSearch:
         pad = pairs - pair_row.size
         pair_row_d = xp.asarray(np.concatenate([pair_row, np.zeros(pad, np.int64)]))
         pair_wi_d = xp.asarray(np.concatenate([pair_wi, np.full(pad, -1, np.int64)]))
-        allowance = error_scale(n) * unorm[pair_row_d] * xp.asarray(self.a1)[xp.maximum(pair_wi_d, 0)]
+        allowance = radix2_error_scale(n) * unorm[pair_row_d] * xp.asarray(self.a1)[xp.maximum(pair_wi_d, 0)]
         product = xp.empty((pairs, n // 2 + 1), xp.complex64)
         correlate_spectra[(pairs, -(-product.shape[1] // BLOCK)), BLOCK](product, spectrum, self.spectra,
                                                                           pair_row_d, pair_wi_d)
@@ -402,12 +406,10 @@ class FusedFFTSearch(FFTSearch):
 
     def __init__(self, cupy, plan, periods, chunk=2048, threads=256, stages=2, cs_global=False, min_blocks=1,
                  radices=None, defines=()):
-        super().__init__(cupy, plan, periods, chunk)
+        n = plan.lc.size
+        size = n if smooth_size(n) == n else smooth_size(n + plan.templates.maxwidth)
+        super().__init__(cupy, plan, periods, chunk, size)
         self.threads, self.stages, self.epilogue = threads, stages, stages == 2
-        n, m = self.n, self.m
-        self.size = size = n if smooth_size(n) == n else smooth_size(m)
-        if size != n:
-            self.spectra = cupy.asarray(template_spectra(plan, size))
         a2, a1, kscale, n_shifts = self.constants
         tp = plan.templates
         self.args = [cupy.asarray(x) for x in (
@@ -420,7 +422,7 @@ class FusedFFTSearch(FFTSearch):
         self.twiddle, self.radix = cupy.asarray(twiddle), cupy.asarray(np.array(radix, np.int32))
         self.escale = fft_bound.error_scale(radix)  # proven for these passes
         self.passes = len(radix)
-        source = open(__file__.replace("fft_study.py", "fft_scan.cu")).read()
+        source = fft_bound.SOURCE.read_text()
         options = (("--std=c++17", f"-DTHREADS={threads}", f"-DMIN_BLOCKS={min_blocks}")
                    + (("-DCS_GLOBAL",) if cs_global else ()) + tuple(f"-D{d}" for d in defines))
         self.kernel = cupy.RawModule(code=source, options=options).get_function("fft_scan")
@@ -433,7 +435,6 @@ class FusedFFTSearch(FFTSearch):
                              f"this GPU allows {limit} per block")
         self.kernel.max_dynamic_shared_size_bytes = self.smem
         self.fold_spectra = cupy.empty((chunk, size // 2 + 1), cupy.complex64)  # the kernel's rfft of each fold
-        self.overflow = self.resweeps = 0
 
     def search(self):
         self.overflow = self.resweeps = 0
@@ -506,7 +507,7 @@ def gpu_run(cases, repeats, chunk, fused=None) -> dict:
             cold = time.perf_counter() - start
             entry = dict(method=spec or "cufft", epilogue=epilogue,
                          periods=int(periods.size), n=plan.lc.size, pairs=int(search.nd.sum()),
-                         fft_size=getattr(search, "size", plan.lc.size), cold_s=cold,
+                         fft_size=search.size, cold_s=cold,
                          overflow=getattr(search, "overflow", 0), resweeps=getattr(search, "resweeps", 0),
                          rechecked=search.evaluated)
             if epilogue:
@@ -548,7 +549,7 @@ def cufft_error(cupy, search, n_periods=8) -> float:
         for wi, ar in zip(wis, ar32):
             a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
             ar64 = np.lib.stride_tricks.sliding_window_view(u, a.size)[:n] @ a
-            worst = max(worst, float(np.abs(ar - ar64).max()) / (error_scale(n) * unorm * search.a1[wi]))
+            worst = max(worst, float(np.abs(ar - ar64).max()) / (radix2_error_scale(n) * unorm * search.a1[wi]))
     return worst
 
 

@@ -7,19 +7,18 @@ GPU, matches the ``cpu`` backend."""
 import importlib.util
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import backends
+import fft_bound
 import fft_study
 from backends.gpu import cuda_device_count
 from backends.kernel_cache import nvcc_command
 from gpu_timing import case_plan
 from test_cuda_sources import parse_ptxas
 
-SOURCE = Path(fft_study.__file__).with_name("fft_scan.cu")
 
 
 def test_the_fft_and_its_recheck_find_brute_forces_best_shift():
@@ -66,7 +65,7 @@ def test_fft_sizes_are_the_smallest_five_smooth_ones_and_their_passes_multiply_t
 @pytest.mark.parametrize("cs_global", [False, True])
 def test_the_fused_kernel_compiles_without_spills(threads, cs_global, tmp_path):
     options = ["-Xptxas", "-v"] + (["-DCS_GLOBAL"] if cs_global else [])
-    cmd = nvcc_command(str(SOURCE), "sm_90", {"THREADS": threads}, options, tmp_path / "k.cubin")
+    cmd = nvcc_command(str(fft_bound.SOURCE), "sm_90", {"THREADS": threads}, options, tmp_path / "k.cubin")
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     registers, spill_stores, spill_loads, stack = parse_ptxas(done.stderr)["fft_scan"]
