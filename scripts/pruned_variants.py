@@ -1,7 +1,8 @@
 """``pruned_period``'s launch shapes timed against one another in one process,
 on the K2-like timing case (``scripts/gpu_timing.py``'s): threads per block
 and shifts per thread at a time in the coarse stage (``PERIOD_AT_ONCE``), and
-any other of ``pruned.cu``'s defines after a colon (``512x2:EXACT_LANES=4``), each
+any other of ``pruned.cu``'s defines after a colon (``512x2:EXACT_LANES=4``) and
+the backend's options in lower case (``512x2:CHUNK=2048:fine_bound=constant``), each
 checked against the ``cpu`` backend (per-period chi2 within 1e-10, the same
 rows) before it is timed, rounds alternating so that the machine's drift
 falls on every variant alike. Kernel time by CUDA events, search wall time.
@@ -19,7 +20,7 @@ import time
 import numpy as np
 
 import backends
-from backends import contract
+from backends import contract, pruning
 from backends.implementations import pruned as module
 from gpu_timing import case_plan
 
@@ -30,9 +31,10 @@ def chunk(block):
     return module.CHUNK_PER_THREAD * block if block <= 512 else 3584
 
 
-def variant_backend(block, at_once, defines=None):
+def variant_backend(block, at_once, defines=None, options=None):
     """A ``pruned`` backend whose pruned_period runs ``block`` threads taking
-    ``at_once`` shifts per thread at a time, compiled with ``defines`` too."""
+    ``at_once`` shifts per thread at a time, compiled with ``defines`` too,
+    made with ``options``."""
     extra = dict(defines or {})
 
     class Variant(module.PrunedBackend):
@@ -42,14 +44,18 @@ def variant_backend(block, at_once, defines=None):
             own = super().kernel_defines(b)
             return {**own, "PERIOD_AT_ONCE": at_once, "CHUNK": chunk(block), **extra} if b == block else own
 
-    return Variant(layout="shared")
+    return Variant(layout="shared", **(options or {}))
 
 
 def parse_variant(spec):
-    """``"512x2:EXACT_LANES=4"`` -> (512, 2, {"EXACT_LANES": 4})."""
-    shape, *defines = spec.split(":")
+    """``"512x2:EXACT_LANES=4:fine_bound=constant"`` -> (512, 2,
+    {"EXACT_LANES": 4}, {"fine_bound": "constant"}): upper-case keys are
+    defines, lower-case ones the backend's options."""
+    shape, *settings = spec.split(":")
     block, at_once = (int(x) for x in shape.split("x"))
-    return block, at_once, {k: int(v) for k, v in (d.split("=") for d in defines)}
+    pairs = [d.split("=") for d in settings]
+    return (block, at_once, {k: int(v) for k, v in pairs if k.isupper()},
+            {k: v for k, v in pairs if not k.isupper()})
 
 
 def main(argv=None):
@@ -63,11 +69,12 @@ def main(argv=None):
     plan, periods = case_plan(args.case)
     ref = backends.get_backend("cpu").search(plan, periods)
     variants = args.variants.split(",")
-    made = {}
+    made, works = {}, {}
     for v in variants:
         b = made[v] = variant_backend(*parse_variant(v))
         contract.assert_exact(b.search(plan, periods), ref, f"pruned {v} vs cpu")
-        print(f"{v}: exact against cpu", flush=True)
+        works[v] = {"linear_bound": b.period_line(plan), **pruning.work_summary(b.work)}  # one search's
+        print(f"{v}: exact against cpu; {works[v]}", flush=True)
     wall = {v: [] for v in variants}
     kernel = {v: [] for v in variants}
     for _ in range(args.rounds):
@@ -82,7 +89,8 @@ def main(argv=None):
     rows = []
     for v in variants:
         row = {"variant": v, "wall_median_ms": 1e3 * float(np.median(wall[v])),
-               "wall_min_ms": 1e3 * float(np.min(wall[v])), "kernel_median_ms": 1e3 * float(np.median(kernel[v]))}
+               "wall_min_ms": 1e3 * float(np.min(wall[v])), "kernel_median_ms": 1e3 * float(np.median(kernel[v])),
+               "work": works[v]}
         rows.append(row)
         print(f"{row['variant']:>7}: wall median {row['wall_median_ms']:.2f} ms (min {row['wall_min_ms']:.2f}), "
               f"kernel median {row['kernel_median_ms']:.2f} ms", flush=True)

@@ -1,6 +1,7 @@
 """GPU: the ``pruned`` backend meets TLS's exact contract against the ``cpu``
 backend (itself held to TLS ``fused``): per-period chi2 within 1e-10, same rows
-and depths, in both layouts (fold in shared memory, arrays in global memory),
+and depths, in both layouts (fold in shared memory, its K-piece bound linear
+or constant; arrays in global memory),
 across weights, epochs, batchings and light-curve sizes beyond shared memory;
 its bounds hold on every skipped shift (debug mode) and its work counters are
 deterministic."""
@@ -36,7 +37,13 @@ def pruned(**kw):
     return backends.registry.backend_class("pruned")(**kw)
 
 
-@pytest.fixture(params=["shared", "global"])
+# the layouts tested: the shared one with either K-piece bound (linear where its
+# prefix sums fit, as in these light curves, or constant)
+LAYOUTS = {"shared": dict(layout="shared"), "shared-constant": dict(layout="shared", fine_bound="constant"),
+           "global": dict(layout="global")}
+
+
+@pytest.fixture(params=sorted(LAYOUTS))
 def layout(request):
     return request.param
 
@@ -57,23 +64,37 @@ def assert_exact_stats(ours, ref):
 
 
 def pruned_in(layout, plan, **kw):
-    """A pruned backend in ``layout``; skips a fold too large for shared memory."""
-    if layout == "shared" and not pruned().folds_in_scan(plan):
+    """A pruned backend in ``layout`` (``LAYOUTS``); skips a fold too large for shared memory."""
+    options = LAYOUTS[layout]
+    if options["layout"] == "shared" and not pruned().folds_in_scan(plan):
         pytest.skip("fold beyond shared memory (test_shared_layout_refuses_a_long_fold)")
-    return pruned(layout=layout, **kw)
+    return pruned(**options, **kw)
 
 
 def test_per_period_matches_cpu_with_bounds_checked(case, layout):
     plan, periods, ref, cpu_work = case
     gpu = pruned_in(layout, plan, debug=True)
     assert_exact_stats(gpu.search(plan, periods), ref)
-    assert gpu.folds_in_scan(plan) == (layout == "shared")
+    assert gpu.folds_in_scan(plan) == (layout != "global")
+    assert gpu.period_line(plan) == (layout == "shared")
     assert gpu.work["bound_violations"] == 0
     for name in ("shifts", "depth_pass", "brute_force_macs"):  # the depth filter: the same shifts
         assert gpu.work[name] == cpu_work[name], name
     if layout == "global":  # cpu's linear K-piece bound: the same survivors
         assert gpu.work["fine_pass"] == cpu_work["fine_pass"]
     assert gpu.work["fine_pass"] < gpu.work["depth_pass"]
+
+
+def test_shared_layouts_linear_bound_keeps_cpus_survivors(case):
+    """With the cpu backend's stage thresholds, the shared layout's linear
+    K-piece bound is the cpu's: the same shifts evaluated exactly."""
+    plan, periods, ref, cpu_work = case
+    gpu = pruned_in("shared", plan, debug=True, prune_min=pruning.PRUNE_MIN_LENGTH,
+                    fine_min=pruning.FINE_MIN_LENGTH)
+    assert gpu.period_line(plan)
+    assert_exact_stats(gpu.search(plan, periods), ref)
+    for name in ("shifts", "depth_pass", "fine_pass", "seed_dots", "bound_violations"):
+        assert gpu.work[name] == cpu_work[name], name
 
 
 @pytest.mark.parametrize("scan_jobs", [1, 3, 8])

@@ -125,6 +125,25 @@ def test_pruned_stage_thresholds_are_checked():
             PrunedBackend(scan_jobs=jobs)
 
 
+def test_pruned_fine_bound_is_checked_and_linear_only_where_its_prefix_sums_fit(small_lc, monkeypatch):
+    """pruned_period's linear K-piece bound needs a fifth prefix array (pj,
+    M + 1 doubles) beside the fold: taken where it fits the shared memory left
+    (host logic; the GPU tests run both bounds)."""
+    from backends.implementations.pruned import PrunedBackend
+
+    with pytest.raises(ValueError, match="fine_bound must be one of"):
+        PrunedBackend(fine_bound="linear")
+    plan = backends.make_plan(*small_lc)[0]
+    m = plan.lc.size + plan.templates.maxwidth
+    assert PrunedBackend.shared_doubles(plan, True) - PrunedBackend.shared_doubles(plan) == m + 1
+    for room, line in ((8 * PrunedBackend.shared_doubles(plan, True), True),
+                       (8 * PrunedBackend.shared_doubles(plan, True) - 8, False)):
+        for bound, expected in (("auto", line), ("constant", False)):
+            backend = PrunedBackend(fine_bound=bound)
+            monkeypatch.setattr(backend, "_period_shared", lambda plan: room)
+            assert backend.period_line(plan) == expected
+
+
 def test_a_template_that_skips_the_bounds_skips_the_k_piece_bound_too():
     """As pruned.cu's fine stage does: fine_min is raised to prune_min, so cpu and GPU count alike."""
     assert pruning.tuning(100, prune_min=64, fine_min=8)[2:] == (64, 64)

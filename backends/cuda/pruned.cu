@@ -201,27 +201,30 @@ __device__ Allowances allowances(const double *mean, const double *sum_c, double
 }
 
 // The linear bound's rounding allowances, doubled (cpu.line_allowances):
-// its data moments are off by at most 3 g m U1 (backends/pruning.py).
-__device__ void line_allowances(Job &j, const double *terms, double amax, const double *scale, double g,
-                                int m)
+// its data moments are off by at most 3 g m U1 (backends/pruning.py); not
+// inlined: its square root and divisions, once per job, stay out of
+// pruned_period's registers.
+struct LineAllowances {
+    double inv_t, e_arl, e_vl;
+};
+
+__device__ __noinline__ LineAllowances line_allowances(const double *terms, double amax, double u1, double u2,
+                                                       double g, int m, int length)
 {
-    const double u1 = scale[0], u2 = scale[1], len = j.length, gm = g * m;
+    const double len = length, gm = g * m;
     const double t = len * (len * len - 1.0) / 12.0, root = sqrt(u2 / t);
     const double on_mean = terms[0] * 4.0 * g * u1 + terms[1] * 4.0 * gm * u1 + terms[2] * u1 / len
                            + terms[3] * root + g * amax * u1;
     const double on_squares = 4.0 * g * u2 + 7.0 * g * u1 * u1 + 6.0 * gm * u1 * root
                               + 9.0 * (gm * u1) * (gm * u1) / t;
-    j.inv_t = 1.0 / t;  // L = 1: inf, and the bound NaN, which keeps the shift
-    j.e_arl = 2.0 * on_mean;
-    j.e_vl = 2.0 * on_squares;
+    return {1.0 / t, 2.0 * on_mean, 2.0 * on_squares};  // L = 1: inv_t inf, and the bound NaN, which keeps the shift
 }
 
 // The whole job of width wi: template part, then the period's floor (from its
 // threshold bits), allowances (from its scales U1, U2, W1, W2) and piece stats;
-// the linear bound's with LINE (a fold with pj: the global layout).
-template <bool LINE>
+// the linear bound's with ``line`` (a fold with pj).
 __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_uniform,
-                           const double *scale, unsigned long long threshold, double g, double pad)
+                           const double *scale, unsigned long long threshold, double g, double pad, bool line)
 {
     Job j = job_of(wi, m, n, tb, w_uniform);
     const double t = __longlong_as_double((long long)threshold);
@@ -233,9 +236,13 @@ __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_unif
     j.r1 = tb.rho[2 * wi]; j.r12 = tb.rho2[2 * wi];
     j.rk = tb.rho[2 * wi + 1]; j.rk2 = tb.rho2[2 * wi + 1];
     j.kp = tb.n_pieces[wi];
-    if (LINE) {
+    if (line) {
         if (w_uniform > 0.0) j.e.e_s = 5.0 * g * (w_uniform * m + 2.0 * scale[0]);  // sum |f| <= m + U1 / w
-        line_allowances(j, tb.line_terms + 4 * wi, tb.amax[wi], scale, g, m);
+        const LineAllowances e = line_allowances(tb.line_terms + 4 * wi, tb.amax[wi], scale[0], scale[1], g, m,
+                                                 j.length);
+        j.inv_t = e.inv_t;
+        j.e_arl = e.e_arl;
+        j.e_vl = e.e_vl;
         j.rl = tb.line_rho[wi];
     }
     return j;
@@ -938,38 +945,48 @@ __device__ void prefix_sums(Sample sample, int m, double *rw, double *wf, double
     Block::scales(temp, totals, carry.v[2], scale);
 }
 
-// prefix_sums for a fold in shared memory (pruned_period; no pj): each
+// prefix_sums for a fold in shared memory (pruned_period; pj with J): each
 // thread scans its own contiguous run of samples twice, its totals first,
 // then, from the block's exclusive scan of them, its prefix sums: one block
 // scan for the whole fold instead of one per tile of BLOCK x ITEMS samples
 // (K2-like kernel -1.7 % against tiles of 4 per thread; in global memory the
 // runs' loads would not coalesce). In place as prefix_sums (a run's samples
 // are read before the run is written).
-template <bool WEIGHTS, typename Sample>
+// The block primitives' storage of every prefix_sums_runs, one allocation
+// (each instantiation's own would add up in pruned_period's static memory).
+union RunsTemp {
+    PrefixBlock<3>::Temp t3;
+    PrefixBlock<4>::Temp t4;
+    PrefixBlock<5>::Temp t5;
+    PrefixBlock<6>::Temp t6;
+};
+
+template <bool WEIGHTS, bool J, typename Sample>
 __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, double *pu, double *pu2,
-                                 double *pw, double *pw2, double *scale)
+                                 double *pj, double *pw, double *pw2, double *scale, RunsTemp &storage)
 {
-    constexpr int N = WEIGHTS ? 5 : 3;
+    constexpr int N = 3 + J + 2 * WEIGHTS;
     typedef PrefixBlock<N> Block;
-    __shared__ typename Block::Temp temp;
+    typename Block::Temp &temp = reinterpret_cast<typename Block::Temp &>(storage);
+    const double origin = 0.5 * m;
     const int run = (m + BLOCK - 1) / BLOCK, first = min(m, threadIdx.x * run), last = min(m, first + run);
     Sums<N> own = {};
     Sums<3> totals = {};  // |u|, w, w^2 of this thread's samples
     for (int k = first; k < last; ++k) {
         const double2 fw = sample(k);
-        const Sums<N> x = sample_terms<false, WEIGHTS>(fw, 0.0);
+        const Sums<N> x = sample_terms<J, WEIGHTS>(fw, k - origin);
         own = SumsAdd()(own, x);
         totals = SumsAdd()(totals, total_terms(x, fw.y));
     }
     Sums<N> s, total;
     typename Block::Scan(temp.scan).ExclusiveScan(own, s, Sums<N>{}, SumsAdd(), total);
     for (int k = first; k < last; ++k) {
-        const Sums<N> x = sample_terms<false, WEIGHTS>(sample(k), 0.0);
+        const Sums<N> x = sample_terms<J, WEIGHTS>(sample(k), k - origin);
         s = SumsAdd()(s, x);
         rw[k] = x.v[1];
-        store_sums<false, WEIGHTS>(s, k, cs, pu, pu2, nullptr, pw, pw2);
+        store_sums<J, WEIGHTS>(s, k, cs, pu, pu2, pj, pw, pw2);
     }
-    if (threadIdx.x == 0) store_sums<false, WEIGHTS>(Sums<N>{}, -1, cs, pu, pu2, nullptr, pw, pw2);
+    if (threadIdx.x == 0) store_sums<J, WEIGHTS>(Sums<N>{}, -1, cs, pu, pu2, pj, pw, pw2);
     __syncthreads();  // temp is reused
     Block::scales(temp, totals, total.v[2], scale);
 }
@@ -1123,8 +1140,8 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     CLOCK_MARK(mark);
     const Tables tb = TABLES;
     if (threadIdx.x < count)
-        jobs[threadIdx.x] = cascade_job<true>(first + threadIdx.x, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g,
-                                              pad);
+        jobs[threadIdx.x] = cascade_job(first + threadIdx.x, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g,
+                                        pad, true);
     if (threadIdx.x == 0) { sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0; }
     __syncthreads();
     const Cascade cc = {pad, prune_min, fine_min, debug, w_uniform};
@@ -1137,15 +1154,16 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 }
 
 // One block per period b, everything in shared memory (dynamic, in doubles:
-// rw, cs, pu, pu2 and, with weights that differ, w, pw, pw2; pruned.py's
-// shared_doubles): fold and bucket sort (keys in pu, counts and order in
-// pu2), flux and weights gathered into cs + 1 and w, prefix sums in place,
-// the seeds (a warp per width), then the cascade over the period's widths
-// W_GROUP at a time; gain, index, depth of period b.
+// rw, cs, pu, pu2, with ``line`` pj, and with weights that differ w, pw, pw2;
+// pruned.py's shared_doubles): fold and bucket sort (keys in pu, counts and
+// order in pu2), flux and weights gathered into cs + 1 and w, prefix sums in
+// place, the seeds (a warp per width), then the cascade over the period's
+// widths W_GROUP at a time, its K-piece bound linear with ``line`` (as the
+// global layout's), else constant; gain, index, depth of period b.
 extern "C" __global__ void __launch_bounds__(BLOCK, BLOCK < 512 ? 512 / BLOCK : 1)  // 128 registers
 pruned_period(const double *t, const double *y, const double *w, int n, int m,
               const double *periods, const int *lo, const int *hi, TABLE_PARAMS,
-              double w_uniform, double g, double pad, int prune_min, int fine_min, int debug,
+              double w_uniform, double g, double pad, int prune_min, int fine_min, int debug, int line,
               double *gain_out, int *index_out, double *depth_out, unsigned long long *counters)
 {
     __shared__ Job jobs[W_GROUP];
@@ -1156,7 +1174,8 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     const bool uniform = w_uniform > 0.0;
     CLOCK_MARK(mark);
     double *rw = smem, *cs = rw + m, *pu = cs + (m + 1), *pu2 = pu + (m + 1);
-    double *wv = uniform ? nullptr : pu2 + (m + 1);
+    double *pj = line ? pu2 + (m + 1) : nullptr;
+    double *wv = uniform ? nullptr : pu2 + (m + 1) * (1 + (line != 0));
     double *pw = uniform ? nullptr : wv + m, *pw2 = uniform ? nullptr : pw + (m + 1);
     {
         double *key = pu;
@@ -1177,17 +1196,22 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         __syncthreads();
     }
     CLOCK_ADD(CLOCK_FOLD, mark);
-    if (uniform)
-        prefix_sums_runs<false>([=](int k) { return make_double2(cs[k + 1], w_uniform); }, m, rw, cs, pu, pu2,
-                                nullptr, nullptr, scale);
-    else
-        prefix_sums_runs<true>([=](int k) { return make_double2(cs[k + 1], wv[k]); }, m, rw, cs, pu, pu2, pw, pw2,
-                               scale);
+    {
+        __shared__ RunsTemp temp;
+        const auto flux_uniform = [=](int k) { return make_double2(cs[k + 1], w_uniform); };
+        const auto flux_weight = [=](int k) { return make_double2(cs[k + 1], wv[k]); };
+        if (uniform && line)
+            prefix_sums_runs<false, true>(flux_uniform, m, rw, cs, pu, pu2, pj, nullptr, nullptr, scale, temp);
+        else if (uniform)
+            prefix_sums_runs<false, false>(flux_uniform, m, rw, cs, pu, pu2, nullptr, nullptr, nullptr, scale, temp);
+        else
+            prefix_sums_runs<true, false>(flux_weight, m, rw, cs, pu, pu2, nullptr, pw, pw2, scale, temp);
+    }
     __syncthreads();
     CLOCK_ADD(CLOCK_PREFIX, mark);
 
     const Tables tb = TABLES;
-    const Fold f = {rw, wv, cs, pu, pu2, pw, pw2, nullptr, 0.0};
+    const Fold f = {rw, wv, cs, pu, pu2, pw, pw2, pj, 0.5 * m};
     const int first_width = lo[b], n_widths = hi[b] - first_width;
     Tally tally = {0, 0, 0};
     unsigned long long seeds = 0;
@@ -1200,8 +1224,8 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     for (int g0 = 0; g0 < n_widths; g0 += W_GROUP) {
         const int count = min(W_GROUP, n_widths - g0);
         if (threadIdx.x < count)
-            jobs[threadIdx.x] = cascade_job<false>(first_width + g0 + threadIdx.x, m, n, tb, w_uniform,
-                                                   scale, threshold, g, pad);
+            jobs[threadIdx.x] = cascade_job(first_width + g0 + threadIdx.x, m, n, tb, w_uniform, scale, threshold,
+                                            g, pad, f.pj != nullptr);
         __syncthreads();
         if (threadIdx.x == 0)
             for (int q = 0, s = 0; q < count; s += padded(jobs[q].n_shifts), ++q) jobs[q].start = s;

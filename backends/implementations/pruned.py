@@ -53,6 +53,7 @@ SEED_BLOCK = 1024  # threads of pruned_seed (a warp per width: TLS's grids allow
 SEED_CS_BYTES = 227 << 10  # pruned_seed's copy of the cumulative flux up to this (and the device's limit)
 SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1,024 spill)
 LAYOUTS = ("auto", "shared", "global")
+FINE_BOUNDS = ("auto", "constant")  # pruned_period's K-piece bound: linear where pj fits beside the fold, or constant
 # Template lengths below which the bounds (prune_min) or the K-piece bound
 # (fine_min) are skipped, per layout: measured on the H100 (reports/gpu/
 # pruned_flush_2026-11-23_H100/sweep_e89d913.*): bounds on every template cost
@@ -151,16 +152,23 @@ class PrunedBackend(PyCUDABackend):
     shared_block = SHARED_BLOCK  # pruned_period's threads (scripts/pruned_variants.py times others)
 
     def __init__(self, block_size: int | None = None, debug: bool = False, layout: str = "auto",
-                 prune_min: int | None = None, fine_min: int | None = None, scan_jobs: int = SCAN_JOBS):
+                 prune_min: int | None = None, fine_min: int | None = None, scan_jobs: int = SCAN_JOBS,
+                 fine_bound: str = "auto"):
         """``layout``: "shared" (one kernel, fold in shared memory), "global"
         (any n) or "auto" (shared where the fold fits). Templates shorter than
         ``prune_min`` samples skip the bounds, shorter than ``fine_min`` the
         K-piece bound (``pruning.tuning``: exact either way; default: the
         layout's, ``STAGE_MIN``). ``scan_jobs``: widths of a period per block
-        of the global layout's scan, their shifts interleaved (1 to SCAN_JOBS)."""
+        of the global layout's scan, their shifts interleaved (1 to SCAN_JOBS).
+        ``fine_bound``: the shared layout's K-piece bound, "auto" (linear, as
+        the global layout's, where its fifth prefix array fits in shared
+        memory, else constant) or "constant" (exact either way)."""
         super().__init__(block_size)
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
+        if fine_bound not in FINE_BOUNDS:
+            raise ValueError(f"fine_bound must be one of {FINE_BOUNDS}, not {fine_bound!r}")
+        self.fine_bound = fine_bound
         if any(v is not None and v < 1 for v in (prune_min, fine_min)):
             raise ValueError(f"prune_min and fine_min must be at least 1, not {prune_min}, {fine_min}")
         if not 1 <= scan_jobs <= SCAN_JOBS:
@@ -226,11 +234,12 @@ class PrunedBackend(PyCUDABackend):
                 ("group_of", group_of), ("group_start", group_start)]
 
     @staticmethod
-    def shared_doubles(plan) -> int:
-        """pruned_period's dynamic shared memory in doubles: rw, cs, pu, pu2 and,
-        with weights that differ, w, pw, pw2 (M samples, prefix sums M + 1)."""
+    def shared_doubles(plan, line: bool = False) -> int:
+        """pruned_period's dynamic shared memory in doubles: rw, cs, pu, pu2,
+        with ``line`` pj, and with weights that differ w, pw, pw2 (M samples,
+        prefix sums M + 1)."""
         m = plan.lc.size + plan.templates.maxwidth
-        return 4 * m + 3 if plan.lc.uniform_weight else 7 * m + 5
+        return 4 * m + 3 + line * (m + 1) + (0 if plan.lc.uniform_weight else 3 * m + 2)
 
     def refuses(self, plan):
         why = super().refuses(plan)
@@ -247,6 +256,11 @@ class PrunedBackend(PyCUDABackend):
 
     def _fits(self, plan) -> bool:
         return 8 * self.shared_doubles(plan) <= self._period_shared(plan)
+
+    def period_line(self, plan) -> bool:
+        """Whether pruned_period's K-piece bound on ``plan``'s shifts is the
+        linear one (``fine_bound``; its prefix sums pj fit in shared memory)."""
+        return self.fine_bound == "auto" and 8 * self.shared_doubles(plan, True) <= self._period_shared(plan)
 
     def _period_shared(self, plan) -> int:
         """The dynamic shared memory pruned_period may take for ``plan``'s fold:
@@ -438,11 +452,12 @@ class PrunedBackend(PyCUDABackend):
     def _scan_shared(self, state, arrays):
         """pruned_period: one block per period, everything in shared memory."""
         base = state.base
-        shared = 8 * self.shared_doubles(base.plan)
+        line = self.period_line(base.plan)
+        shared = 8 * self.shared_doubles(base.plan, line)
         self.function("pruned_period", self.shared_block, shared)(
             base.t, base.y, base.w, np.int32(base.n), np.int32(base.m), *arrays.args("periods", "lo", "hi"),
             *self._table_args(state), np.float64(base.plan.lc.uniform_weight), *arrays.cascade,
-            np.int32(self.debug), *arrays.args(*OUTS, "counters"),
+            np.int32(self.debug), np.int32(line), *arrays.args(*OUTS, "counters"),
             block=(self.shared_block, 1, 1), grid=(arrays.size, 1), shared=shared)
 
     def _seed_shared(self, m, block) -> int:
