@@ -26,9 +26,9 @@ from gpu_timing import case_plan
 
 
 def chunk(block):
-    """Queue places: the backend's per thread up to 512 threads, then what 48 KiB
-    of static shared memory leaves beside the jobs (4,096 places overflow it at 640)."""
-    return module.CHUNK_PER_THREAD * block if block <= 512 else 3584
+    """Queue places: the backend's up to 512 threads, then what 48 KiB of
+    static shared memory leaves beside the jobs (4,096 places overflow it at 640)."""
+    return module.PrunedBackend.chunk(block) if block <= 512 else 3584
 
 
 def variant_backend(block, at_once, defines=None, options=None):

@@ -133,15 +133,19 @@ def test_pruned_fine_bound_is_checked_and_linear_only_where_its_prefix_sums_fit(
 
     with pytest.raises(ValueError, match="fine_bound must be one of"):
         PrunedBackend(fine_bound="linear")
-    plan = backends.make_plan(*small_lc)[0]
+    plan = backends.make_plan(*box_light_curve(dy="constant"))[0]
+    varying = backends.make_plan(*small_lc)[0]
+    assert plan.lc.uniform_weight > 0 and not varying.lc.uniform_weight
     m = plan.lc.size + plan.templates.maxwidth
     assert PrunedBackend.shared_doubles(plan, True) - PrunedBackend.shared_doubles(plan) == m + 1
+    assert PrunedBackend.shared_doubles(varying, True) == PrunedBackend.shared_doubles(varying)
     for room, line in ((8 * PrunedBackend.shared_doubles(plan, True), True),
                        (8 * PrunedBackend.shared_doubles(plan, True) - 8, False)):
-        for bound, expected in (("auto", line), ("constant", False)):
-            backend = PrunedBackend(fine_bound=bound)
+        for options, expected in (({}, line), ({"fine_bound": "constant"}, False), ({"layout": "global"}, False)):
+            backend = PrunedBackend(**options)
             monkeypatch.setattr(backend, "_period_shared", lambda plan: room)
             assert backend.period_line(plan) == expected
+            assert not backend.period_line(varying)  # weights that differ: constant pieces
 
 
 def test_a_template_that_skips_the_bounds_skips_the_k_piece_bound_too():

@@ -1154,7 +1154,8 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 }
 
 // One block per period b, everything in shared memory (dynamic, in doubles:
-// rw, cs, pu, pu2, with ``line`` pj, and with weights that differ w, pw, pw2;
+// rw, cs, pu, pu2, then with uniform weights and ``line`` pj, with weights
+// that differ w, pw, pw2;
 // pruned.py's shared_doubles): fold and bucket sort (keys in pu, counts and
 // order in pu2), flux and weights gathered into cs + 1 and w, prefix sums in
 // place, the seeds (a warp per width), then the cascade over the period's
@@ -1174,8 +1175,8 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     const bool uniform = w_uniform > 0.0;
     CLOCK_MARK(mark);
     double *rw = smem, *cs = rw + m, *pu = cs + (m + 1), *pu2 = pu + (m + 1);
-    double *pj = line ? pu2 + (m + 1) : nullptr;
-    double *wv = uniform ? nullptr : pu2 + (m + 1) * (1 + (line != 0));
+    double *pj = line && uniform ? pu2 + (m + 1) : nullptr;  // the host asks for it with uniform weights only
+    double *wv = uniform ? nullptr : pu2 + (m + 1);
     double *pw = uniform ? nullptr : wv + m, *pw2 = uniform ? nullptr : pw + (m + 1);
     {
         double *key = pu;
@@ -1200,7 +1201,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         __shared__ RunsTemp temp;
         const auto flux_uniform = [=](int k) { return make_double2(cs[k + 1], w_uniform); };
         const auto flux_weight = [=](int k) { return make_double2(cs[k + 1], wv[k]); };
-        if (uniform && line)
+        if (pj)
             prefix_sums_runs<false, true>(flux_uniform, m, rw, cs, pu, pu2, pj, nullptr, nullptr, scale, temp);
         else if (uniform)
             prefix_sums_runs<false, false>(flux_uniform, m, rw, cs, pu, pu2, nullptr, nullptr, nullptr, scale, temp);

@@ -40,6 +40,9 @@ from backends.implementations.staged import PINNED, Staged
 from backends.protocol import PeriodStats
 
 CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
+# pruned_period's queue places (SHARED_BLOCK threads): the most that leave a K2-like fold (4,838 samples) room
+# for the linear bound's pj: H100 K2-like kernel 9.43 ms (constant pieces, 4,096) -> 8.77 (2,048) -> 8.37 (2,816)
+PERIOD_CHUNK = 2816
 # Periods per batch: bounds a launch's length (progress, Ctrl-C). K2-like's 9,679 in one launch, not three:
 # kernel 10.6 -> 10.4 ms on the H100 (two fewer partly filled last waves of one block per SM).
 MAX_PERIODS = 16384
@@ -161,8 +164,8 @@ class PrunedBackend(PyCUDABackend):
         layout's, ``STAGE_MIN``). ``scan_jobs``: widths of a period per block
         of the global layout's scan, their shifts interleaved (1 to SCAN_JOBS).
         ``fine_bound``: the shared layout's K-piece bound, "auto" (linear, as
-        the global layout's, where its fifth prefix array fits in shared
-        memory, else constant) or "constant" (exact either way)."""
+        the global layout's, for uniform weights where its fifth prefix array
+        fits in shared memory; else constant) or "constant" (exact either way)."""
         super().__init__(block_size)
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
@@ -236,10 +239,10 @@ class PrunedBackend(PyCUDABackend):
     @staticmethod
     def shared_doubles(plan, line: bool = False) -> int:
         """pruned_period's dynamic shared memory in doubles: rw, cs, pu, pu2,
-        with ``line`` pj, and with weights that differ w, pw, pw2 (M samples,
-        prefix sums M + 1)."""
+        then with uniform weights and ``line`` pj, with weights that differ w,
+        pw, pw2 (M samples, prefix sums M + 1)."""
         m = plan.lc.size + plan.templates.maxwidth
-        return 4 * m + 3 + line * (m + 1) + (0 if plan.lc.uniform_weight else 3 * m + 2)
+        return 4 * m + 3 + (line * (m + 1) if plan.lc.uniform_weight else 3 * m + 2)
 
     def refuses(self, plan):
         why = super().refuses(plan)
@@ -258,9 +261,11 @@ class PrunedBackend(PyCUDABackend):
         return 8 * self.shared_doubles(plan) <= self._period_shared(plan)
 
     def period_line(self, plan) -> bool:
-        """Whether pruned_period's K-piece bound on ``plan``'s shifts is the
-        linear one (``fine_bound``; its prefix sums pj fit in shared memory)."""
-        return self.fine_bound == "auto" and 8 * self.shared_doubles(plan, True) <= self._period_shared(plan)
+        """Whether pruned_period searches ``plan`` with the linear K-piece
+        bound (``fine_bound``): uniform weights, its prefix sums pj in shared
+        memory beside the fold."""
+        return (self.fine_bound == "auto" and plan.lc.uniform_weight > 0 and self.folds_in_scan(plan)
+                and 8 * self.shared_doubles(plan, True) <= self._period_shared(plan))
 
     def _period_shared(self, plan) -> int:
         """The dynamic shared memory pruned_period may take for ``plan``'s fold:
@@ -319,9 +324,12 @@ class PrunedBackend(PyCUDABackend):
 
     @staticmethod
     def chunk(block) -> int:
-        """Places in each of the scan's shared queues (pruned.cu's CHUNK); the
-        fold-only module of FOLD_BLOCK threads takes 2,048, which keeps its
-        (unused) pruned_period within 48 KiB of static shared memory."""
+        """Places in each of the scan's shared queues (pruned.cu's CHUNK):
+        PERIOD_CHUNK in pruned_period's module; the fold-only module of
+        FOLD_BLOCK threads takes 2,048, which keeps its (unused) pruned_period
+        within 48 KiB of static shared memory."""
+        if block == SHARED_BLOCK:
+            return PERIOD_CHUNK
         return CHUNK_PER_THREAD * (block if block <= SHARED_BLOCK else 256)
 
     def kernel_defines(self, block):
