@@ -48,14 +48,14 @@ def variant_backend(block, at_once, defines=None, options=None):
 
 
 def parse_variant(spec):
-    """``"512x2:EXACT_LANES=4:fine_bound=constant"`` -> (512, 2,
-    {"EXACT_LANES": 4}, {"fine_bound": "constant"}): upper-case keys are
-    defines, lower-case ones the backend's options."""
+    """``"512x2:EXACT_LANES=4:fine_bound=constant:fine_min=16"`` -> (512, 2,
+    {"EXACT_LANES": 4}, {"fine_bound": "constant", "fine_min": 16}):
+    upper-case keys are defines, lower-case ones the backend's options."""
     shape, *settings = spec.split(":")
     block, at_once = (int(x) for x in shape.split("x"))
     pairs = [d.split("=") for d in settings]
     return (block, at_once, {k: int(v) for k, v in pairs if k.isupper()},
-            {k: v for k, v in pairs if not k.isupper()})
+            {k: int(v) if v.isdigit() else v for k, v in pairs if not k.isupper()})
 
 
 def main(argv=None):

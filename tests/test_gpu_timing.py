@@ -51,8 +51,8 @@ def test_pruned_variants_pass_a_variants_defines_to_its_block_only():
     import pruned_variants
 
     assert pruned_variants.parse_variant("512x2") == (512, 2, {}, {})
-    assert pruned_variants.parse_variant("512x1:EXACT_LANES=4:GRAB_ITEMS=1:fine_bound=constant") == (
-        512, 1, {"EXACT_LANES": 4, "GRAB_ITEMS": 1}, {"fine_bound": "constant"})
+    assert pruned_variants.parse_variant("512x1:EXACT_LANES=4:GRAB_ITEMS=1:fine_bound=constant:fine_min=16") == (
+        512, 1, {"EXACT_LANES": 4, "GRAB_ITEMS": 1}, {"fine_bound": "constant", "fine_min": 16})
     backend = pruned_variants.variant_backend(*pruned_variants.parse_variant("512x2:EXACT_LANES=4:fine_bound=constant"))
     assert backend.kernel_defines(512)["EXACT_LANES"] == 4 and backend.fine_bound == "constant"
     assert "EXACT_LANES" not in backend.kernel_defines(256)
