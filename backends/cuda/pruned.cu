@@ -17,9 +17,9 @@
 //   then reduce_jobs (job_reduce.cuh) per period.
 // The cascade of a shift (scan_group): depth filter and one-piece bound (which
 // short templates skip), survivors compacted into a shared queue, K-piece
-// bound per queued shift (short ones skip it; linear pieces in the global
-// layout, as the cpu backend, constant ones in pruned_period, which has no
-// shared memory left for their moments), survivors compacted again, then
+// bound per queued shift (short ones skip it; linear pieces, as the cpu
+// backend, where the fold has pj: the global layout, and pruned_period with
+// uniform weights where pj fits, else constant ones), survivors compacted again, then
 // EXACT_LANES lanes per survivor for the exact dot products (group_gain, the
 // one dot product of every stage and seed); the best fit by TLS's total
 // order (tls_common.cuh). A period's threshold T is the largest exact gain at
@@ -109,9 +109,9 @@ enum { SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_
 // The folded arrays of one period (global or shared memory): rw = u = (1 - f) w
 // and w (length m); cs, pu, pu2, pw, pw2: prefix sums of f, u, u^2, w, w^2
 // (length m + 1; pw, pw2 unused with uniform weights); pj: prefix sums of
-// (j - origin) u, origin = m / 2, for the K-piece linear bound (the global
-// layout; null: constant pieces, pruned_period, whose shared memory has no
-// room for it).
+// (j - origin) u, origin = m / 2, for the K-piece linear bound (null:
+// constant pieces, pruned_period where it has no room for it or the weights
+// differ).
 struct Fold {
     const double *rw, *w, *cs, *pu, *pu2, *pw, *pw2, *pj;
     double origin;

@@ -2,9 +2,10 @@
 cascade of ``backends.pruning`` (the one the ``cpu`` backend runs): per period
 a threshold from the exact gain at each width's deepest box, then per shift the
 depth filter and a one-piece bound, a K-piece bound on the survivors (linear
-pieces as ``cpu``'s; constant ones where the fold is in shared memory) and the
-exact float64 dot products on what is left, typically 2-5 % of brute force's
-multiply-adds (``results.meta["work"]``).
+pieces as ``cpu``'s; constant ones where a fold in shared memory leaves no room
+for their prefix sums, or its weights differ) and the exact float64 dot
+products on what is left, typically 0.3-5 % of brute force's multiply-adds
+(``results.meta["work"]``).
 
 Two layouts (``pruned.cu``): a light curve whose fold and prefix sums fit in
 shared memory (K2-size) is searched by one kernel, one block per period, with
