@@ -945,6 +945,15 @@ __device__ void prefix_sums(Sample sample, int m, double *rw, double *wf, double
     Block::scales(temp, totals, carry.v[2], scale);
 }
 
+// The block primitives' storage of every prefix_sums_runs pruned_period
+// calls, one allocation (each instantiation's own would add up in its static
+// memory).
+union RunsTemp {
+    PrefixBlock<3>::Temp t3;
+    PrefixBlock<4>::Temp t4;
+    PrefixBlock<5>::Temp t5;
+};
+
 // prefix_sums for a fold in shared memory (pruned_period; pj with J): each
 // thread scans its own contiguous run of samples twice, its totals first,
 // then, from the block's exclusive scan of them, its prefix sums: one block
@@ -952,15 +961,6 @@ __device__ void prefix_sums(Sample sample, int m, double *rw, double *wf, double
 // (K2-like kernel -1.7 % against tiles of 4 per thread; in global memory the
 // runs' loads would not coalesce). In place as prefix_sums (a run's samples
 // are read before the run is written).
-// The block primitives' storage of every prefix_sums_runs, one allocation
-// (each instantiation's own would add up in pruned_period's static memory).
-union RunsTemp {
-    PrefixBlock<3>::Temp t3;
-    PrefixBlock<4>::Temp t4;
-    PrefixBlock<5>::Temp t5;
-    PrefixBlock<6>::Temp t6;
-};
-
 template <bool WEIGHTS, bool J, typename Sample>
 __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, double *pu, double *pu2,
                                  double *pj, double *pw, double *pw2, double *scale, RunsTemp &storage)
@@ -1155,12 +1155,12 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 
 // One block per period b, everything in shared memory (dynamic, in doubles:
 // rw, cs, pu, pu2, then with uniform weights and ``line`` pj, with weights
-// that differ w, pw, pw2;
-// pruned.py's shared_doubles): fold and bucket sort (keys in pu, counts and
-// order in pu2), flux and weights gathered into cs + 1 and w, prefix sums in
-// place, the seeds (a warp per width), then the cascade over the period's
-// widths W_GROUP at a time, its K-piece bound linear with ``line`` (as the
-// global layout's), else constant; gain, index, depth of period b.
+// that differ w, pw, pw2; pruned.py's shared_doubles): fold and bucket sort
+// (keys in pu, counts and order in pu2), flux and weights gathered into
+// cs + 1 and w, prefix sums in place, the seeds (a warp per width), then the
+// cascade over the period's widths W_GROUP at a time, its K-piece bound
+// linear where the fold has pj (as the global layout's), else constant; gain,
+// index, depth of period b.
 extern "C" __global__ void __launch_bounds__(BLOCK, BLOCK < 512 ? 512 / BLOCK : 1)  // 128 registers
 pruned_period(const double *t, const double *y, const double *w, int n, int m,
               const double *periods, const int *lo, const int *hi, TABLE_PARAMS,
