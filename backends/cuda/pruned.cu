@@ -57,9 +57,6 @@
 #ifndef SEED_UNROLL
 #define SEED_UNROLL 8  // a seed's dot product (a warp's): loads in flight per lane (4: TESS-like seeds +6 %)
 #endif
-#ifndef SEED_BLOCKWIDE
-#define SEED_BLOCKWIDE 0  // pruned_period's seeds by block_seeds (1) or warp_seeds (0)
-#endif
 #ifndef SEED_BLOCK
 #define SEED_BLOCK 1024  // pruned_seed's threads (pruned.py's SEED_BLOCK sets it)
 #endif
@@ -375,60 +372,6 @@ __device__ __forceinline__ void warp_seeds(const Fold &f, int first, int count, 
             if (gain > 0.0) atomicMax(threshold, (unsigned long long)__double_as_longlong(gain));
             ++seeds;
             macs += j.length;
-        }
-    }
-}
-
-// The deepest boxes of SEED_GROUP widths (block_seeds' reduction).
-#ifndef SEED_GROUP
-#define SEED_GROUP 4
-#endif
-struct DeepestGroup {
-    Deepest w[SEED_GROUP];
-};
-
-struct DeeperGroup {
-    __device__ DeepestGroup operator()(const DeepestGroup &a, const DeepestGroup &b) const
-    {
-        DeepestGroup c;
-#pragma unroll
-        for (int r = 0; r < SEED_GROUP; ++r) c.w[r] = deeper(a.w[r], b.w[r]);
-        return c;
-    }
-};
-
-typedef cub::BlockReduce<DeepestGroup, BLOCK> SeedReduce;
-
-// warp_seeds by the whole block (pruned_period): SEED_GROUP widths at a time,
-// every thread scanning every BLOCK-th shift of each, one block reduction for
-// the group, then a warp per width its exact gain. A warp per width left
-// most of the block idle in the last round (K2-like: ~19 widths, 16 warps).
-// ``top``: SEED_GROUP places in shared memory.
-__device__ __forceinline__ void block_seeds(const Fold &f, int first, int count, int m, int n, const Tables &tb,
-                                            double w_uniform, unsigned long long *threshold,
-                                            SeedReduce::TempStorage &temp, Deepest *top,
-                                            unsigned long long &seeds, unsigned long long &macs)
-{
-    const int warp = threadIdx.x / 32;
-    for (int g = 0; g < count; g += SEED_GROUP) {
-        DeepestGroup mine;
-#pragma unroll
-        for (int r = 0; r < SEED_GROUP; ++r)
-            mine.w[r] = g + r < count ? deepest_box(f, job_of(first + g + r, m, n, tb, w_uniform), threadIdx.x, BLOCK)
-                                      : Deepest{INFINITY, -1};
-        const DeepestGroup all = SeedReduce(temp).Reduce(mine, DeeperGroup());
-        if (threadIdx.x == 0)
-            for (int r = 0; r < SEED_GROUP; ++r) top[r] = all.w[r];
-        __syncthreads();  // top written; temp free again
-        if (warp < SEED_GROUP && g + warp < count && top[warp].i >= 0) {
-            const Job j = job_of(first + g + warp, m, n, tb, w_uniform);
-            const Deepest box = top[warp];
-            const double gain = group_gain<32, SEED_UNROLL>(f, j, box.i, depth_of(box.sum, j) * j.kscale);
-            if (threadIdx.x % 32 == 0) {
-                if (gain > 0.0) atomicMax(threshold, (unsigned long long)__double_as_longlong(gain));
-                ++seeds;
-                macs += j.length;
-            }
         }
     }
 }
@@ -1254,12 +1197,8 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         __syncthreads();
     }
     CLOCK_ADD(CLOCK_FOLD, mark);
-    __shared__ union {
-        RunsTemp runs;
-        SeedReduce::TempStorage seeds;
-    } scratch;  // the prefix sums', then the seeds' block primitives
     {
-        RunsTemp &temp = scratch.runs;
+        __shared__ RunsTemp temp;
         const auto flux_uniform = [=](int k) { return make_double2(cs[k + 1], w_uniform); };
         const auto flux_weight = [=](int k) { return make_double2(cs[k + 1], wv[k]); };
         if (pj)
@@ -1277,12 +1216,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     const int first_width = lo[b], n_widths = hi[b] - first_width;
     Tally tally = {0, 0, 0};
     unsigned long long seeds = 0;
-#if SEED_BLOCKWIDE
-    __shared__ Deepest top[SEED_GROUP];
-    block_seeds(f, first_width, n_widths, m, n, tb, w_uniform, &threshold, scratch.seeds, top, seeds, tally.macs);
-#else
     warp_seeds(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs);
-#endif
     __syncthreads();
     CLOCK_ADD(CLOCK_SEEDS, mark);
 
