@@ -57,7 +57,7 @@ SEED_BLOCK = 1024  # threads of pruned_seed (a warp per width: TLS's grids allow
 SEED_CS_BYTES = 227 << 10  # pruned_seed's copy of the cumulative flux up to this (and the device's limit)
 SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1,024 spill)
 LAYOUTS = ("auto", "shared", "global")
-FINE_BOUNDS = ("auto", "constant")  # pruned_period's K-piece bound: linear where pj fits beside the fold, or constant
+FINE_BOUNDS = ("auto", "constant")  # pruned_period's K-piece bound: linear where it can be (period_line), or constant
 # Template lengths below which the bounds (prune_min) or the K-piece bound
 # (fine_min) are skipped, per layout: measured on the H100 (reports/gpu/
 # pruned_flush_2026-11-23_H100/sweep_e89d913.*): bounds on every template cost
@@ -172,7 +172,6 @@ class PrunedBackend(PyCUDABackend):
             raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
         if fine_bound not in FINE_BOUNDS:
             raise ValueError(f"fine_bound must be one of {FINE_BOUNDS}, not {fine_bound!r}")
-        self.fine_bound = fine_bound
         if any(v is not None and v < 1 for v in (prune_min, fine_min)):
             raise ValueError(f"prune_min and fine_min must be at least 1, not {prune_min}, {fine_min}")
         if not 1 <= scan_jobs <= SCAN_JOBS:
@@ -180,6 +179,7 @@ class PrunedBackend(PyCUDABackend):
         self.scan_jobs = int(scan_jobs)
         self.debug = bool(debug)
         self.layout = layout
+        self.fine_bound = fine_bound
         self.stage_min = (prune_min, fine_min)
         self._pool = None
         self._pool_shape = None
