@@ -78,7 +78,7 @@ def test_per_period_matches_cpu_with_bounds_checked(case, layout):
     assert gpu.folds_in_scan(plan) == (layout != "global")
     assert gpu.period_line(plan) == (layout == "shared" and plan.lc.uniform_weight > 0)
     assert gpu.work["bound_violations"] == 0
-    for name in ("shifts", "depth_pass", "brute_force_macs"):  # the depth filter: the same shifts
+    for name in ("shifts", "depth_pass", "seed_dots", "brute_force_macs"):  # the depth filter, the seeds: the same
         assert gpu.work[name] == cpu_work[name], name
     if layout == "global":  # cpu's linear K-piece bound: the same survivors
         assert gpu.work["fine_pass"] == cpu_work["fine_pass"]
@@ -95,7 +95,7 @@ def test_shared_layouts_linear_bound_keeps_cpus_survivors(case):
         pytest.skip("weights that differ: constant pieces")
     assert gpu.period_line(plan)
     assert_exact_stats(gpu.search(plan, periods), ref)
-    for name in ("shifts", "depth_pass", "fine_pass", "bound_violations"):
+    for name in ("shifts", "depth_pass", "fine_pass", "seed_dots", "bound_violations"):
         assert gpu.work[name] == cpu_work[name], name
 
 

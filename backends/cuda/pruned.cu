@@ -801,23 +801,24 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
 
 // Work counts of a block.
 struct Counts {
-    unsigned long long passed, violations, macs;
+    unsigned long long passed, violations, macs, seeds;
 };
 
 struct CountsAdd {
     __device__ Counts operator()(const Counts &a, const Counts &b) const
     {
-        return {a.passed + b.passed, a.violations + b.violations, a.macs + b.macs};
+        return {a.passed + b.passed, a.violations + b.violations, a.macs + b.macs, a.seeds + b.seeds};
     }
 };
 
-// The block's counts into the launch's counters (synchronises the block).
+// The block's counts into the launch's counters (synchronises the block);
+// ``seeds``: this thread's seeds (warp_seeds counts them on each warp's lane 0).
 __device__ void add_counts(const Tally &tally, const ScanQueues &sq, unsigned long long seeds,
                            unsigned long long *counters)
 {
     typedef cub::BlockReduce<Counts, BLOCK> Reduce;
     __shared__ typename Reduce::TempStorage temp;
-    const Counts sum = Reduce(temp).Reduce(Counts{tally.passed, tally.violations, tally.macs},
+    const Counts sum = Reduce(temp).Reduce(Counts{tally.passed, tally.violations, tally.macs, seeds},
                                            CountsAdd());
     if (threadIdx.x == 0) {
         atomicAdd(counters + DEPTH_PASS, sum.passed);
@@ -825,7 +826,7 @@ __device__ void add_counts(const Tally &tally, const ScanQueues &sq, unsigned lo
         atomicAdd(counters + FINE_PASS, sq.survived);
         atomicAdd(counters + EXACT_MACS, sum.macs);
         atomicAdd(counters + VIOLATIONS, sum.violations);
-        if (seeds) atomicAdd(counters + SEED_DOTS, seeds);
+        if (sum.seeds) atomicAdd(counters + SEED_DOTS, sum.seeds);
     }
     __syncthreads();
 }
