@@ -32,11 +32,13 @@ import numpy as np
 
 SOURCE = Path(__file__).with_name("fft_scan.cu")
 U32 = 2.0 ** -24
+U64 = 2.0 ** -53
 EXACT_FACTORS = (0.0, 1.0, -1.0, 0.5, -0.5)  # products by these round nothing
 
 
-def gamma(n) -> float:
-    return n * U32 / (1 - n * U32)
+def gamma(n, u=U32) -> float:
+    """Higham's gamma_n = n u / (1 - n u) for unit roundoff ``u``."""
+    return n * u / (1 - n * u)
 
 
 class Rounded:

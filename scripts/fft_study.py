@@ -83,9 +83,8 @@ def box_prefix(xp, f):
     g = 1.0 - f
     prefix = xp.zeros((f.shape[0], m + 1))
     xp.cumsum(g, axis=1, out=prefix[:, 1:])
-    u64, u32 = 2.0 ** -53, 2.0 ** -24
-    gamma = m * u64 / (1 - m * u64)
-    k = ((2 * gamma + 4 * u64) * (xp.abs(f).sum(axis=1) + xp.abs(g).sum(axis=1))
+    u64, u32 = fft_bound.U64, fft_bound.U32
+    k = ((2 * fft_bound.gamma(m, u64) + 4 * u64) * (xp.abs(f).sum(axis=1) + xp.abs(g).sum(axis=1))
          + 8.1 * u32 * xp.abs(prefix).max(axis=1))
     return prefix.astype(xp.float32), k
 
