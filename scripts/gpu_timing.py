@@ -27,14 +27,19 @@ from datasets import synthetic
 
 CASES = {"k2": dict(preset="k2", ndata=4320), "tess": dict(preset="tess", ndata=18000),
          # a simulated 2-minute TESS light curve of two sectors and a half (78 d)
-         "tess78": dict(preset="tess", baseline=78.0, ndata=49000)}
+         "tess78": dict(preset="tess", baseline=78.0, ndata=49000),
+         # K2-like with per-point errors that differ by up to 20 %, as a real light curve's do
+         "k2w": dict(preset="k2", ndata=4320)}
 OPTIONS = {"tess78": dict(period_max=20.0)}  # power() options per case
+ERROR_SPREAD = {"k2w": 0.2}  # per case: dy scaled by 1 + a uniform draw in [0, spread)
 
 
 @functools.cache  # a case's curve is made once for its plan and TLS's timing
 def light_curve(case):
     lc = synthetic.simulate(seed=1, start=3000.0, **CASES[case])
-    return lc.t, lc.y, lc.dy
+    spread = ERROR_SPREAD.get(case, 0.0)
+    dy = lc.dy * (1 + np.random.default_rng(2).uniform(0.0, spread, lc.dy.size)) if spread else lc.dy
+    return lc.t, lc.y, dy
 
 
 def case_plan(case):

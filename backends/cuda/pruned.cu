@@ -15,8 +15,9 @@
 //   in shared memory where it fits) and pruned_scan (one block per group of a
 //   period's widths of one stride, their shifts interleaved),
 //   then reduce_jobs (job_reduce.cuh) per period.
-// The cascade of a shift (scan_group): depth filter and one-piece bound (which
-// short templates skip), survivors compacted into a shared queue, K-piece
+// The cascade of a shift (scan_group, scan_period): depth filter and one-piece
+// bound (which short templates skip), survivors compacted into a queue (the
+// block's in pruned_scan, each warp's own in pruned_period), K-piece
 // bound per queued shift (short ones skip it; linear pieces, as the cpu
 // backend, where the fold has pj: the global layout, and pruned_period with
 // uniform weights where pj fits, else constant ones), survivors compacted again, then
@@ -80,6 +81,8 @@
 // after a barrier, so each is the whole block's: fold and sort, prefix sums,
 // seeds, the cascade's coarse part, its flushes (their fine stage, exact
 // gains), and the count of flushes; pruned_scan's blocks mark the last four.
+// pruned_period's fine rounds run within its coarse part, its flushes' fine
+// stage being the last round after the period's takes.
 enum { CLOCK_FOLD, CLOCK_PREFIX, CLOCK_SEEDS, CLOCK_COARSE, CLOCK_FLUSH, CLOCK_FINE, CLOCK_EXACT,
        N_FLUSHES, N_CLOCKS };
 #ifdef STAGE_CLOCKS
@@ -152,7 +155,7 @@ struct Job {
 
 // Per-thread work counts of a scan.
 struct Tally {
-    unsigned passed, violations;
+    unsigned passed, violations, queued, survived;  // queued: past the one-piece bound; survived: the K-piece
     unsigned long long macs;
 };
 
@@ -538,7 +541,9 @@ __device__ __forceinline__ void line_terms(const Fold &f, const Job &j, const Ta
 
 // Stage 2 of a queued shift: the K-piece bound (templates of fine_min
 // samples or more): AR's linear pieces where the fold has pj, else its
-// constant pieces; A2's constant pieces. Whether shift i is evaluated exactly.
+// constant pieces; A2's constant pieces (UNIFORM: weights that do not
+// differ, A2 known). Whether shift i is evaluated exactly.
+template <bool UNIFORM>
 __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, const Tables &tb,
                                            const Cascade &cc, Tally &tally)
 {
@@ -552,7 +557,7 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
         line_terms(f, j, tb, i, mu, vu);
     else
         piece_sums(bw, nw, tb.c + j.wi * tb.k_max, j.kp, f.pu, f.pu2, i, mu, vu);
-    if (!cc.uniform()) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
+    if (!UNIFORM) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
     const double lb_a2 = a2_floor(j.a2u, mw, vw, j.rk2, j.kp * j.e.e_vw, j.e.e_a2k);
     // f.pj tested again, not its constants carried from the branch above: 16 bytes more of pruned_scan's spills
     const bool keep = f.pj ? may_win(k, mu, vu, j.rl, j.e_vl, j.e_arl, lb_a2, cc.pad, j.floor)
@@ -566,7 +571,6 @@ struct ScanQueues {
     int queue[CHUNK], survivor[CHUNK];
     int next, n_queue, n_survivors;  // next: pruned_scan's first entry no warp has taken
     int start[SCAN_JOBS + 1], cursor[SCAN_JOBS];  // survivors by job (exact_by_job)
-    unsigned long long queued, survived;  // totals over the block's flushes
 };
 
 // The exact gains of survivors [0, count) (entries g << SLOT_BITS | shift),
@@ -646,10 +650,9 @@ __device__ __forceinline__ void exact_by_job(const Fold &f, const Job *jobs, int
     }
 }
 
-// The K-piece bound on every queued shift, then the exact gains of its
-// survivors (BY_JOB: exact_by_job, else exact_groups). Every thread of the
-// block calls it; the queues are empty again on return.
-template <bool BY_JOB>
+// The K-piece bound on every shift of the block's queue (pruned_scan), then
+// the exact gains of its survivors job by job. Every thread of the block
+// calls it; the queues are empty again on return.
 __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, int count, const Tables &tb,
                                       const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
 {
@@ -658,23 +661,73 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, int count,
     for (int q = threadIdx.x; q < queued; q += BLOCK) {
         const int entry = sq.queue[q];
         const Job &j = jobs[entry >> SLOT_BITS];  // shared memory: the fine stage's fields stay out of registers
-        const bool keep = fine_stage(f, j, entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
+        const int i = entry & ((1 << SLOT_BITS) - 1);
+        const bool keep = cc.uniform() ? fine_stage<true>(f, j, i, tb, cc, tally) : fine_stage<false>(f, j, i, tb, cc, tally);
         push_rows<1>(sq.survivor, &sq.n_survivors, &keep, &entry);
     }
     __syncthreads();
     CLOCK_ADD(CLOCK_FINE, mark);
     const int survivors = sq.n_survivors;
-    if (BY_JOB)
-        exact_by_job(f, jobs, count, sq, survivors, best, tally);
-    else
-        exact_groups<EXACT_UNROLL>(f, jobs, sq.survivor, survivors, best, tally);
+    exact_by_job(f, jobs, count, sq, survivors, best, tally);
     __syncthreads();
     CLOCK_ADD(CLOCK_EXACT, mark);
     if (threadIdx.x == 0) {
-        sq.queued += queued; sq.survived += survivors;
+        tally.queued += queued; tally.survived += survivors;
         sq.n_queue = 0; sq.n_survivors = 0;
     }
     __syncthreads();
+}
+
+// pruned_period's queues: each warp's ring of shifts waiting for the K-piece
+// bound (RING places: 31 left over and one push's 32 x PERIOD_AT_ONCE fit),
+// and the block's list of its survivors waiting for their exact gains.
+#define RING 128
+static_assert(RING >= 31 + 32 * PERIOD_AT_ONCE && GRAB_ITEMS % PERIOD_AT_ONCE == 0, "a warp's ring or take");
+struct PeriodQueues {
+    int ring[BLOCK / 32][RING];
+    int survivor[CHUNK];
+    int n_survivors;
+};
+
+// Places a flush keeps free in pruned_period's survivor list: every warp's
+// fine rounds of one take (up to 32 x GRAB_ITEMS survivors) and then of its
+// ring's last shifts (up to 31).
+#define SURVIVOR_ROOM (BLOCK * (GRAB_ITEMS + 1))
+
+// Append value[r] where keep[r] (r < ROWS) to a warp's ring from ``tail``,
+// as push_rows does (the whole warp calls it); the new tail.
+template <int ROWS>
+__device__ __forceinline__ int push_ring(int *ring, int tail, const bool *keep, const int *value)
+{
+    const unsigned below = (1u << (threadIdx.x % 32)) - 1;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        const unsigned votes = __ballot_sync(0xffffffffu, keep[r]);
+        if (keep[r]) ring[(tail + __popc(votes & below)) % RING] = value[r];
+        tail += __popc(votes);
+    }
+    return tail;
+}
+
+// A warp's fine round: the K-piece bound of the n <= 32 shifts of its ring
+// from ``head``, a lane each, survivors appended to the block's list (the
+// whole warp calls it).
+template <bool UNIFORM>
+__device__ __forceinline__ void fine_round(const Fold &f, const Job *jobs, const Tables &tb, const Cascade &cc,
+                                           const int *ring, int head, int n, PeriodQueues &pq, Tally &tally)
+{
+    const int lane = threadIdx.x % 32;
+    __syncwarp();  // the ring's entries, written by other lanes
+    int entry = 0;
+    bool keep = false;
+    if (lane < n) {
+        entry = ring[(head + lane) % RING];
+        keep = fine_stage<UNIFORM>(f, jobs[entry >> SLOT_BITS], entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
+        ++tally.queued;
+        tally.survived += keep;
+    }
+    __syncwarp();  // read before the ring's places are written again
+    push_rows<1>(pq.survivor, &pq.n_survivors, &keep, &entry);
 }
 
 // Shift lists of jobs start at multiples of TAKE entries, so a warp's take
@@ -687,16 +740,16 @@ __device__ __forceinline__ int padded(int n_shifts)
 }
 
 // A warp's take: stage 1 of the job's shifts first + lane + 32 r (r <
-// GRAB_ITEMS, those below n_shifts), survivors appended to the queue (entries
-// g << SLOT_BITS | shift), AT_ONCE shifts per thread at a time: GRAB_ITEMS
-// where registers allow (pruned_period: eager stages whose loads and
-// arithmetic overlap, K2-like coarse stage -24 % of cycles), 1 in pruned_scan
-// (64 registers; lazy stages). U_FROM_FLUX: coarse_stage's.
+// GRAB_ITEMS, those below n_shifts), survivors handed to push(keep, entry)
+// (entries g << SLOT_BITS | shift), AT_ONCE shifts per thread at a time:
+// GRAB_ITEMS where registers allow (pruned_period: eager stages whose loads
+// and arithmetic overlap, K2-like coarse stage -24 % of cycles), 1 in
+// pruned_scan (64 registers; lazy stages). U_FROM_FLUX: coarse_stage's.
 // Debug: a depth-passing shift the bound skips whose exact gain reaches the
 // floor is a violation.
-template <bool UNIFORM, int AT_ONCE, bool U_FROM_FLUX>
+template <bool UNIFORM, int AT_ONCE, bool U_FROM_FLUX, class Push>
 __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int first,
-                                     const Cascade &cc, ScanQueues &sq, Tally &tally)
+                                     const Cascade &cc, const Push &push, Tally &tally)
 {
 #pragma unroll 1
     for (int r0 = 0; r0 < GRAB_ITEMS; r0 += AT_ONCE) {
@@ -717,7 +770,7 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
             keep[r] = c[r].keep;
             entry[r] = g << SLOT_BITS | at[r];
         }
-        push_rows<AT_ONCE>(sq.queue, &sq.n_queue, keep, entry);
+        push(keep, entry);
         if (cc.debug)
             for (int r = 0; r < AT_ONCE; ++r)
                 if (c[r].deep && !c[r].keep)
@@ -725,75 +778,98 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
     }
 }
 
-// The cascade over the shifts of jobs[0 .. count), listed one job after
-// another (job g's shifts are entries jobs[g].start .. + n_shifts; starts
-// padded) or, INTERLEAVED, take k of every job before take k + 1 (entry e:
-// job e / TAKE % count, its shift e / (TAKE count) TAKE + e % TAKE), so the
-// block's warps work on nearby shifts of all its widths at once and a
-// period's prefix sums in global memory come from L2 once for all of them
-// (L1). Warps take TAKE entries at a time, with no barrier, through the depth
-// filter and the one-piece bound into the shared queue until it could
-// overflow (fewer than GRAB_ITEMS x BLOCK places left), then the block
-// flushes it. The interleaved list's takes come from a shared counter (their
-// jobs' lengths differ: TESS-like cascade +2 % without it); in the flat list
-// each warp takes every (BLOCK / 32)-th take (straight-line takes cost about
-// the same, and the counter's round trip was ~10 % of pruned_period's stall
-// samples: K2-like kernel -4 %). Every thread of the block calls it.
-// INTERLEAVED is pruned_scan's (global memory: one lazy shift per thread at a
-// time, 64 registers, exact gains job by job), the flat list pruned_period's
-// (GRAB_ITEMS eager).
-template <bool INTERLEAVED>
+// pruned_scan's cascade over the shifts of jobs[0 .. count), take k of every
+// job before take k + 1 (entry e: job e / TAKE % count, its shift e / (TAKE
+// count) TAKE + e % TAKE), so the block's warps work on nearby shifts of all
+// its widths at once and a period's prefix sums in global memory come from L2
+// once for all of them (L1). Warps take TAKE entries at a time from a shared
+// counter (their jobs' lengths differ: TESS-like cascade +2 % without it),
+// one lazy shift per thread at a time (64 registers), with no barrier,
+// through the depth filter and the one-piece bound into the shared queue
+// until it could overflow (fewer than GRAB_ITEMS x BLOCK places left), then
+// the block flushes it. Every thread of the block calls it.
 __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int count, const Tables &tb,
-                           const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
+                                           const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
 {
     int total = 0;
-    if (INTERLEAVED)
-        for (int q = 0; q < count; ++q) total = max(total, count * padded(jobs[q].n_shifts));
-    else
-        total = jobs[count - 1].start + jobs[count - 1].n_shifts;
-    Job one = jobs[0];  // the flat list's: the warp's job in registers (read from shared memory per take: +2 %)
-    int g = 0;  // the warp's job
-    const int lane = threadIdx.x % 32;
-    int mine = threadIdx.x / 32 * TAKE;  // the flat list's: the warp's next take
+    for (int q = 0; q < count; ++q) total = max(total, count * padded(jobs[q].n_shifts));
+    const auto push = [&](const bool *keep, const int *entry) { push_rows<1>(sq.queue, &sq.n_queue, keep, entry); };
     if (threadIdx.x == 0) sq.next = 0;
     __syncthreads();
     for (;;) {
         for (;;) {
             int first = total;
-            if (INTERLEAVED) {
-                if (lane == 0 && *(volatile int *)&sq.n_queue <= CHUNK - GRAB_ITEMS * BLOCK)
-                    first = atomicAdd(&sq.next, TAKE);
-                first = __shfl_sync(0xffffffffu, first, 0);
-            } else if (*(volatile int *)&sq.n_queue <= CHUNK - GRAB_ITEMS * BLOCK) {
-                first = mine;
-            }
+            if (threadIdx.x % 32 == 0 && *(volatile int *)&sq.n_queue <= CHUNK - GRAB_ITEMS * BLOCK)
+                first = atomicAdd(&sq.next, TAKE);
+            first = __shfl_sync(0xffffffffu, first, 0);
             if (first >= total) break;
-            if (!INTERLEAVED) mine += BLOCK / 32 * TAKE;
-            int shift;
-            if (INTERLEAVED) {
-                const int k = first / TAKE;
-                g = k % count;
-                shift = k / count * TAKE;
-                if (shift >= jobs[g].n_shifts) continue;  // a job with fewer shifts than the longest
-            } else {
-                if (first >= one.start + one.n_shifts) {  // takes only grow
-                    while (first >= jobs[g].start + padded(jobs[g].n_shifts)) ++g;
-                    one = jobs[g];
-                }
-                shift = first - one.start;
-            }
-            constexpr int at_once = INTERLEAVED ? 1 : PERIOD_AT_ONCE;
-            const Job &j = INTERLEAVED ? jobs[g] : one;  // interleaved: from shared memory, a job per take
-            if (cc.uniform())
-                take<true, at_once, INTERLEAVED>(f, j, g, shift, cc, sq, tally);
+            const int k = first / TAKE, g = k % count, shift = k / count * TAKE;
+            if (shift >= jobs[g].n_shifts) continue;  // a job with fewer shifts than the longest
+            if (cc.uniform())  // the job from shared memory, a job per take
+                take<true, 1, true>(f, jobs[g], g, shift, cc, push, tally);
             else
-                take<false, at_once, INTERLEAVED>(f, j, g, shift, cc, sq, tally);
+                take<false, 1, true>(f, jobs[g], g, shift, cc, push, tally);
         }
         CLOCK_MARK(mark);
-        const bool done = INTERLEAVED ? (__syncthreads(), sq.next >= total)  // read before any new take
-                                      : __syncthreads_and(mine >= total);
-        flush<INTERLEAVED>(f, jobs, count, tb, cc, sq, best, tally);
+        __syncthreads();
+        const bool done = sq.next >= total;  // read before any new take
+        flush(f, jobs, count, tb, cc, sq, best, tally);
         CLOCK_ADD(CLOCK_FLUSH, mark);
+        CLOCK_COUNT(N_FLUSHES);
+        if (done) return;
+    }
+}
+
+// pruned_period's cascade over a period's shifts of jobs[0 .. count), listed
+// one job after another (job g's shifts are entries jobs[g].start ..
+// + n_shifts; starts padded): warp w takes every (BLOCK / 32)-th take from
+// its w-th (straight-line takes cost about what a shared counter's did, whose
+// round trip was ~10 % of the stall samples: K2-like kernel -4 %), its
+// job in registers, PERIOD_AT_ONCE eager shifts per thread (one lazy shift
+// where weights differ: their extra prefix sums spilled beside the fine
+// rounds), through the depth filter and the one-piece bound into its own
+// ring, and whenever 32 are there through the K-piece bound into the block's
+// survivor list: no barrier, and no shared atomic but the survivors' (a block
+// queue flushed by the block's barriers: K2-like kernel 8.34 -> 7.77 ms on an
+// H100). When that list could overflow, and at the end, the block computes
+// their exact gains. Every thread of the block calls it.
+template <bool UNIFORM>
+__device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int count, const Tables &tb,
+                                            const Cascade &cc, PeriodQueues &pq, Best &best, Tally &tally)
+{
+    const int total = jobs[count - 1].start + jobs[count - 1].n_shifts;
+    int *ring = pq.ring[threadIdx.x / 32];
+    int head = 0, tail = 0;  // the warp's ring: its shifts waiting for the K-piece bound
+    const auto push = [&](const bool *keep, const int *entry) {
+        tail = push_ring<UNIFORM ? PERIOD_AT_ONCE : 1>(ring, tail, keep, entry);
+        for (; tail - head >= 32; head += 32) fine_round<UNIFORM>(f, jobs, tb, cc, ring, head, 32, pq, tally);
+    };
+    Job one = jobs[0];  // the warp's job (read from shared memory per take: +2 %)
+    int g = 0;
+    int mine = threadIdx.x / 32 * TAKE;  // the warp's next take
+    for (;;) {
+        while (mine < total && *(volatile int *)&pq.n_survivors <= CHUNK - SURVIVOR_ROOM) {
+            if (mine >= one.start + one.n_shifts) {  // takes only grow
+                while (mine >= jobs[g].start + padded(jobs[g].n_shifts)) ++g;
+                one = jobs[g];
+            }
+            take<UNIFORM, UNIFORM ? PERIOD_AT_ONCE : 1, false>(f, one, g, mine - one.start, cc, push, tally);
+            mine += BLOCK / 32 * TAKE;
+        }
+        CLOCK_MARK(flush_mark);
+        const bool done = __syncthreads_and(mine >= total);
+        CLOCK_MARK(mark);
+        if (done) {
+            fine_round<UNIFORM>(f, jobs, tb, cc, ring, head, tail - head, pq, tally);
+            __syncthreads();
+        }
+        CLOCK_ADD(CLOCK_FINE, mark);
+        exact_groups<EXACT_UNROLL>(f, jobs, pq.survivor, pq.n_survivors, best, tally);
+        __syncthreads();
+        CLOCK_ADD(CLOCK_EXACT, mark);
+        if (threadIdx.x == 0) pq.n_survivors = 0;
+        __syncthreads();
+        CLOCK_ADD(CLOCK_FLUSH, flush_mark);
         CLOCK_COUNT(N_FLUSHES);
         if (done) return;
     }
@@ -801,29 +877,29 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
 
 // Work counts of a block.
 struct Counts {
-    unsigned long long passed, violations, macs, seeds;
+    unsigned long long passed, queued, survived, violations, macs, seeds;
 };
 
 struct CountsAdd {
     __device__ Counts operator()(const Counts &a, const Counts &b) const
     {
-        return {a.passed + b.passed, a.violations + b.violations, a.macs + b.macs, a.seeds + b.seeds};
+        return {a.passed + b.passed, a.queued + b.queued, a.survived + b.survived, a.violations + b.violations,
+                a.macs + b.macs, a.seeds + b.seeds};
     }
 };
 
 // The block's counts into the launch's counters (synchronises the block);
 // ``seeds``: this thread's seeds (warp_seeds counts them on each warp's lane 0).
-__device__ void add_counts(const Tally &tally, const ScanQueues &sq, unsigned long long seeds,
-                           unsigned long long *counters)
+__device__ void add_counts(const Tally &tally, unsigned long long seeds, unsigned long long *counters)
 {
     typedef cub::BlockReduce<Counts, BLOCK> Reduce;
     __shared__ typename Reduce::TempStorage temp;
-    const Counts sum = Reduce(temp).Reduce(Counts{tally.passed, tally.violations, tally.macs, seeds},
-                                           CountsAdd());
+    const Counts sum = Reduce(temp).Reduce(
+        Counts{tally.passed, tally.queued, tally.survived, tally.violations, tally.macs, seeds}, CountsAdd());
     if (threadIdx.x == 0) {
         atomicAdd(counters + DEPTH_PASS, sum.passed);
-        atomicAdd(counters + COARSE_PASS, sq.queued);
-        atomicAdd(counters + FINE_PASS, sq.survived);
+        atomicAdd(counters + COARSE_PASS, sum.queued);
+        atomicAdd(counters + FINE_PASS, sum.survived);
         atomicAdd(counters + EXACT_MACS, sum.macs);
         atomicAdd(counters + VIOLATIONS, sum.violations);
         if (sum.seeds) atomicAdd(counters + SEED_DOTS, sum.seeds);
@@ -1143,14 +1219,14 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     if (threadIdx.x < count)
         jobs[threadIdx.x] = cascade_job(first + threadIdx.x, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g,
                                         pad, true);
-    if (threadIdx.x == 0) { sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0; }
+    if (threadIdx.x == 0) { sq.n_queue = 0; sq.n_survivors = 0; }
     __syncthreads();
     const Cascade cc = {pad, prune_min, fine_min, debug, w_uniform};
     Best best = {0.0, 0.0, -1, 0x7fffffff};
-    Tally tally = {0, 0, 0};
-    scan_group<true>(global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2, pj), jobs, count, tb, cc, sq, best, tally);
+    Tally tally = {0, 0, 0, 0, 0};
+    scan_group(global_fold(b, m, rw, w, cs, pu, pu2, pw, pw2, pj), jobs, count, tb, cc, sq, best, tally);
     CLOCK_ADD(CLOCK_COARSE, mark);  // the whole block: the flushes' share is taken out on the host
-    add_counts(tally, sq, 0, counters);
+    add_counts(tally, 0, counters);
     reduce_best(best, job_gain + id, job_index + id, job_depth + id);
 }
 
@@ -1162,6 +1238,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 // cascade over the period's widths W_GROUP at a time, its K-piece bound
 // linear where the fold has pj (as the global layout's), else constant; gain,
 // index, depth of period b.
+#if CHUNK > SURVIVOR_ROOM  // else no room for a flush's survivors (pruned.py's fold-only module of 1,024 threads)
 extern "C" __global__ void __launch_bounds__(BLOCK, BLOCK < 512 ? 512 / BLOCK : 1)  // 128 registers
 pruned_period(const double *t, const double *y, const double *w, int n, int m,
               const double *periods, const int *lo, const int *hi, TABLE_PARAMS,
@@ -1169,7 +1246,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
               double *gain_out, int *index_out, double *depth_out, unsigned long long *counters)
 {
     __shared__ Job jobs[W_GROUP];
-    __shared__ ScanQueues sq;
+    __shared__ PeriodQueues pq;
     __shared__ double scale[4];
     __shared__ unsigned long long threshold;
     const int b = blockIdx.x;
@@ -1194,7 +1271,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
             cs[k + 1] = y[src];
             if (!uniform) wv[k] = w[src];
         }
-        if (threadIdx.x == 0) { threshold = 0; sq.queued = 0; sq.survived = 0; sq.n_queue = 0; sq.n_survivors = 0; }
+        if (threadIdx.x == 0) { threshold = 0; pq.n_survivors = 0; }
         __syncthreads();
     }
     CLOCK_ADD(CLOCK_FOLD, mark);
@@ -1215,7 +1292,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     const Tables tb = TABLES;
     const Fold f = {rw, wv, cs, pu, pu2, pw, pw2, pj, 0.5 * m};
     const int first_width = lo[b], n_widths = hi[b] - first_width;
-    Tally tally = {0, 0, 0};
+    Tally tally = {0, 0, 0, 0, 0};
     unsigned long long seeds = 0;
     warp_seeds(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs);
     __syncthreads();
@@ -1232,9 +1309,13 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         if (threadIdx.x == 0)
             for (int q = 0, s = 0; q < count; s += padded(jobs[q].n_shifts), ++q) jobs[q].start = s;
         __syncthreads();
-        scan_group<false>(f, jobs, count, tb, cc, sq, best, tally);
+        if (uniform)
+            scan_period<true>(f, jobs, count, tb, cc, pq, best, tally);
+        else
+            scan_period<false>(f, jobs, count, tb, cc, pq, best, tally);
     }
     CLOCK_ADD(CLOCK_COARSE, mark);  // the flushes' share is taken out on the host
-    add_counts(tally, sq, seeds, counters);
+    add_counts(tally, seeds, counters);
     reduce_best(best, gain_out + b, index_out + b, depth_out + b);
 }
+#endif

@@ -41,8 +41,9 @@ from backends.implementations.staged import PINNED, Staged
 from backends.protocol import PeriodStats
 
 CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
-# pruned_period's queue places (SHARED_BLOCK threads): the most that leave a K2-like fold (4,838 samples) room
-# for the linear bound's pj: H100 K2-like kernel 9.43 ms (constant pieces, 4,096) -> 8.77 (2,048) -> 8.37 (2,816)
+# pruned_period's survivor list (SHARED_BLOCK threads; the one-piece bound's survivors wait in each warp's ring):
+# with pruned.cu's SURVIVOR_ROOM kept free, a K2-like period's ~200 flush once; a K2-like fold (4,838 samples)
+# with the linear bound's pj fits beside it (tests/test_cuda_sources.py)
 PERIOD_CHUNK = 2816
 # Periods per batch: bounds a launch's length (progress, Ctrl-C). K2-like's 9,679 in one launch, not three:
 # kernel 10.6 -> 10.4 ms on the H100 (two fewer partly filled last waves of one block per SM).
@@ -325,8 +326,9 @@ class PrunedBackend(PyCUDABackend):
 
     @staticmethod
     def chunk(block) -> int:
-        """Places in each of the scan's shared queues (pruned.cu's CHUNK):
-        PERIOD_CHUNK in pruned_period's module; the fold-only module of
+        """Places in each of the scan's shared queues (pruned.cu's CHUNK:
+        pruned_scan's queue and survivor list, pruned_period's survivor
+        list): PERIOD_CHUNK in pruned_period's module; the fold-only module of
         FOLD_BLOCK threads takes 2,048, which keeps its (unused) pruned_period
         within 48 KiB of static shared memory."""
         if block == SHARED_BLOCK:
