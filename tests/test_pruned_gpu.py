@@ -80,20 +80,20 @@ def test_per_period_matches_cpu_with_bounds_checked(case, layout):
     assert gpu.work["bound_violations"] == 0
     for name in ("shifts", "depth_pass", "seed_dots", "brute_force_macs"):  # the depth filter, the seeds: the same
         assert gpu.work[name] == cpu_work[name], name
-    if layout == "global":  # cpu's linear K-piece bound: the same survivors
-        assert gpu.work["fine_pass"] == cpu_work["fine_pass"]
     assert gpu.work["fine_pass"] < gpu.work["depth_pass"]
 
 
-def test_shared_layouts_linear_bound_keeps_cpus_survivors(case):
-    """With the cpu backend's stage thresholds, the shared layout's linear
-    K-piece bound (uniform weights) is the cpu's: the same shifts evaluated exactly."""
+@pytest.mark.parametrize("layout", ["shared", "global"])
+def test_linear_bound_keeps_cpus_survivors(case, layout):
+    """With the cpu backend's stage thresholds, each layout's linear K-piece
+    bound (the shared one's: uniform weights) is the cpu's: the same shifts
+    evaluated exactly."""
     plan, periods, ref, cpu_work = case
-    gpu = pruned_in("shared", plan, debug=True, prune_min=pruning.PRUNE_MIN_LENGTH,
+    gpu = pruned_in(layout, plan, debug=True, prune_min=pruning.PRUNE_MIN_LENGTH,
                     fine_min=pruning.FINE_MIN_LENGTH)
-    if not plan.lc.uniform_weight:
+    if layout == "shared" and not plan.lc.uniform_weight:
         pytest.skip("weights that differ: constant pieces")
-    assert gpu.period_line(plan)
+    assert gpu.period_line(plan) == (layout == "shared")
     assert_exact_stats(gpu.search(plan, periods), ref)
     for name in ("shifts", "depth_pass", "fine_pass", "seed_dots", "bound_violations"):
         assert gpu.work[name] == cpu_work[name], name

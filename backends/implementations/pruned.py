@@ -60,15 +60,17 @@ SHARED_BLOCK = 512  # threads of pruned_period (128 registers each, no spills; 1
 LAYOUTS = ("auto", "shared", "global")
 FINE_BOUNDS = ("auto", "constant")  # pruned_period's K-piece bound: linear where it can be (period_line), or constant
 # Template lengths below which the bounds (prune_min) or the K-piece bound
-# (fine_min) are skipped, per layout: measured on the H100 (reports/gpu/
-# pruned_flush_2026-11-23_H100/sweep_e89d913.*): bounds on every template cost
-# least with the fold in shared memory (K2-like 20.9 -> 17.2 ms), 32 in global.
+# (fine_min) are skipped, per layout, measured on the H100: bounds on every
+# template cost least with the fold in shared memory (K2-like 20.9 -> 17.2 ms,
+# reports/gpu/pruned_flush_2026-11-23_H100/sweep_e89d913.*); in global memory
+# 8 against 32 took K2-like with errors that differ from 18.1 to 14.1 ms, TESS-like
+# and 78-day the same (reports/gpu/pruned_rings_2026-11-27k_H100/, calls 6-7).
 # pruned.cu's TABLE_PARAMS, in order: template_sections' arrays
 TABLE_NAMES = ("widths", "strides", "offsets", "a", "kscale", "sum_a2", "overshoot", "n_pieces", "bounds",
                "inv_n", "c", "c2", "rho", "rho2", "mean", "amax", "sum_c", "s_max", "line_bounds",
                "line_c", "line_slope", "line_centre", "line_rho", "line_terms")
 NULL = np.intp(0)  # a null device pointer as a PyCUDA kernel argument
-STAGE_MIN = {"shared": (1, pruning.FINE_MIN_LENGTH), "global": (pruning.PRUNE_MIN_LENGTH, pruning.FINE_MIN_LENGTH)}
+STAGE_MIN = {"shared": (1, pruning.FINE_MIN_LENGTH), "global": (8, pruning.FINE_MIN_LENGTH)}
 
 
 def fold_buckets(n):
