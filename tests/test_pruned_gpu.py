@@ -102,9 +102,11 @@ def test_linear_bound_keeps_cpus_survivors(case, layout):
 @pytest.mark.parametrize("scan_jobs", [1, 3, 8])
 def test_widths_interleaved_per_block_change_neither_fits_nor_work(case, scan_jobs):
     """The global layout's scan blocks of 1, 3 or 8 widths of a period (their
-    shifts interleaved; exact tiles only for one): cpu's fits and counts."""
+    shifts interleaved; exact tiles only for one): cpu's fits, and its counts
+    at its stage thresholds."""
     plan, periods, ref, cpu_work = case
-    gpu = pruned(layout="global", debug=True, scan_jobs=scan_jobs)
+    gpu = pruned(layout="global", debug=True, scan_jobs=scan_jobs, prune_min=pruning.PRUNE_MIN_LENGTH,
+                 fine_min=pruning.FINE_MIN_LENGTH)
     assert_exact_stats(gpu.search(plan, periods), ref)
     assert gpu.work["bound_violations"] == 0
     for name in ("shifts", "depth_pass", "fine_pass", "seed_dots", "brute_force_macs"):
