@@ -686,13 +686,17 @@ static_assert(RING >= 31 + 32 * PERIOD_AT_ONCE && GRAB_ITEMS % PERIOD_AT_ONCE ==
 struct PeriodQueues {
     int ring[BLOCK / 32][RING];
     int survivor[CHUNK];
-    int n_survivors;
+    int n_survivors, next;  // next: the first of the tail's takes no warp has drawn
 };
 
 // Places a flush keeps free in pruned_period's survivor list: every warp's
 // fine rounds of one take (up to 32 x GRAB_ITEMS survivors) and then of its
 // ring's last shifts (up to 31).
 #define SURVIVOR_ROOM (BLOCK * (GRAB_ITEMS + 1))
+
+#ifndef TAIL_TAKES
+#define TAIL_TAKES (4 * (BLOCK / 32))  // a period's last takes, drawn by whichever warp is free
+#endif
 
 // Append value[r] where keep[r] (r < ROWS) to a warp's ring from ``tail``,
 // as push_rows does (the whole warp calls it); the new tail.
@@ -824,7 +828,9 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
 // one job after another (job g's shifts are entries jobs[g].start ..
 // + n_shifts; starts padded): warp w takes every (BLOCK / 32)-th take from
 // its w-th (straight-line takes cost about what a shared counter's did, whose
-// round trip was ~10 % of the stall samples: K2-like kernel -4 %), its
+// round trip was ~10 % of the stall samples: K2-like kernel -4 %), then the
+// last TAIL_TAKES takes from a shared counter, so that warps whose fine
+// rounds took longer do fewer of them (K2-like kernel 7.77 -> 7.55 ms), its
 // job in registers, PERIOD_AT_ONCE eager shifts per thread (one lazy shift
 // where weights differ: their extra prefix sums spilled beside the fine
 // rounds), through the depth filter and the one-piece bound into its own
@@ -844,9 +850,16 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
         tail = push_ring<UNIFORM ? PERIOD_AT_ONCE : 1>(ring, tail, keep, entry);
         for (; tail - head >= 32; head += 32) fine_round<UNIFORM>(f, jobs, tb, cc, ring, head, 32, pq, tally);
     };
+    const int tail_start = max(0, (total + TAKE - 1) / TAKE - TAIL_TAKES) * TAKE;
+    const auto drawn = [&]() {  // a take of the tail, from the shared counter
+        int first = 0;
+        if (threadIdx.x % 32 == 0) first = atomicAdd(&pq.next, TAKE);
+        return tail_start + __shfl_sync(0xffffffffu, first, 0);
+    };
     Job one = jobs[0];  // the warp's job (read from shared memory per take: +2 %)
     int g = 0;
     int mine = threadIdx.x / 32 * TAKE;  // the warp's next take
+    if (mine >= tail_start) mine = drawn();
     for (;;) {
         while (mine < total && *(volatile int *)&pq.n_survivors <= CHUNK - SURVIVOR_ROOM) {
             if (mine >= one.start + one.n_shifts) {  // takes only grow
@@ -854,7 +867,7 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
                 one = jobs[g];
             }
             take<UNIFORM, UNIFORM ? PERIOD_AT_ONCE : 1, false>(f, one, g, mine - one.start, cc, push, tally);
-            mine += BLOCK / 32 * TAKE;
+            mine = mine + BLOCK / 32 * TAKE < tail_start ? mine + BLOCK / 32 * TAKE : drawn();
         }
         CLOCK_MARK(flush_mark);
         const bool done = __syncthreads_and(mine >= total);
@@ -867,7 +880,10 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
         exact_groups<EXACT_UNROLL>(f, jobs, pq.survivor, pq.n_survivors, best, tally);
         __syncthreads();
         CLOCK_ADD(CLOCK_EXACT, mark);
-        if (threadIdx.x == 0) pq.n_survivors = 0;
+        if (threadIdx.x == 0) {
+            pq.n_survivors = 0;
+            if (done) pq.next = 0;  // the next group's tail
+        }
         __syncthreads();
         CLOCK_ADD(CLOCK_FLUSH, flush_mark);
         CLOCK_COUNT(N_FLUSHES);
@@ -1271,7 +1287,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
             cs[k + 1] = y[src];
             if (!uniform) wv[k] = w[src];
         }
-        if (threadIdx.x == 0) { threshold = 0; pq.n_survivors = 0; }
+        if (threadIdx.x == 0) { threshold = 0; pq.n_survivors = 0; pq.next = 0; }
         __syncthreads();
     }
     CLOCK_ADD(CLOCK_FOLD, mark);
