@@ -662,7 +662,8 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, int count,
         const int entry = sq.queue[q];
         const Job &j = jobs[entry >> SLOT_BITS];  // shared memory: the fine stage's fields stay out of registers
         const int i = entry & ((1 << SLOT_BITS) - 1);
-        const bool keep = cc.uniform() ? fine_stage<true>(f, j, i, tb, cc, tally) : fine_stage<false>(f, j, i, tb, cc, tally);
+        const bool keep = cc.uniform() ? fine_stage<true>(f, j, i, tb, cc, tally)
+                                       : fine_stage<false>(f, j, i, tb, cc, tally);
         push_rows<1>(sq.survivor, &sq.n_survivors, &keep, &entry);
     }
     __syncthreads();
