@@ -3,7 +3,9 @@ Compute (``ncu -k regex:pruned python scripts/profile_pruned.py k2``), or with
 ``--clocks``: where ``pruned_period``'s SM cycles go, stage by stage (a
 ``-DSTAGE_CLOCKS`` build; its clock reads cost a little time of their own;
 in the global layout ``pruned_scan``'s coarse stage and flushes, the other
-stages being kernels with event times of their own),
+stages being kernels with event times of their own; ``pruned_period``'s
+warps run their fine rounds inside its coarse stage, so its flushes' fine
+stage is only the last round of each period),
 or with ``--host N``: where the host's part of N warm searches goes (cProfile,
 by own time; the wall clock beside the kernels' event time)."""
 
