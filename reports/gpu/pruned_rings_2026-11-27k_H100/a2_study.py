@@ -52,21 +52,15 @@ for pi, period in enumerate(periods[sel]):
         L = a.size
         # AR: 6-piece linear bound (as bound_study.line_bound)
         b = pruning.segment(a, 6, True)
-        j = np.arange(L)
+        c, slope, centre, rho_l, _ = pruning._line_terms(a, b)
         mean = 0.0
-        resid = np.empty(L)
-        for p in range(len(b) - 1):
-            jj, aa = j[b[p]:b[p + 1]], a[b[p]:b[p + 1]]
-            mp, c = jj.mean(), aa.mean()
-            tt = ((jj - mp) ** 2).sum()
-            s = ((jj - mp) * (aa - c)).sum() / tt if tt > 0 else 0.0
-            resid[b[p]:b[p + 1]] = aa - c - s * (jj - mp)
+        for p in range(c.size):
             S = windows(P, idx, b[p], b[p + 1])
-            mean = mean + c * S + s * (windows(J, idx, b[p], b[p + 1]) - (idx + mp) * S)
+            mean = mean + c[p] * S + slope[p] * (windows(J, idx, b[p], b[p + 1]) - (idx + centre[p]) * S)
         S, q = windows(P, idx, 0, L), windows(Q, idx, 0, L)
         M = windows(J, idx, 0, L) - (idx + (L - 1) / 2) * S
         var = q - S * S / L - M * M / (L * (L * L - 1) / 12)
-        ub_ar = mean + np.sqrt((resid ** 2).sum()) * np.sqrt(np.maximum(var, 0))
+        ub_ar = mean + rho_l * np.sqrt(np.maximum(var, 0))
         # A2: 8 constant pieces of a^2 over a's pieces, centred Cauchy-Schwarz
         b8 = pruning.segment(a, 8)
         a2s = a * a
