@@ -10,8 +10,9 @@ pads (counts only). From the repository root:
 import sys
 import numpy as np
 from gpu_timing import case_plan
+from study_shifts import template_and_shifts
 from backends.protocol import trial_periods
-from backends.implementations.cpu import fold_sort_period, shift_end
+from backends.implementations.cpu import fold_sort_period
 from backends import pruning
 
 plan, periods = case_plan(sys.argv[2] if len(sys.argv) > 2 else "k2w")
@@ -35,10 +36,8 @@ for pi, period in enumerate(periods[sel]):
     W, W2 = np.r_[0, np.cumsum(w)], np.r_[0, np.cumsum(w * w)]
     rows = []
     for wi in range(lo[pi], hi[pi]):
-        a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
-        L, d, stride = a.size, tp.widths[wi], tp.strides[wi]
-        idx = np.arange(0, shift_end(m, n, d, stride), stride)
-        idx = idx[idx + L <= m]
+        a, d, idx = template_and_shifts(tp, wi, m, n)
+        L = a.size
         box = 1 - (cs[idx + d] - cs[idx]) / d
         idx, box = idx[box > tp.depth_min], box[box > tp.depth_min]
         k = box * tp.overshoot[wi] / tp.signal_depth

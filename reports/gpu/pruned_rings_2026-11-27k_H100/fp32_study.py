@@ -23,9 +23,10 @@ import sys
 import numpy as np
 
 from backends import pruning
-from backends.implementations.cpu import fold_sort_period, shift_end
+from backends.implementations.cpu import fold_sort_period
 from backends.protocol import trial_periods
 from gpu_timing import case_plan
+from study_shifts import template_and_shifts
 
 U32 = 2.0 ** -24
 plan, periods = case_plan(sys.argv[2] if len(sys.argv) > 2 else "k2")
@@ -68,10 +69,8 @@ for pi, period in enumerate(periods[sel]):
     Q32 = lambda i, b0, b1: win(Qc32, i, b0, b1).astype(np.float64) + q_mean * (b1 - b0)
     rows = []
     for wi in range(lo[pi], hi[pi]):
-        a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
-        L, d, stride = a.size, tp.widths[wi], tp.strides[wi]
-        idx = np.arange(0, shift_end(m, n, d, stride), stride)
-        idx = idx[idx + L <= m]
+        a, d, idx = template_and_shifts(tp, wi, m, n)
+        L = a.size
         s = cs[idx + d] - cs[idx]
         box = 1 - s / d
         passed = box > tp.depth_min
