@@ -12,7 +12,11 @@ and the float32 subtraction's), a per-period margin. Counted over the depth filt
   of the filter's limit (these would need a float64 re-check);
 - K1 and L6: shifts whose gain bound reaches the seed threshold with float64
   windows, and with float32 windows widened by their margins (the bound's
-  largest value over every window within the margin; k within its margin too).
+  largest value over every window within the margin; k within its margin too);
+- K1_arith_u32: the one-piece bound evaluated in float32 arithmetic from
+  those windows, at most how far below its float64 value, in units of 2^-24
+  times the sum of its terms' magnitudes (what a float32 kernel's pad must
+  cover; seen, not proven).
 
 No float64 rounding pads (counts only). From the repository root:
 
@@ -36,6 +40,7 @@ assert plan.lc.uniform_weight > 0
 sel = np.sort(np.random.default_rng(1).choice(periods.size, int(sys.argv[1]), replace=False))
 lo, hi = plan.width_windows(periods[sel])
 tot = dict(depth=0, depth_ambiguous=0, K1=0, K1_fp32=0, L6=0, L6_fp32=0, exact=0)
+worst = dict(K1_arith_u32=0.0)
 
 
 def stored(x):
@@ -98,10 +103,18 @@ for pi, period in enumerate(periods[sel]):
         tot["K1"] += int(np.sum(2 * k * ub - k * k * a2 >= T))
         S32 = win(P32, idx, 0, L).astype(np.float64)
         q32 = Q32(idx, 0, L)
-        s_abs = np.abs(S32) + eP
         var32 = q32 + eQ - np.maximum(np.abs(S32) - eP, 0) ** 2 / L  # the largest variance within the margins
         ub32 = c1 * S32 + abs(c1) * eP + rho1 * np.sqrt(np.maximum(var32, 0))
         tot["K1_fp32"] += int(np.sum(gain_max(k_lo, k_hi, ub32, a2) >= T))
+        # the same bound in float32 arithmetic: how far below its float64 value (in units of U32 times
+        # the sum of its terms' magnitudes), which a float32 kernel's rounding pad must cover
+        f32 = np.float32
+        S_f = win(P32, idx, 0, L)
+        var_f = (win(Qc32, idx, 0, L) + f32(q_mean * L) + f32(eQ)
+                 - np.maximum(np.abs(S_f) - f32(eP), f32(0)) ** 2 / f32(L))
+        ub_f = f32(c1) * S_f + f32(abs(c1) * eP) + f32(rho1) * np.sqrt(np.maximum(var_f, f32(0)))
+        terms = abs(c1) * (np.abs(S32) + eP) + rho1 * np.sqrt(np.abs(q32) + eQ + S32 * S32 / L)
+        worst["K1_arith_u32"] = max(worst["K1_arith_u32"], float(np.max((ub32 - ub_f) / terms)) / U32)
         # L6: sum_p c_p S_p + slope_p M_p + rho_L sqrt(Q - S^2/L - M^2/T)
         b = pruning.segment(a, 6, True)
         c, slope, mid, rho_l, _ = pruning._line_terms(a, b)
@@ -128,3 +141,4 @@ for pi, period in enumerate(periods[sel]):
         tot["L6_fp32"] += int(np.sum(gain_max(k_lo, k_hi, ub32, a2) >= T))
 print(tot)
 print({key: round(v / tot["depth"], 5) for key, v in tot.items()})
+print(worst)
