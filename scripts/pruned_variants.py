@@ -26,8 +26,9 @@ from gpu_timing import case_plan
 
 
 def chunk(block):
-    """Queue places: the backend's up to 512 threads, then what 48 KiB of
-    static shared memory leaves beside the jobs (4,096 places overflow it at 640)."""
+    """Queue places: the backend's up to 512 threads, then 3,584: within 48 KiB
+    of static shared memory beside the jobs and the warps' rings, and above
+    pruned.cu's SURVIVOR_ROOM (3 x block) up to 768 threads."""
     return module.PrunedBackend.chunk(block) if block <= 512 else 3584
 
 

@@ -331,8 +331,9 @@ class PrunedBackend(PyCUDABackend):
         """Places in each of the scan's shared queues (pruned.cu's CHUNK:
         pruned_scan's queue and survivor list, pruned_period's survivor
         list): PERIOD_CHUNK in pruned_period's module; the fold-only module of
-        FOLD_BLOCK threads takes 2,048, which keeps its (unused) pruned_period
-        within 48 KiB of static shared memory."""
+        FOLD_BLOCK threads takes 2,048 (no pruned_period is compiled there: its
+        warps' rings leave no room for the survivors within 48 KiB of static
+        shared memory, and that module never launches one)."""
         if block == SHARED_BLOCK:
             return PERIOD_CHUNK
         return CHUNK_PER_THREAD * (block if block <= SHARED_BLOCK else 256)
