@@ -1,7 +1,9 @@
 """``search_batch``: many light curves through one backend, one outcome per curve.
 
-Light curves go in chunks. Host work per light curve (cleaning, TLS's grids
-and templates: the plan) runs on a thread pool a chunk ahead of the device;
+Light curves go in chunks, the first ones growing 1, 2, 4, ... (``_ramp``) so
+that the device starts after one light curve's plan. Host work per light curve
+(cleaning, TLS's grids and templates: the plan) runs on a thread pool a chunk
+ahead of the device;
 each chunk's statistics come from one ``backend.search_many`` call (``simple``
 packs many light curves into each launch and overlaps its host work with the
 device through CUDA streams and pinned memory; other backends search one light
@@ -154,9 +156,9 @@ def _per_curve(many, one, items, ids) -> list:
 
 class _Runner:
     """One backend instance for the whole batch, resolved once: ``auto`` for
-    the median size of the first chunk's light curves; a light curve that
-    choice refuses (``InputTooLarge``) is searched alone with ``auto``, which
-    skips it."""
+    the size of the first light curve (the first chunk holds one, ``_ramp``;
+    none if it failed); a light curve that choice refuses (``InputTooLarge``)
+    is searched alone with ``auto``, which skips it."""
 
     def __init__(self, backend, lean):
         from backends.registry import get_backend
@@ -171,7 +173,7 @@ class _Runner:
 
         if self.instance is None:
             sizes = [c.plan.lc.size for c in cases if not isinstance(c, BatchError)]
-            self.instance = get_backend("auto", ndata=int(np.median(sizes)) if sizes else None)
+            self.instance = get_backend("auto", ndata=sizes[0] if sizes else None)
         if self.meta is None:
             self.meta = backend_meta(self.instance, self.requested)
 
@@ -247,6 +249,17 @@ class _Runner:
         return results
 
 
+def _ramp(chunk_size):
+    """Chunk sizes 1, 2, 4, ... up to ``chunk_size``, then ``chunk_size``: the
+    device starts after one light curve's plan instead of a whole chunk's
+    (64 K2-like curves on an H100 waited ~40 ms of ~620), and each chunk's
+    plans are made while the one before it, half its size, is searched."""
+    size = 1
+    while True:
+        yield min(size, chunk_size)
+        size *= 2
+
+
 def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, lean=False, **tls_options):
     """Search every light curve of ``light_curves``; return, in input order,
     TLS's results object (``meta["id"]`` set) or a ``BatchError`` for each.
@@ -254,17 +267,18 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, lean
     ``backend``: a registered name, ``"auto"`` or a ``TLSBackend`` instance;
     an unknown or unavailable backend, or an unknown ``power()`` option, raises
     at once (nothing could run).
-    ``chunk_size`` light curves share one ``search_many``; ``workers`` threads
-    build plans and results beside it. That host work is Python under the
-    GIL: one thread overlaps it with the device, and more only contend (H200:
-    8 threads gave 19 curves/s where one at a time gave 32). Many cores
-    need many processes: ``python -m validation.batch``. ``lean``: results
-    without ``backends.statistics.FOLDED_KEYS`` (model light curves, folded
-    arrays), a survey's mode. ``tls_options`` go to every search (see
+    ``chunk_size`` light curves share one ``search_many`` (the first chunks
+    1, 2, 4, ... of them); ``workers`` threads build plans and results beside
+    it. That host work is Python under the GIL: one thread overlaps it with
+    the device, and more only contend (H200: 8 threads gave 19 curves/s where
+    one at a time gave 32). Many cores need many processes: ``python -m
+    validation.batch``. ``lean``: results without
+    ``backends.statistics.FOLDED_KEYS`` (model light curves, folded arrays),
+    a survey's mode. ``tls_options`` go to every search (see
     ``backends.search``); ``show_progress_bar=True`` shows one bar over the
-    light curves, searched chunk by chunk. ``meta["timings"]`` holds the light curve's plan and
-    statistics seconds plus its share of its chunk's search stages;
-    ``meta["batch"]`` the chunk's.
+    light curves, searched chunk by chunk. ``meta["timings"]`` holds the
+    light curve's plan and statistics seconds plus its share of its chunk's
+    search stages; ``meta["batch"]`` the chunk's.
     """
     if not isinstance(backend, (str, TLSBackend)):
         raise TypeError(f"backend must be a name or a TLSBackend, got {type(backend).__name__}")
@@ -280,7 +294,9 @@ def search_batch(light_curves, backend="auto", *, chunk_size=32, workers=1, lean
 
         def prepared():  # a chunk's plans, the next chunk's already submitted
             ahead = None
-            while chunk := list(islice(items, chunk_size)):
+            for size in _ramp(chunk_size):
+                if not (chunk := list(islice(items, size))):
+                    break
                 futures = [pool.submit(_prepare, k, item, tls_options) for k, item in chunk]
                 if ahead is not None:
                     yield ahead

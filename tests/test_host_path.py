@@ -106,10 +106,12 @@ def test_search_batch_wakes_once_per_chunk_not_per_light_curve():
     """The thread that runs a batch waits for a chunk's plans, and later its
     results, all at once: waking for each light curve's future took the GIL
     back and forth (16 light curves: ~98 voluntary context switches of that
-    thread, against 8, on the 2-core development machine)."""
-    many = [box_light_curve(days=16.0, seed=k) for k in range(16)]
-    replay = Replay(many, backends.get_backend("cpu"), **OPTIONS)
-    backends.search_batch(many, backend=replay, chunk_size=16, **OPTIONS)
+    thread, against 8, on the 2-core development machine). 96 light curves in
+    chunks of 1, 2, 4, 8, 16, 32 and 33 (``_ramp``): 39-72, under two per light curve."""
+    distinct = [box_light_curve(days=16.0, seed=k) for k in range(16)]
+    replay = Replay(distinct, backends.get_backend("cpu"), **OPTIONS)
+    many = distinct * 6
+    backends.search_batch(many, backend=replay, chunk_size=96, **OPTIONS)
     before = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
-    backends.search_batch(many, backend=replay, chunk_size=16, **OPTIONS)
-    assert resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw - before < len(many)
+    backends.search_batch(many, backend=replay, chunk_size=96, **OPTIONS)
+    assert resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw - before < 2 * len(many)

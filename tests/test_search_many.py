@@ -38,8 +38,9 @@ def test_default_search_many_is_one_search_each(plans):
 
 def test_batch_makes_a_curves_results_while_the_next_is_searched(curves, monkeypatch):
     """search_batch hands each light curve's statistics to its pool as soon as
-    search_many has them: the first light curve's results object is made while
-    the chunk's second light curve is searched, not after the chunk."""
+    search_many has them: the second light curve's results object is made while
+    its chunk's third light curve is searched, not after the chunk (chunks of
+    two ramp up as 1, 2)."""
     import threading
 
     from backends import statistics
@@ -49,18 +50,20 @@ def test_batch_makes_a_curves_results_while_the_next_is_searched(curves, monkeyp
 
     def tls_results(plan, stats, lean=False):
         out = real(plan, stats, lean)
-        made.set()
+        if plan.lc.size == curves[1][0].size:
+            made.set()
         return out
 
     class Waiting(backends.get_backend("cpu").__class__):
         def search(self, plan, periods, progress=None):
-            if plan.lc.size != curves[0][0].size:
-                assert made.wait(timeout=60), "the first light curve's results waited for the chunk"
+            if plan.lc.size == curves[2][0].size:
+                assert made.wait(timeout=60), "the second light curve's results waited for the chunk"
             return super().search(plan, periods, progress)
 
     monkeypatch.setattr(statistics, "tls_results", tls_results)
-    out = search_batch(curves[:2], backend=Waiting(), chunk_size=2, **OPTIONS)
-    assert [o.meta["id"] for o in out] == [0, 1] and out[1].meta["batch"]["light_curves"] == 2
+    out = search_batch(curves, backend=Waiting(), chunk_size=2, **OPTIONS)
+    assert [o.meta["id"] for o in out] == [0, 1, 2]
+    assert [o.meta["batch"]["light_curves"] for o in out] == [1, 2, 2]
 
 
 def test_batch_gives_what_search_gives(curves):
@@ -72,7 +75,22 @@ def test_batch_gives_what_search_gives(curves):
         np.testing.assert_array_equal(got.chi2, ref.chi2)
         np.testing.assert_array_equal(got.power, ref.power)
         assert got.meta["backend"] == "cpu" and got.meta["batch"]["light_curves"] in (1, 2)
-    assert out[2].meta["batch"]["light_curves"] == 1  # chunks of two: the third is alone
+    assert out[0].meta["batch"]["light_curves"] == 1  # chunks of two ramp up as 1, 2
+
+
+def test_batch_chunks_ramp_up_to_chunk_size(curves):
+    """The device starts after one light curve's plan: chunks of 1, 2, 4, ...
+    up to ``chunk_size``, then ``chunk_size`` until the light curves run out."""
+    sizes = []
+
+    class Counting(backends.get_backend("cpu").__class__):
+        def search_many(self, jobs, progress=None, found=None):
+            sizes.append(len(jobs))
+            return super().search_many(jobs, progress, found)
+
+    many = [curves[k % 3] for k in range(12)]
+    out = search_batch(many, backend=Counting(), chunk_size=3, period_min=3.0, period_max=3.2)
+    assert sizes == [1, 2, 3, 3, 3] and len(out) == 12 and not any(isinstance(o, BatchError) for o in out)
 
 
 class Refusing(backends.get_backend("cpu").__class__):
@@ -199,7 +217,7 @@ def test_simple_gatekeeper_names_the_curve(plans, monkeypatch):
 
 
 
-def test_auto_batch_chooses_for_the_first_chunks_light_curve_size(monkeypatch):
+def test_auto_batch_chooses_for_the_first_light_curves_size(monkeypatch):
     asked = []
     real = backends.registry.resolve
 
@@ -210,5 +228,5 @@ def test_auto_batch_chooses_for_the_first_chunks_light_curve_size(monkeypatch):
     monkeypatch.setattr(backends.registry, "resolve", resolve)
     curves = [box_light_curve(days=d, seed=k) for k, d in enumerate((10.0, 12.0, 14.0))]
     outcomes = backends.search_batch(curves, backend="auto", period_min=2.0, period_max=3.0)
-    assert ("auto", 576) in asked  # the median of 480, 576 and 672 points
+    assert ("auto", 480) in asked and ("auto", 576) not in asked  # the first of 480, 576 and 672 points
     assert all(r.meta["requested_backend"] == "auto" for r in outcomes)
