@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from backends.bounded_cache import BoundedCache
 from backends.gpu import checked_block_size, missing_requirements
 from backends.implementations.staged import PINNED, Staged
 from backends.kernel_cache import KernelCache, nvcc_cubin
@@ -31,7 +30,6 @@ from backends.protocol import InputTooLarge, PeriodStats, TLSBackend
 KERNELS = KernelCache(maxsize=32)
 BLOCK_SIZES = (32, 64, 128, 256)
 MEMORY_BUDGET = 1 << 30  # device bytes of batch scratch
-DEVICE_TEMPLATES = 8  # templates objects whose tables a backend keeps on the device (K2-like: ~70 KB each)
 # Multiply-adds per scan launch: a whole K2-like grid (1.1e11) in one launch,
 # ~25 ms on an H200 (2e10, six launches, cost 6 ms more: host syncs and tail waves).
 LAUNCH_MACS = 1.2e11
@@ -156,7 +154,7 @@ class PyCUDABackend(TLSBackend):
         self._identity = None  # (PCI bus id, sm_XY) of the device, read once: module() runs per launch
         self._shared_limits = {}  # (kernel, block) -> shared_limit
         self._functions = {}  # (kernel, block) -> (module, function, dynamic shared memory allowed)
-        self._templates = BoundedCache(DEVICE_TEMPLATES)  # ids of template_sources -> (them, Staged tables)
+        self._templates = None  # (template_sources, their Staged tables) of the last upload
 
     @classmethod
     def missing(cls):
@@ -257,16 +255,15 @@ class PyCUDABackend(TLSBackend):
 
     def device_templates(self, tp):
         """``template_sections(tp)`` in one allocation (``Staged``), uploaded
-        once while its sources are among the last ``DEVICE_TEMPLATES`` used (a
-        plan searched again; a survey's light curves of a few spans, each
-        span's templates shared through TLS's template cache). Keyed by the
-        sources' identities; the entry holds them, so no id is reused while it
-        lives. Call inside the backend's context."""
+        once for consecutive searches with the same templates object (a plan
+        searched again, a survey's light curves sharing TLS's template cache).
+        Call inside the backend's context."""
         import pycuda.driver as cuda
 
-        sources = self.template_sources(tp)
-        return self._templates.get(tuple(map(id, sources)),
-                                   lambda: (sources, Staged(self.template_sections(tp), cuda.mem_alloc)))[1]
+        key, kept = self.template_sources(tp), self._templates
+        if kept is None or any(a is not b for a, b in zip(kept[0], key)):
+            self._templates = kept = (key, Staged(self.template_sections(tp), cuda.mem_alloc))
+        return kept[1]
 
     def template_sources(self, tp) -> tuple:
         """The host objects ``template_sections(tp)`` is made from (compared by identity)."""
