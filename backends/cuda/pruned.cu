@@ -393,12 +393,31 @@ __device__ __forceinline__ bool may_win(double k, double mean, double var, doubl
     return !(r > 0.0) | (ks * ks * fmax(var + e_v, 0.0) >= r * r);
 }
 
+// An upper bound of sqrt(x), x >= 0, from the SFU's single-precision
+// reciprocal square root (PTX rsqrt.approx.f32: relative error at most
+// 2^-22.9): x rounded up to a float, times its rsqrt (one more float
+// rounding), raised by 2^-20 in float64, within ~2^-20 of sqrt(x) relative.
+// x = 0 or past the float range gives NaN, which a2_floor's fmax turns into
+// 0. A float64 square root costs several times the instructions.
+__device__ __forceinline__ double sqrt_above(double x)
+{
+    const float xf = __double2float_ru(x);
+    float r;
+    asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(xf));
+    return (double)(xf * r) * (1.0 + 0x1p-20);
+}
+
 // LB_A2 of may_win: A2 itself with uniform weights (a2u > 0), else
-// mean_w - rho2 sqrt(V_w) less its allowance, at least 0.
+// mean_w - rho2 sqrt(V_w) less its allowance, at least 0. ROOT_ABOVE
+// (pruned_scan's one-piece bound: K2-like with errors that differ, scan
+// -2.5 %): sqrt_above, a floor no larger, so as certified; elsewhere it cost
+// pruned_period spills.
+template <bool ROOT_ABOVE = false>
 __device__ __forceinline__ double a2_floor(double a2u, double mean_w, double var_w, double rho2,
                                           double e_vw, double e_a2)
 {
-    return a2u > 0.0 ? a2u : fmax(mean_w - rho2 * sqrt(fmax(var_w + e_vw, 0.0)) - e_a2, 0.0);
+    const double v = fmax(var_w + e_vw, 0.0);
+    return a2u > 0.0 ? a2u : fmax(mean_w - rho2 * (ROOT_ABOVE ? sqrt_above(v) : sqrt(v)) - e_a2, 0.0);
 }
 
 // Append value[r] where keep[r] (r < ROWS: a thread's shifts of one take) to
@@ -503,7 +522,7 @@ __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int 
     if (!UNIFORM) {
         const double sw = f.pw[i + j.length] - f.pw[i];
         const double vw = (f.pw2[i + j.length] - f.pw2[i]) - sw * sw * j.inv_len;
-        lb_a2 = a2_floor(j.a2u, j.c12 * sw, vw, j.r12, j.e.e_vw, j.e.e_a21);
+        lb_a2 = a2_floor<!EAGER>(j.a2u, j.c12 * sw, vw, j.r12, j.e.e_vw, j.e.e_a21);
     }
     const bool bound = (j.length < cc.prune_min) | !(c.k > 0.0) |
                        may_win(c.k, j.c1 * su, vu, j.r1, e_v, e_ar, lb_a2, cc.pad, j.floor);
