@@ -394,11 +394,12 @@ __device__ __forceinline__ bool may_win(double k, double mean, double var, doubl
 }
 
 // An upper bound of sqrt(x), x >= 0, from the SFU's single-precision
-// reciprocal square root (PTX rsqrt.approx.f32: relative error at most
-// 2^-22.9): x rounded up to a float, times its rsqrt (one more float
-// rounding), raised by 2^-20 in float64, within ~2^-20 of sqrt(x) relative.
-// x = 0 or past the float range gives NaN, which a2_floor's fmax turns into
-// 0. A float64 square root costs several times the instructions.
+// reciprocal square root (PTX rsqrt.approx.f32, CUDA's rsqrtf: at most 2 ulp,
+// 2^-22 relative): x rounded up to a float, times its rsqrt (one more float
+// rounding, 2^-24), raised by 2^-20 in float64, which covers both with room
+// to spare: within ~2^-20 of sqrt(x) relative. x = 0 or past the float range
+// gives NaN or inf, which a2_floor's fmax turns into 0, the floor's least.
+// A float64 square root costs several times the instructions.
 __device__ __forceinline__ double sqrt_above(double x)
 {
     const float xf = __double2float_ru(x);
