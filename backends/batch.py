@@ -252,8 +252,9 @@ class _Runner:
 def _ramp(chunk_size):
     """Chunk sizes 1, 2, 4, ... up to ``chunk_size``, then ``chunk_size``: the
     device starts after one light curve's plan instead of a whole chunk's
-    (64 K2-like curves on an H100 waited ~40 ms of ~620), and each chunk's
-    plans are made while the one before it, half its size, is searched."""
+    (32 K2-like plans, ~40 ms), and each chunk's plans are made while the one
+    before it, half its size, is searched (64 K2-like curves, ``pruned`` on an
+    H100: end to end 0.87-0.89 -> 0.95 of ``search_many``'s rate)."""
     size = 1
     while True:
         yield min(size, chunk_size)
