@@ -409,10 +409,10 @@ __device__ __forceinline__ double sqrt_above(double x)
 }
 
 // LB_A2 of may_win: A2 itself with uniform weights (a2u > 0), else
-// mean_w - rho2 sqrt(V_w) less its allowance, at least 0. ROOT_ABOVE
-// (pruned_scan's one-piece bound: K2-like with errors that differ, scan
-// -2.5 %): sqrt_above, a floor no larger, so as certified; elsewhere it cost
-// pruned_period spills.
+// mean_w - rho2 sqrt(V_w) less its allowance, at least 0. ROOT_ABOVE (the
+// one-piece bound, once per shift: K2-like with errors that differ, scan
+// -2.5 %): sqrt_above, a floor no larger, so as certified; in the K-piece
+// bound it spilled pruned_period.
 template <bool ROOT_ABOVE = false>
 __device__ __forceinline__ double a2_floor(double a2u, double mean_w, double var_w, double rho2,
                                           double e_vw, double e_a2)
@@ -523,7 +523,7 @@ __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int 
     if (!UNIFORM) {
         const double sw = f.pw[i + j.length] - f.pw[i];
         const double vw = (f.pw2[i + j.length] - f.pw2[i]) - sw * sw * j.inv_len;
-        lb_a2 = a2_floor<!EAGER>(j.a2u, j.c12 * sw, vw, j.r12, j.e.e_vw, j.e.e_a21);
+        lb_a2 = a2_floor<true>(j.a2u, j.c12 * sw, vw, j.r12, j.e.e_vw, j.e.e_a21);
     }
     const bool bound = (j.length < cc.prune_min) | !(c.k > 0.0) |
                        may_win(c.k, j.c1 * su, vu, j.r1, e_v, e_ar, lb_a2, cc.pad, j.floor);
