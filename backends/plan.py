@@ -64,6 +64,12 @@ class LightCurve:
         uniform weights A2 = w sum(a^2) needs no dot product)."""
         return float(self.w[0]) if np.all(self.w == self.w[0]) else 0.0
 
+    @functools.cached_property
+    def least_weight(self) -> float:
+        """The least weight: A2 >= least_weight * sum(a^2) at every shift, the
+        pruned cascade's constant A2 floor where weights differ."""
+        return float(self.w.min())
+
 
 @dataclass(frozen=True)
 class Templates:

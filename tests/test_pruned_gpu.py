@@ -263,6 +263,16 @@ def test_debug_mode_catches_a_broken_bound(layout, monkeypatch):
         pruned_in(layout, plan, debug=True).search(plan, periods[:100])
 
 
+def test_debug_mode_catches_a_broken_constant_a2_floor(layout, monkeypatch):
+    """A least weight made too large (weights that differ) must be caught: the
+    one-piece bound's first test (global layout) and the K-piece bound take it."""
+    plan, periods = backends.make_plan(*box_light_curve(seed=10))
+    assert not plan.lc.uniform_weight
+    monkeypatch.setitem(plan.lc.__dict__, "least_weight", 3.0 * plan.lc.w.max())
+    with pytest.raises(pruning.BoundViolation):
+        pruned_in(layout, plan, debug=True).search(plan, periods[:100])
+
+
 def test_flat_fallback_when_nothing_passes_depth_filter(layout):
     t, y, dy = box_light_curve(depth=0.0, seed=9)
     plan, periods = backends.make_plan(t, 1.0 + np.abs(y - 1.0), dy)

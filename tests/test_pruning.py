@@ -80,6 +80,33 @@ def test_debug_mode_catches_a_broken_linear_bound(small_plan, monkeypatch):
         CPUBackend(debug=True).search(plan, periods[:200])
 
 
+def test_constant_a2_floor_is_below_every_shifts_a2_and_near_it():
+    """w_least sum a^2 less its allowance is at most the computed A2 at every
+    shift of a fold whose least weight sits under the template, and within
+    its ulps of it there (a floor of 0 would pass the first and fail this)."""
+    from backends.implementations.cpu import const_a2_floor
+
+    rng = np.random.default_rng(3)
+    a = rng.uniform(0.0, 1.0, 257)
+    w = rng.uniform(0.7, 1.3, 4000)
+    w[1000:1257] = w.min()
+    a2 = np.correlate(w, a * a, mode="valid")
+    floor = const_a2_floor(w.min(), float(np.sum(a * a)), a.size, 0.0)
+    assert floor <= a2.min()
+    assert floor >= a2.min() * (1.0 - 1e-12)
+
+
+def test_debug_mode_catches_a_broken_constant_a2_floor(case_plan, monkeypatch):
+    """A least weight made too large (weights that differ) must be caught:
+    the constant floor is what decides those shifts."""
+    plan, periods = case_plan
+    if plan.lc.uniform_weight:
+        pytest.skip("uniform weights: A2 is known, no floor")
+    monkeypatch.setitem(plan.lc.__dict__, "least_weight", 3.0 * plan.lc.w.max())
+    with pytest.raises(pruning.BoundViolation):
+        CPUBackend(debug=True).search(plan, periods[:100])
+
+
 def test_linear_segmentation_fits_a_trapezoid_exactly():
     a = np.r_[np.linspace(0, 1, 12), np.ones(20), np.linspace(1, 0, 12)]
     b = pruning.segment(a, 3, linear=True)

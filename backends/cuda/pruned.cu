@@ -147,6 +147,7 @@ struct Job {
     const double *a;  // template (1 - signal), length L
     int wi, d, stride, length, n_shifts, kp, start;  // start: first entry in a flat list of shifts
     double kscale, a2u;  // k = box * kscale; A2 = a2u with uniform weights (0: not uniform)
+    double a2c;  // weights that differ: A2's constant floor w_least sum a^2, less its allowance
     double s_max;  // depth filter: window flux sum at most s_max (pruning.depth_limits)
     double rd, ov, inv_len, floor, c1, c12, r1, r12, rk, rk2;
     Allowances e;
@@ -223,16 +224,26 @@ __device__ __noinline__ LineAllowances line_allowances(const double *terms, doub
     return {1.0 / t, 2.0 * on_mean, 2.0 * on_squares};  // L = 1: inv_t inf, and the bound NaN, which keeps the shift
 }
 
+// A2 = sum_q a_q^2 W_(i+q) >= w_least sum a^2 at every shift (cpu.const_a2_floor):
+// sum a^2 (L positive terms) and the product are within (L + 2) eps relative,
+// covered by (L + 4) eps; less e_a21, which holds twice the exact
+// evaluation's error g amax^2 W1 (backends/pruning.py); at least 0.
+__device__ __forceinline__ double const_a2_floor(double w_least, double sum_a2, int length, double e_a21)
+{
+    return fmax(w_least * sum_a2 * (1.0 - (length + 4) * 0x1p-52) - e_a21, 0.0);
+}
+
 // The whole job of width wi: template part, then the period's floor (from its
 // threshold bits), allowances (from its scales U1, U2, W1, W2) and piece stats;
-// the linear bound's with ``line`` (a fold with pj).
-__device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_uniform,
+// the linear bound's with ``line`` (a fold with pj). w_least: the least weight.
+__device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_uniform, double w_least,
                            const double *scale, unsigned long long threshold, double g, double pad, bool line)
 {
     Job j = job_of(wi, m, n, tb, w_uniform);
     const double t = __longlong_as_double((long long)threshold);
     j.floor = t - pad * t;
     j.e = allowances(tb.mean + 2 * wi, tb.sum_c + 2 * wi, tb.amax[wi], scale, g, w_uniform, m);
+    j.a2c = w_uniform > 0.0 ? 0.0 : const_a2_floor(w_least, tb.sum_a2[wi], j.length, j.e.e_a21);
     j.ov = tb.overshoot[wi];
     j.inv_len = 1.0 / j.length;
     j.c1 = tb.mean[2 * wi]; j.c12 = tb.mean[2 * wi + 1];
@@ -398,7 +409,7 @@ __device__ __forceinline__ bool may_win(double k, double mean, double var, doubl
 // 2^-22 relative): x rounded up to a float, times its rsqrt (one more float
 // rounding, 2^-24), raised by 2^-20 in float64, which covers both with room
 // to spare: within ~2^-20 of sqrt(x) relative. x = 0 or past the float range
-// gives NaN or inf, which a2_floor's fmax turns into 0, the floor's least.
+// gives NaN or inf, which a2_floor's fmax turns into its least.
 // A float64 square root costs several times the instructions.
 __device__ __forceinline__ double sqrt_above(double x)
 {
@@ -409,16 +420,17 @@ __device__ __forceinline__ double sqrt_above(double x)
 }
 
 // LB_A2 of may_win: A2 itself with uniform weights (a2u > 0), else
-// mean_w - rho2 sqrt(V_w) less its allowance, at least 0. ROOT_ABOVE (the
+// mean_w - rho2 sqrt(V_w) less its allowance, at least ``least`` (the job's
+// constant floor a2c, itself at least 0). ROOT_ABOVE (the
 // one-piece bound, once per shift: K2-like with errors that differ, scan
 // -2.5 %): sqrt_above, a floor no larger, so as certified; in the K-piece
 // bound it spilled pruned_period.
 template <bool ROOT_ABOVE = false>
 __device__ __forceinline__ double a2_floor(double a2u, double mean_w, double var_w, double rho2,
-                                          double e_vw, double e_a2)
+                                          double e_vw, double e_a2, double least)
 {
     const double v = fmax(var_w + e_vw, 0.0);
-    return a2u > 0.0 ? a2u : fmax(mean_w - rho2 * (ROOT_ABOVE ? sqrt_above(v) : sqrt(v)) - e_a2, 0.0);
+    return a2u > 0.0 ? a2u : fmax(mean_w - rho2 * (ROOT_ABOVE ? sqrt_above(v) : sqrt(v)) - e_a2, least);
 }
 
 // Append value[r] where keep[r] (r < ROWS: a thread's shifts of one take) to
@@ -495,13 +507,17 @@ __device__ __forceinline__ void offer(Best &best, const Job &j, int i, double bo
 // (pruned_scan's): with uniform weights a template as long as its box takes
 // the window's sum of u from the flux sum already loaded, w0 (d - s), within
 // e_s, instead of loading pu twice (TESS-like cascade -6 %; in pruned_period
-// it cost K2-like 2 %).
+// it cost K2-like 2 %). A2_FIRST (pruned_scan's; in pruned_period its
+// registers spilled the STAGE_CLOCKS build): with weights that differ, the
+// bound with A2's constant floor a2c first, and only a shift it keeps loads
+// pw, pw2 for the data's floor (at least a2c: the decision of one test with
+// the larger floor; `k2w` cascade ...).
 struct Coarse {
     bool deep, keep;  // passed the depth filter; queued
     double k;
 };
 
-template <bool UNIFORM, bool EAGER, bool U_FROM_FLUX>
+template <bool UNIFORM, bool EAGER, bool U_FROM_FLUX, bool A2_FIRST>
 __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int i, bool valid,
                                                const Cascade &cc)
 {
@@ -519,14 +535,16 @@ __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int 
         su = f.pu[i + j.length] - f.pu[i];
     }
     const double vu = (f.pu2[i + j.length] - f.pu2[i]) - su * su * j.inv_len;
+    const bool unbounded = (j.length < cc.prune_min) | !(c.k > 0.0);
+    const bool first = UNIFORM || !A2_FIRST || unbounded ||
+                       may_win(c.k, j.c1 * su, vu, j.r1, e_v, e_ar, j.a2c, cc.pad, j.floor);
     double lb_a2 = j.a2u;
-    if (!UNIFORM) {
+    if (!UNIFORM && first) {
         const double sw = f.pw[i + j.length] - f.pw[i];
         const double vw = (f.pw2[i + j.length] - f.pw2[i]) - sw * sw * j.inv_len;
-        lb_a2 = a2_floor<true>(j.a2u, j.c12 * sw, vw, j.r12, j.e.e_vw, j.e.e_a21);
+        lb_a2 = a2_floor<true>(j.a2u, j.c12 * sw, vw, j.r12, j.e.e_vw, j.e.e_a21, A2_FIRST ? j.a2c : 0.0);
     }
-    const bool bound = (j.length < cc.prune_min) | !(c.k > 0.0) |
-                       may_win(c.k, j.c1 * su, vu, j.r1, e_v, e_ar, lb_a2, cc.pad, j.floor);
+    const bool bound = first && (unbounded | may_win(c.k, j.c1 * su, vu, j.r1, e_v, e_ar, lb_a2, cc.pad, j.floor));
     c.keep = c.deep & bound;
     return c;
 }
@@ -578,7 +596,7 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
     else
         piece_sums(bw, nw, tb.c + j.wi * tb.k_max, j.kp, f.pu, f.pu2, i, mu, vu);
     if (!UNIFORM) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
-    const double lb_a2 = a2_floor(j.a2u, mw, vw, j.rk2, j.kp * j.e.e_vw, j.e.e_a2k);
+    const double lb_a2 = a2_floor(j.a2u, mw, vw, j.rk2, j.kp * j.e.e_vw, j.e.e_a2k, j.a2c);
     // f.pj tested again, not its constants carried from the branch above: 16 bytes more of pruned_scan's spills
     const bool keep = f.pj ? may_win(k, mu, vu, j.rl, j.e_vl, j.e_arl, lb_a2, cc.pad, j.floor)
                            : may_win(k, mu, vu, j.rk, j.kp * j.e.e_v, j.e.e_ark, lb_a2, cc.pad, j.floor);
@@ -769,10 +787,10 @@ __device__ __forceinline__ int padded(int n_shifts)
 // (entries g << SLOT_BITS | shift), AT_ONCE shifts per thread at a time:
 // GRAB_ITEMS where registers allow (pruned_period: eager stages whose loads
 // and arithmetic overlap, K2-like coarse stage -24 % of cycles), 1 in
-// pruned_scan (64 registers; lazy stages). U_FROM_FLUX: coarse_stage's.
+// pruned_scan (64 registers; lazy stages). U_FROM_FLUX, A2_FIRST: coarse_stage's.
 // Debug: a depth-passing shift the bound skips whose exact gain reaches the
 // floor is a violation.
-template <bool UNIFORM, int AT_ONCE, bool U_FROM_FLUX, class Push>
+template <bool UNIFORM, int AT_ONCE, bool U_FROM_FLUX, bool A2_FIRST, class Push>
 __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int first,
                                      const Cascade &cc, const Push &push, Tally &tally)
 {
@@ -785,7 +803,7 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
             const int s = first + 32 * (r0 + r) + threadIdx.x % 32;
             const bool valid = s < j.n_shifts;
             at[r] = (valid ? s : 0) * j.stride;
-            c[r] = coarse_stage<UNIFORM, (AT_ONCE > 1), U_FROM_FLUX>(f, j, at[r], valid, cc);
+            c[r] = coarse_stage<UNIFORM, (AT_ONCE > 1), U_FROM_FLUX, A2_FIRST>(f, j, at[r], valid, cc);
         }
         bool keep[AT_ONCE];
         int entry[AT_ONCE];
@@ -831,9 +849,9 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
             const int k = first / TAKE, g = k % count, shift = k / count * TAKE;
             if (shift >= jobs[g].n_shifts) continue;  // a job with fewer shifts than the longest
             if (cc.uniform())  // the job from shared memory, a job per take
-                take<true, 1, true>(f, jobs[g], g, shift, cc, push, tally);
+                take<true, 1, true, true>(f, jobs[g], g, shift, cc, push, tally);
             else
-                take<false, 1, true>(f, jobs[g], g, shift, cc, push, tally);
+                take<false, 1, true, true>(f, jobs[g], g, shift, cc, push, tally);
         }
         CLOCK_MARK(mark);
         __syncthreads();
@@ -887,7 +905,7 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
                 while (mine >= jobs[g].start + padded(jobs[g].n_shifts)) ++g;
                 one = jobs[g];
             }
-            take<UNIFORM, UNIFORM ? PERIOD_AT_ONCE : 1, false>(f, one, g, mine - one.start, cc, push, tally);
+            take<UNIFORM, UNIFORM ? PERIOD_AT_ONCE : 1, false, false>(f, one, g, mine - one.start, cc, push, tally);
             mine = mine + BLOCK / 32 * TAKE < tail_start ? mine + BLOCK / 32 * TAKE : drawn();
         }
         CLOCK_MARK(flush_mark);
@@ -1235,8 +1253,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK, SCAN_BLOCKS_PER_SM)
 pruned_scan(const double *rw, const double *w, const double *cs, const double *pu,
             const double *pu2, const double *pw, const double *pw2, const double *pj, const double *scales,
             int m, int n, const int *lo, const int *hi, int groups, const int *group_of,
-            const int *group_start, TABLE_PARAMS, double w_uniform, double g, double pad, int prune_min,
-            int fine_min, const unsigned long long *threshold, int debug, double *job_gain,
+            const int *group_start, TABLE_PARAMS, double w_uniform, double w_least, double g, double pad,
+            int prune_min, int fine_min, const unsigned long long *threshold, int debug, double *job_gain,
             int *job_index, double *job_depth, unsigned long long *counters)
 {
     __shared__ Job jobs[SCAN_JOBS];
@@ -1254,8 +1272,8 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
     CLOCK_MARK(mark);
     const Tables tb = TABLES;
     if (threadIdx.x < count)
-        jobs[threadIdx.x] = cascade_job(first + threadIdx.x, m, n, tb, w_uniform, scales + 4 * b, threshold[b], g,
-                                        pad, true);
+        jobs[threadIdx.x] = cascade_job(first + threadIdx.x, m, n, tb, w_uniform, w_least, scales + 4 * b,
+                                        threshold[b], g, pad, true);
     if (threadIdx.x == 0) { sq.n_queue = 0; sq.n_survivors = 0; }
     __syncthreads();
     const Cascade cc = {pad, prune_min, fine_min, debug, w_uniform};
@@ -1279,7 +1297,8 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 extern "C" __global__ void __launch_bounds__(BLOCK, BLOCK < 512 ? 512 / BLOCK : 1)  // 128 registers
 pruned_period(const double *t, const double *y, const double *w, int n, int m,
               const double *periods, const int *lo, const int *hi, TABLE_PARAMS,
-              double w_uniform, double g, double pad, int prune_min, int fine_min, int debug, int line,
+              double w_uniform, double w_least, double g, double pad, int prune_min, int fine_min, int debug,
+              int line,
               double *gain_out, int *index_out, double *depth_out, unsigned long long *counters)
 {
     __shared__ Job jobs[W_GROUP];
@@ -1340,8 +1359,8 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     for (int g0 = 0; g0 < n_widths; g0 += W_GROUP) {
         const int count = min(W_GROUP, n_widths - g0);
         if (threadIdx.x < count)
-            jobs[threadIdx.x] = cascade_job(first_width + g0 + threadIdx.x, m, n, tb, w_uniform, scale, threshold,
-                                            g, pad, f.pj != nullptr);
+            jobs[threadIdx.x] = cascade_job(first_width + g0 + threadIdx.x, m, n, tb, w_uniform, w_least, scale,
+                                            threshold, g, pad, f.pj != nullptr);
         __syncthreads();
         if (threadIdx.x == 0)
             for (int q = 0, s = 0; q < count; s += padded(jobs[q].n_shifts), ++q) jobs[q].start = s;

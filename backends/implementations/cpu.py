@@ -271,11 +271,21 @@ def depth_pass(shifts, boxes, n_shifts, stride, d, cs, depth_min, block):
     return listed, deepest, at
 
 
+@numba.njit(cache=True)
+def const_a2_floor(w_least, sum_a2, length, e_a21):
+    """A2 = sum_q a_q^2 W_(i+q) >= w_least sum a^2 at every shift: sum a^2
+    (``length`` positive terms) and the product are within (L + 2) eps
+    relative, covered by (L + 4) eps; less e_a21, which holds twice the exact
+    evaluation's error g amax^2 W1 (backends.pruning); at least 0."""
+    return max(w_least * sum_a2 * (1.0 - (length + 4) * 2.0 ** -52) - e_a21, 0.0)
+
+
 @numba.njit(cache=True, error_model="numpy")
 def coarse_bounds(bound, sums, shifts, boxes, count, length, pu, pu2, pw, pw2, kscale, c1, r1,
-                  c12, r12, a2_uniform, e_ar, e_v, e_a2, e_vw, pad):
+                  c12, r12, a2_uniform, a2_least, e_ar, e_v, e_a2, e_vw, pad):
     """The one-piece gain bound (with its pad) of ``count`` listed shifts with
-    their box depths into ``bound`` (inf where k <= 0: no bound). The window
+    their box depths into ``bound`` (inf where k <= 0: no bound); A2's floor
+    with weights that differ is at least ``a2_least``. The window
     sums are gathered into ``sums`` (4 x GATHER) first, then bounded
     branch-free, so that numba vectorises it."""
     uniform = a2_uniform > 0.0
@@ -293,7 +303,7 @@ def coarse_bounds(bound, sums, shifts, boxes, count, length, pu, pu2, pw, pw2, k
         ub_ar = c1 * s + r1 * np.sqrt(max(v + e_v, 0.0)) + e_ar
         sw = sums[w1, q]
         vw = sums[w1 + 1, q] - sw * sw * inv_len
-        lb_a2 = a2_uniform if uniform else max(c12 * sw - r12 * np.sqrt(max(vw + e_vw, 0.0)) - e_a2, 0.0)
+        lb_a2 = a2_uniform if uniform else max(c12 * sw - r12 * np.sqrt(max(vw + e_vw, 0.0)) - e_a2, a2_least)
         ub = 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * abs(ub_ar) + k * k * lb_a2)
         bound[q] = ub if k > 0.0 else np.inf
 
@@ -350,12 +360,12 @@ def shift_end(m, n, d, stride):
 
 @numba.njit(cache=True)
 def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, depth_min,
-                signal_depth, w_uniform, n_pieces, bounds, inv_n, c2, rho, rho2, mean, sum_a2,
+                signal_depth, w_uniform, w_least, n_pieces, bounds, inv_n, c2, rho, rho2, mean, sum_a2,
                 amax, lines, tuning, debug, count, work, queue, listed, listed_box, starts, block,
                 gathered):
     """Best (gain, width index or -1, depth) over the allowed widths of one
-    period (flux ``y``, weights ``w`` in phase ``order``), by the pruning
-    cascade; adds its work to ``count``. ``lines``: the linear bound's tables
+    period (flux ``y``, weights ``w`` in phase ``order``, the least
+    ``w_least``), by the pruning cascade; adds its work to ``count``. ``lines``: the linear bound's tables
     (``PieceTables.line_*``). Scratch: ``work`` (16 x (M + 1)),
     ``queue`` (M + 1), ``listed`` and ``listed_box`` (the period's shifts),
     ``starts`` (widths + 1), ``block`` (5 x GATHER), ``gathered`` ((2 K + 4) x
@@ -412,6 +422,7 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
         e_ar1 = 2.0 * (c1 * 4.0 * g * u1 + dots_ar)
         e_a21 = 2.0 * (c12 * 4.0 * g * w1 + dots_a2)
         e_a2k = 2.0 * (np.sum(c2[wi]) * 4.0 * g * w1 + dots_a2)
+        a2c = 0.0 if uniform else const_a2_floor(w_least, sum_a2[wi], length, e_a21)
         # coarse stage (one piece) per block of listed shifts, survivors queued
         # in TLS's order with their box depths (branch-free compaction)
         queued = 0
@@ -422,7 +433,7 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
                 bound[:size] = np.inf
             else:
                 coarse_bounds(bound, sums, shifts, boxes, size, length, pu, pu2, pw, pw2, kscale,
-                              c1, r1, c12, r12, a2u, e_ar1, e_v, e_a21, e_vw, pad)
+                              c1, r1, c12, r12, a2u, a2c, e_ar1, e_v, e_a21, e_vw, pad)
             for q in range(size):
                 queue[queued] = shifts[q]
                 qbox[queued] = boxes[q]
@@ -455,7 +466,7 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
                 lb_a2 = a2u
                 if not uniform:
                     lb_a2 = max(fine_a2[q] - rho2[wi, 1]
-                                * np.sqrt(max(fine_varw[q] + n_pieces[wi] * e_vw, 0.0)) - e_a2k, 0.0)
+                                * np.sqrt(max(fine_varw[q] + n_pieces[wi] * e_vw, 0.0)) - e_a2k, a2c)
                 ub = 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * abs(ub_ar) + k * k * lb_a2)
                 if ub < floor:
                     if debug:
@@ -489,7 +500,7 @@ def claim(typingctx, counter):
 
 @numba.njit(parallel=True, cache=True)
 def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, overshoot,
-                   maxwidth, depth_min, signal_depth, w_uniform, n_pieces, bounds, inv_n, c2,
+                   maxwidth, depth_min, signal_depth, w_uniform, w_least, n_pieces, bounds, inv_n, c2,
                    rho, rho2, mean, sum_a2, amax, lines, tuning, debug, threads, walk, listed_max):
     n_periods = periods.size
     gain = np.zeros(n_periods)
@@ -518,7 +529,7 @@ def search_periods(t, y, w, periods, lo, hi, widths, strides, offsets, a, oversh
             phase_order(t, periods[p], walk, work[0, :n], order, queue[:n + 1])
             gain[p], index[p], depth[p] = scan_period(
                 y, w, order, lo[p], hi[p], widths, strides, offsets, a, overshoot, depth_min,
-                signal_depth, w_uniform, n_pieces, bounds, inv_n, c2, rho, rho2, mean, sum_a2,
+                signal_depth, w_uniform, w_least, n_pieces, bounds, inv_n, c2, rho, rho2, mean, sum_a2,
                 amax, lines, tuning, debug, counts[p], work, queue, listed, listed_box, starts,
                 block, gathered)
     return gain, index, depth, counts.sum(axis=0)
@@ -568,7 +579,7 @@ class CPUBackend(TLSBackend):
         gain, index, depth, counts = search_periods(
             plan.lc.t, plan.lc.y, plan.lc.w, periods, lo, hi, tp.widths, tp.strides,
             tp.offsets, tp.a, tp.overshoot, tp.maxwidth, tp.depth_min, tp.signal_depth,
-            plan.lc.uniform_weight, pc.n_pieces, pc.bounds, pc.inv_n, pc.c2, pc.rho, pc.rho2,
+            plan.lc.uniform_weight, plan.lc.least_weight, pc.n_pieces, pc.bounds, pc.inv_n, pc.c2, pc.rho, pc.rho2,
             pc.mean, pc.sum_a2, pc.amax, (pc.line_pieces, pc.line_bounds, pc.line_c, pc.line_slope,
             pc.line_centre, pc.line_rho, pc.line_defects),
             pruning.tuning(tp.maxwidth + plan.lc.size), self.debug,

@@ -128,7 +128,7 @@ class ScanArrays:
     ``OUTS``), the offsets ``starts`` of each period's pruned_scan blocks
     (``groups`` per period, of the ``width_groups`` in the template tables)
     and the work ``counters``;
-    plus the cascade's constants.
+    plus the cascade's constants (least weight, g, pad, prune_min, fine_min).
     ``view`` is a batch's part: ``arg(name)`` then points at the batch's
     first period."""
 
@@ -446,7 +446,8 @@ class PrunedBackend(PyCUDABackend):
         staged.write({"lo": lo, "hi": hi, "starts": np.arange(staged.sizes["starts"], dtype=np.int32) * groups,
                       "threshold": np.zeros(staged.sizes["threshold"], np.uint64),
                       "counters": np.zeros(len(pruning.COUNTERS), np.uint64)})
-        cascade = (np.float64(g), np.float64(pad), np.int32(prune_min), np.int32(fine_min))
+        cascade = (np.float64(state.base.plan.lc.least_weight), np.float64(g), np.float64(pad), np.int32(prune_min),
+                   np.int32(fine_min))
         return ScanArrays(staged, b, cascade, groups)
 
     def _results(self, plan, found, known):
