@@ -511,7 +511,7 @@ __device__ __forceinline__ void offer(Best &best, const Job &j, int i, double bo
 // registers spilled the STAGE_CLOCKS build): with weights that differ, the
 // bound with A2's constant floor a2c first, and only a shift it keeps loads
 // pw, pw2 for the data's floor (at least a2c: the decision of one test with
-// the larger floor; `k2w` cascade ...).
+// the larger floor; `k2w` cascade 11.5 -> 11.1 ms on an H100).
 struct Coarse {
     bool deep, keep;  // passed the depth filter; queued
     double k;
