@@ -1298,8 +1298,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, BLOCK < 512 ? 512 / BLOCK : 
 pruned_period(const double *t, const double *y, const double *w, int n, int m,
               const double *periods, const int *lo, const int *hi, TABLE_PARAMS,
               double w_uniform, double w_least, double g, double pad, int prune_min, int fine_min, int debug,
-              int line,
-              double *gain_out, int *index_out, double *depth_out, unsigned long long *counters)
+              int line, double *gain_out, int *index_out, double *depth_out, unsigned long long *counters)
 {
     __shared__ Job jobs[W_GROUP];
     __shared__ PeriodQueues pq;
