@@ -566,11 +566,12 @@ def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch
     gpu = module.PrunedBackend(scan_jobs=2)
     monkeypatch.setattr(gpu, "_allocate", device.mem_alloc)
     strides = SimpleNamespace(strides=np.array([1, 1, 1, 2]))
-    state = SimpleNamespace(shared=shared, base=SimpleNamespace(m=100, plan=SimpleNamespace(templates=strides)))
+    lc = SimpleNamespace(least_weight=0.5)
+    state = SimpleNamespace(shared=shared, base=SimpleNamespace(m=100, plan=SimpleNamespace(templates=strides, lc=lc)))
     periods, lo, hi = np.array([5.0, 4.0, 3.0]), np.array([0, 1, 1]), np.array([2, 4, 3])
     arrays = gpu._scan_arrays(state, gpu._staged_periods(state, periods), lo, hi)
     staged = arrays.staged
-    assert arrays.size == 3
+    assert arrays.size == 3 and arrays.cascade[0] == 0.5  # the least weight: A2's constant floor
     assert [copy[0] for copy in device.copies] == ["htod", "htod async"]  # the periods (a fold's), then the rest
     assert staged.sizes["starts"] == (0 if shared else 4) and staged.sizes["threshold"] == (0 if shared else 3)
     at = {name: staged.offsets[name] for name in staged.offsets}
