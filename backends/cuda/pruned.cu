@@ -111,7 +111,8 @@ enum { SHIFTS, DEPTH_PASS, COARSE_PASS, FINE_PASS, SEED_DOTS, EXACT_MACS, BRUTE_
 
 // The folded arrays of one period (global or shared memory): rw = u = (1 - f) w
 // and w (length m); cs, pu, pu2, pw, pw2: prefix sums of f, u, u^2, w, w^2
-// (length m + 1; pw, pw2 unused with uniform weights); pj: prefix sums of
+// (length m + 1; pw, pw2 null with uniform weights and in pruned_period,
+// whose bounds take A2 as its least a2c); pj: prefix sums of
 // (j - origin) u, origin = m / 2, for the K-piece linear bound (null:
 // constant pieces, pruned_period where it has no room for it or the weights
 // differ).
@@ -147,7 +148,7 @@ struct Job {
     const double *a;  // template (1 - signal), length L
     int wi, d, stride, length, n_shifts, kp, start;  // start: first entry in a flat list of shifts
     double kscale, a2u;  // k = box * kscale; A2 = a2u with uniform weights (0: not uniform)
-    double a2c;  // weights that differ: A2's constant floor w_least sum a^2, less its allowance
+    double a2c;  // A2's least at any shift: a2u with uniform weights, else w_least sum a^2 less its allowance
     double s_max;  // depth filter: window flux sum at most s_max (pruning.depth_limits)
     double rd, ov, inv_len, floor, c1, c12, r1, r12, rk, rk2;
     Allowances e;
@@ -243,7 +244,7 @@ __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_unif
     const double t = __longlong_as_double((long long)threshold);
     j.floor = t - pad * t;
     j.e = allowances(tb.mean + 2 * wi, tb.sum_c + 2 * wi, tb.amax[wi], scale, g, w_uniform, m);
-    j.a2c = w_uniform > 0.0 ? 0.0 : const_a2_floor(w_least, tb.sum_a2[wi], j.length, j.e.e_a21);
+    j.a2c = w_uniform > 0.0 ? j.a2u : const_a2_floor(w_least, tb.sum_a2[wi], j.length, j.e.e_a21);
     j.ov = tb.overshoot[wi];
     j.inv_len = 1.0 / j.length;
     j.c1 = tb.mean[2 * wi]; j.c12 = tb.mean[2 * wi + 1];
@@ -421,7 +422,8 @@ __device__ __forceinline__ double sqrt_above(double x)
 
 // LB_A2 of may_win: A2 itself with uniform weights (a2u > 0), else
 // mean_w - rho2 sqrt(V_w) less its allowance, at least ``least`` (the job's
-// constant floor a2c, itself at least 0). ROOT_ABOVE (the
+// constant floor a2c, itself at least 0; a fold without pw, pw2 passes
+// mean_w = var_w = 0, which gives a2c). ROOT_ABOVE (the
 // one-piece bound, once per shift: K2-like with errors that differ, scan
 // -2.5 %): sqrt_above, a floor no larger, so as certified; in the K-piece
 // bound it spilled pruned_period.
@@ -507,17 +509,19 @@ __device__ __forceinline__ void offer(Best &best, const Job &j, int i, double bo
 // (pruned_scan's): with uniform weights a template as long as its box takes
 // the window's sum of u from the flux sum already loaded, w0 (d - s), within
 // e_s, instead of loading pu twice (TESS-like cascade -6 %; in pruned_period
-// it cost K2-like 2 %). A2_FIRST (pruned_scan's; in pruned_period its
-// registers spilled the STAGE_CLOCKS build): with weights that differ, the
-// bound with A2's constant floor a2c first, and only a shift it keeps loads
-// pw, pw2 for the data's floor (at least a2c: the decision of one test with
-// the larger floor; `k2w` cascade 11.5 -> 11.1 ms on an H100).
+// it cost K2-like 2 %). CONST_A2: the bound takes A2 as the job's a2c (A2
+// itself with uniform weights; pruned_period's folds with weights that differ,
+// which have no pw, pw2); U_FROM_FLUX with CONST_A2 needs uniform weights.
+// Otherwise (pruned_scan, weights that differ) the bound with a2c comes
+// first, and only a shift it keeps loads pw, pw2 for the data's floor (at
+// least a2c: the decision of one test with the larger floor; `k2w` cascade
+// 11.5 -> 11.1 ms on an H100).
 struct Coarse {
     bool deep, keep;  // passed the depth filter; queued
     double k;
 };
 
-template <bool UNIFORM, bool EAGER, bool U_FROM_FLUX, bool A2_FIRST>
+template <bool CONST_A2, bool EAGER, bool U_FROM_FLUX>
 __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int i, bool valid,
                                                const Cascade &cc)
 {
@@ -527,7 +531,7 @@ __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int 
     if (!EAGER && !c.deep) return c;
     c.k = depth_of(s, j) * j.kscale;
     double su, e_ar = j.e.e_ar1, e_v = j.e.e_v;
-    if (UNIFORM && U_FROM_FLUX && j.length == j.d) {
+    if (CONST_A2 && U_FROM_FLUX && j.length == j.d) {
         su = cc.w0 * (j.d - s);
         e_ar += 2.0 * fabs(j.c1) * j.e.e_s;
         e_v += 2.0 * j.e.e_s * (2.0 * fabs(su) + j.e.e_s) * j.inv_len;
@@ -536,15 +540,13 @@ __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int 
     }
     const double vu = (f.pu2[i + j.length] - f.pu2[i]) - su * su * j.inv_len;
     const bool unbounded = (j.length < cc.prune_min) | !(c.k > 0.0);
-    const bool first = UNIFORM || !A2_FIRST || unbounded ||
-                       may_win(c.k, j.c1 * su, vu, j.r1, e_v, e_ar, j.a2c, cc.pad, j.floor);
-    double lb_a2 = j.a2u;
-    if (!UNIFORM && first) {
+    bool bound = unbounded | may_win(c.k, j.c1 * su, vu, j.r1, e_v, e_ar, j.a2c, cc.pad, j.floor);
+    if (!CONST_A2 && bound && !unbounded) {
         const double sw = f.pw[i + j.length] - f.pw[i];
         const double vw = (f.pw2[i + j.length] - f.pw2[i]) - sw * sw * j.inv_len;
-        lb_a2 = a2_floor<true>(j.a2u, j.c12 * sw, vw, j.r12, j.e.e_vw, j.e.e_a21, A2_FIRST ? j.a2c : 0.0);
+        const double lb_a2 = a2_floor<true>(j.a2u, j.c12 * sw, vw, j.r12, j.e.e_vw, j.e.e_a21, j.a2c);
+        bound = may_win(c.k, j.c1 * su, vu, j.r1, e_v, e_ar, lb_a2, cc.pad, j.floor);
     }
-    const bool bound = first && (unbounded | may_win(c.k, j.c1 * su, vu, j.r1, e_v, e_ar, lb_a2, cc.pad, j.floor));
     c.keep = c.deep & bound;
     return c;
 }
@@ -579,9 +581,9 @@ __device__ __forceinline__ void line_terms(const Fold &f, const Job &j, const Ta
 
 // Stage 2 of a queued shift: the K-piece bound (templates of fine_min
 // samples or more): AR's linear pieces where the fold has pj, else its
-// constant pieces; A2's constant pieces (UNIFORM: weights that do not
-// differ, A2 known). Whether shift i is evaluated exactly.
-template <bool UNIFORM>
+// constant pieces; A2's constant pieces (CONST_A2: A2's least a2c, as in
+// coarse_stage). Whether shift i is evaluated exactly.
+template <bool CONST_A2>
 __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, const Tables &tb,
                                            const Cascade &cc, Tally &tally)
 {
@@ -595,7 +597,7 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
         line_terms(f, j, tb, i, mu, vu);
     else
         piece_sums(bw, nw, tb.c + j.wi * tb.k_max, j.kp, f.pu, f.pu2, i, mu, vu);
-    if (!UNIFORM) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
+    if (!CONST_A2) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
     const double lb_a2 = a2_floor(j.a2u, mw, vw, j.rk2, j.kp * j.e.e_vw, j.e.e_a2k, j.a2c);
     // f.pj tested again, not its constants carried from the branch above: 16 bytes more of pruned_scan's spills
     const bool keep = f.pj ? may_win(k, mu, vu, j.rl, j.e_vl, j.e_arl, lb_a2, cc.pad, j.floor)
@@ -700,8 +702,7 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, int count,
         const int entry = sq.queue[q];
         const Job &j = jobs[entry >> SLOT_BITS];  // shared memory: the fine stage's fields stay out of registers
         const int i = entry & ((1 << SLOT_BITS) - 1);
-        const bool keep = cc.uniform() ? fine_stage<true>(f, j, i, tb, cc, tally)
-                                       : fine_stage<false>(f, j, i, tb, cc, tally);
+        const bool keep = f.pw ? fine_stage<false>(f, j, i, tb, cc, tally) : fine_stage<true>(f, j, i, tb, cc, tally);
         push_rows<1>(sq.survivor, &sq.n_survivors, &keep, &entry);
     }
     __syncthreads();
@@ -755,7 +756,6 @@ __device__ __forceinline__ int push_ring(int *ring, int tail, const bool *keep, 
 // A warp's fine round: the K-piece bound of the n <= 32 shifts of its ring
 // from ``head``, a lane each, survivors appended to the block's list (the
 // whole warp calls it).
-template <bool UNIFORM>
 __device__ __forceinline__ void fine_round(const Fold &f, const Job *jobs, const Tables &tb, const Cascade &cc,
                                            const int *ring, int head, int n, PeriodQueues &pq, Tally &tally)
 {
@@ -765,7 +765,7 @@ __device__ __forceinline__ void fine_round(const Fold &f, const Job *jobs, const
     bool keep = false;
     if (lane < n) {
         entry = ring[(head + lane) % RING];
-        keep = fine_stage<UNIFORM>(f, jobs[entry >> SLOT_BITS], entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
+        keep = fine_stage<true>(f, jobs[entry >> SLOT_BITS], entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
         ++tally.queued;
         tally.survived += keep;
     }
@@ -787,10 +787,10 @@ __device__ __forceinline__ int padded(int n_shifts)
 // (entries g << SLOT_BITS | shift), AT_ONCE shifts per thread at a time:
 // GRAB_ITEMS where registers allow (pruned_period: eager stages whose loads
 // and arithmetic overlap, K2-like coarse stage -24 % of cycles), 1 in
-// pruned_scan (64 registers; lazy stages). U_FROM_FLUX, A2_FIRST: coarse_stage's.
+// pruned_scan (64 registers; lazy stages). CONST_A2, U_FROM_FLUX: coarse_stage's.
 // Debug: a depth-passing shift the bound skips whose exact gain reaches the
 // floor is a violation.
-template <bool UNIFORM, int AT_ONCE, bool U_FROM_FLUX, bool A2_FIRST, class Push>
+template <bool CONST_A2, int AT_ONCE, bool U_FROM_FLUX, class Push>
 __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int first,
                                      const Cascade &cc, const Push &push, Tally &tally)
 {
@@ -803,7 +803,7 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
             const int s = first + 32 * (r0 + r) + threadIdx.x % 32;
             const bool valid = s < j.n_shifts;
             at[r] = (valid ? s : 0) * j.stride;
-            c[r] = coarse_stage<UNIFORM, (AT_ONCE > 1), U_FROM_FLUX, A2_FIRST>(f, j, at[r], valid, cc);
+            c[r] = coarse_stage<CONST_A2, (AT_ONCE > 1), U_FROM_FLUX>(f, j, at[r], valid, cc);
         }
         bool keep[AT_ONCE];
         int entry[AT_ONCE];
@@ -849,9 +849,9 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
             const int k = first / TAKE, g = k % count, shift = k / count * TAKE;
             if (shift >= jobs[g].n_shifts) continue;  // a job with fewer shifts than the longest
             if (cc.uniform())  // the job from shared memory, a job per take
-                take<true, 1, true, true>(f, jobs[g], g, shift, cc, push, tally);
+                take<true, 1, true>(f, jobs[g], g, shift, cc, push, tally);
             else
-                take<false, 1, true, true>(f, jobs[g], g, shift, cc, push, tally);
+                take<false, 1, true>(f, jobs[g], g, shift, cc, push, tally);
         }
         CLOCK_MARK(mark);
         __syncthreads();
@@ -870,15 +870,16 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
 // round trip was ~10 % of the stall samples: K2-like kernel -4 %), then the
 // last TAIL_TAKES takes from a shared counter, so that warps whose fine
 // rounds took longer do fewer of them (K2-like kernel 7.77 -> 7.55 ms), its
-// job in registers, PERIOD_AT_ONCE eager shifts per thread (one lazy shift
-// where weights differ: their extra prefix sums spilled beside the fine
-// rounds), through the depth filter and the one-piece bound into its own
+// job in registers, EAGER (uniform weights) PERIOD_AT_ONCE eager shifts per
+// thread, else one lazy shift (both eager spilled the STAGE_CLOCKS build;
+// A2 in the bounds is the job's a2c either way: pruned_period's folds have
+// no pw, pw2), through the depth filter and the one-piece bound into its own
 // ring, and whenever 32 are there through the K-piece bound into the block's
 // survivor list: no barrier, and no shared atomic but the survivors' (a block
 // queue flushed by the block's barriers: K2-like kernel 8.34 -> 7.77 ms on an
 // H100). When that list could overflow, and at the end, the block computes
 // their exact gains. Every thread of the block calls it.
-template <bool UNIFORM>
+template <bool EAGER>
 __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int count, const Tables &tb,
                                             const Cascade &cc, PeriodQueues &pq, Best &best, Tally &tally)
 {
@@ -886,8 +887,8 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
     int *ring = pq.ring[threadIdx.x / 32];
     int head = 0, tail = 0;  // the warp's ring: its shifts waiting for the K-piece bound
     const auto push = [&](const bool *keep, const int *entry) {
-        tail = push_ring<UNIFORM ? PERIOD_AT_ONCE : 1>(ring, tail, keep, entry);
-        for (; tail - head >= 32; head += 32) fine_round<UNIFORM>(f, jobs, tb, cc, ring, head, 32, pq, tally);
+        tail = push_ring<EAGER ? PERIOD_AT_ONCE : 1>(ring, tail, keep, entry);
+        for (; tail - head >= 32; head += 32) fine_round(f, jobs, tb, cc, ring, head, 32, pq, tally);
     };
     const int tail_start = max(0, (total + TAKE - 1) / TAKE - TAIL_TAKES) * TAKE;
     const auto drawn = [&]() {  // a take of the tail, from the shared counter
@@ -905,14 +906,14 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
                 while (mine >= jobs[g].start + padded(jobs[g].n_shifts)) ++g;
                 one = jobs[g];
             }
-            take<UNIFORM, UNIFORM ? PERIOD_AT_ONCE : 1, false, false>(f, one, g, mine - one.start, cc, push, tally);
+            take<true, EAGER ? PERIOD_AT_ONCE : 1, false>(f, one, g, mine - one.start, cc, push, tally);
             mine = mine + BLOCK / 32 * TAKE < tail_start ? mine + BLOCK / 32 * TAKE : drawn();
         }
         CLOCK_MARK(flush_mark);
         const bool done = __syncthreads_and(mine >= total);
         CLOCK_MARK(mark);
         if (done) {
-            fine_round<UNIFORM>(f, jobs, tb, cc, ring, head, tail - head, pq, tally);
+            fine_round(f, jobs, tb, cc, ring, head, tail - head, pq, tally);
             __syncthreads();
         }
         CLOCK_ADD(CLOCK_FINE, mark);
@@ -1287,7 +1288,8 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 
 // One block per period b, everything in shared memory (dynamic, in doubles:
 // rw, cs, pu, pu2, then with uniform weights and ``line`` pj, with weights
-// that differ w, pw, pw2; pruned.py's shared_doubles): fold and bucket sort
+// that differ w, whose A2 the bounds take as its least a2c, without the pw,
+// pw2 of the global layout; pruned.py's shared_doubles): fold and bucket sort
 // (keys in pu, counts and order in pu2), flux and weights gathered into
 // cs + 1 and w, prefix sums in place, the seeds (a warp per width), then the
 // cascade over the period's widths W_GROUP at a time, its K-piece bound
@@ -1310,7 +1312,6 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     double *rw = smem, *cs = rw + m, *pu = cs + (m + 1), *pu2 = pu + (m + 1);
     double *pj = line && uniform ? pu2 + (m + 1) : nullptr;  // the host asks for it with uniform weights only
     double *wv = uniform ? nullptr : pu2 + (m + 1);
-    double *pw = uniform ? nullptr : wv + m, *pw2 = uniform ? nullptr : pw + (m + 1);
     {
         double *key = pu;
         int *count = (int *)pu2, *idx = count + n;
@@ -1338,14 +1339,14 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
             prefix_sums_runs<false, true>(flux_uniform, m, rw, cs, pu, pu2, pj, nullptr, nullptr, scale, temp);
         else if (uniform)
             prefix_sums_runs<false, false>(flux_uniform, m, rw, cs, pu, pu2, nullptr, nullptr, nullptr, scale, temp);
-        else
-            prefix_sums_runs<true, false>(flux_weight, m, rw, cs, pu, pu2, nullptr, pw, pw2, scale, temp);
+        else  // W1, W2 (scale) from the weights, no pw, pw2
+            prefix_sums_runs<false, false>(flux_weight, m, rw, cs, pu, pu2, nullptr, nullptr, nullptr, scale, temp);
     }
     __syncthreads();
     CLOCK_ADD(CLOCK_PREFIX, mark);
 
     const Tables tb = TABLES;
-    const Fold f = {rw, wv, cs, pu, pu2, pw, pw2, pj, 0.5 * m};
+    const Fold f = {rw, wv, cs, pu, pu2, nullptr, nullptr, pj, 0.5 * m};
     const int first_width = lo[b], n_widths = hi[b] - first_width;
     Tally tally = {0, 0, 0, 0, 0};
     unsigned long long seeds = 0;

@@ -243,10 +243,11 @@ class PrunedBackend(PyCUDABackend):
     @staticmethod
     def shared_doubles(plan, line: bool = False) -> int:
         """pruned_period's dynamic shared memory in doubles: rw, cs, pu, pu2,
-        then with uniform weights and ``line`` pj, with weights that differ w,
-        pw, pw2 (M samples, prefix sums M + 1)."""
+        then with uniform weights and ``line`` pj, with weights that differ w
+        (M samples, prefix sums M + 1; its bounds take A2's least, no prefix
+        sums of w)."""
         m = plan.lc.size + plan.templates.maxwidth
-        return 4 * m + 3 + (line * (m + 1) if plan.lc.uniform_weight else 3 * m + 2)
+        return 4 * m + 3 + (line * (m + 1) if plan.lc.uniform_weight else m)
 
     def refuses(self, plan):
         why = super().refuses(plan)
