@@ -172,8 +172,8 @@ class _Runner:
         from backends.registry import get_backend
 
         if self.instance is None:
-            sizes = [c.plan.lc.size for c in cases if not isinstance(c, BatchError)]
-            self.instance = get_backend("auto", ndata=sizes[0] if sizes else None)
+            first = next((c.plan.lc.size for c in cases if not isinstance(c, BatchError)), None)
+            self.instance = get_backend("auto", ndata=first)
         if self.meta is None:
             self.meta = backend_meta(self.instance, self.requested)
 
@@ -252,7 +252,7 @@ class _Runner:
 def _ramp(chunk_size):
     """Chunk sizes 1, 2, 4, ... up to ``chunk_size``, then ``chunk_size``: the
     device starts after one light curve's plan instead of a whole chunk's
-    (32 K2-like plans, ~40 ms), and each chunk's plans are made while the one
+    (32 K2-like plans, ~40 ms by estimate), and each chunk's plans are made while the one
     before it, half its size, is searched (64 K2-like curves, ``pruned`` on an
     H100: end to end 0.87-0.89 -> 0.95 of ``search_many``'s rate)."""
     size = 1

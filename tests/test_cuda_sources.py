@@ -106,7 +106,7 @@ H100_SHARED_OPTIN = 232448  # bytes of shared memory a block may opt in to on sm
 
 
 @pytest.mark.parametrize("case", ["k2", "k2w"])
-def test_k2_like_fold_keeps_room_for_the_linear_bound_in_pruned_period(case, tmp_path):
+def test_k2_like_folds_fit_pruned_period_beside_its_queues(case, tmp_path):
     """pruned_period's static shared memory (its queues: PERIOD_CHUNK) and a
     K2-like fold with the linear bound's prefix sums fit one block's shared
     memory: growing either would silently put K2-like searches back on the

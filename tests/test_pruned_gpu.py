@@ -264,8 +264,9 @@ def test_debug_mode_catches_a_broken_bound(layout, monkeypatch):
 
 
 def test_debug_mode_catches_a_broken_constant_a2_floor(layout, monkeypatch):
-    """A least weight made too large (weights that differ) must be caught: the
-    one-piece bound's first test (global layout) and the K-piece bound take it."""
+    """A least weight made too large (weights that differ) must be caught in
+    every layout: pruned_scan's one-piece bound tests the constant floor first,
+    pruned_period's bounds take it alone, and every K-piece bound takes it."""
     plan, periods = backends.make_plan(*box_light_curve(seed=10))
     assert not plan.lc.uniform_weight
     monkeypatch.setitem(plan.lc.__dict__, "least_weight", 3.0 * plan.lc.w.max())

@@ -1084,21 +1084,21 @@ __device__ void prefix_sums(Sample sample, int m, double *rw, double *wf, double
 union RunsTemp {
     PrefixBlock<3>::Temp t3;
     PrefixBlock<4>::Temp t4;
-    PrefixBlock<5>::Temp t5;
 };
 
-// prefix_sums for a fold in shared memory (pruned_period; pj with J): each
+// prefix_sums for a fold in shared memory (pruned_period; pj with J; no
+// prefix sums of w, whose totals W1, W2 still go into scale): each
 // thread scans its own contiguous run of samples twice, its totals first,
 // then, from the block's exclusive scan of them, its prefix sums: one block
 // scan for the whole fold instead of one per tile of BLOCK x ITEMS samples
 // (K2-like kernel -1.7 % against tiles of 4 per thread; in global memory the
 // runs' loads would not coalesce). In place as prefix_sums (a run's samples
 // are read before the run is written).
-template <bool WEIGHTS, bool J, typename Sample>
+template <bool J, typename Sample>
 __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, double *pu, double *pu2,
-                                 double *pj, double *pw, double *pw2, double *scale, RunsTemp &storage)
+                                 double *pj, double *scale, RunsTemp &storage)
 {
-    constexpr int N = 3 + J + 2 * WEIGHTS;
+    constexpr int N = 3 + J;
     typedef PrefixBlock<N> Block;
     typename Block::Temp &temp = reinterpret_cast<typename Block::Temp &>(storage);
     const double origin = 0.5 * m;
@@ -1107,19 +1107,19 @@ __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, d
     Sums<3> totals = {};  // |u|, w, w^2 of this thread's samples
     for (int k = first; k < last; ++k) {
         const double2 fw = sample(k);
-        const Sums<N> x = sample_terms<J, WEIGHTS>(fw, k - origin);
+        const Sums<N> x = sample_terms<J, false>(fw, k - origin);
         own = SumsAdd()(own, x);
         totals = SumsAdd()(totals, total_terms(x, fw.y));
     }
     Sums<N> s, total;
     typename Block::Scan(temp.scan).ExclusiveScan(own, s, Sums<N>{}, SumsAdd(), total);
     for (int k = first; k < last; ++k) {
-        const Sums<N> x = sample_terms<J, WEIGHTS>(sample(k), k - origin);
+        const Sums<N> x = sample_terms<J, false>(sample(k), k - origin);
         s = SumsAdd()(s, x);
         rw[k] = x.v[1];
-        store_sums<J, WEIGHTS>(s, k, cs, pu, pu2, pj, pw, pw2);
+        store_sums<J, false>(s, k, cs, pu, pu2, pj, nullptr, nullptr);
     }
-    if (threadIdx.x == 0) store_sums<J, WEIGHTS>(Sums<N>{}, -1, cs, pu, pu2, pj, pw, pw2);
+    if (threadIdx.x == 0) store_sums<J, false>(Sums<N>{}, -1, cs, pu, pu2, pj, nullptr, nullptr);
     __syncthreads();  // temp is reused
     Block::scales(temp, totals, total.v[2], scale);
 }
@@ -1336,11 +1336,11 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         const auto flux_uniform = [=](int k) { return make_double2(cs[k + 1], w_uniform); };
         const auto flux_weight = [=](int k) { return make_double2(cs[k + 1], wv[k]); };
         if (pj)
-            prefix_sums_runs<false, true>(flux_uniform, m, rw, cs, pu, pu2, pj, nullptr, nullptr, scale, temp);
+            prefix_sums_runs<true>(flux_uniform, m, rw, cs, pu, pu2, pj, scale, temp);
         else if (uniform)
-            prefix_sums_runs<false, false>(flux_uniform, m, rw, cs, pu, pu2, nullptr, nullptr, nullptr, scale, temp);
-        else  // W1, W2 (scale) from the weights, no pw, pw2
-            prefix_sums_runs<false, false>(flux_weight, m, rw, cs, pu, pu2, nullptr, nullptr, nullptr, scale, temp);
+            prefix_sums_runs<false>(flux_uniform, m, rw, cs, pu, pu2, nullptr, scale, temp);
+        else
+            prefix_sums_runs<false>(flux_weight, m, rw, cs, pu, pu2, nullptr, scale, temp);
     }
     __syncthreads();
     CLOCK_ADD(CLOCK_PREFIX, mark);
