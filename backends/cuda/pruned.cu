@@ -49,10 +49,12 @@
 #endif
 #define GROUPS (32 / EXACT_LANES)  // survivors per warp at a time
 #ifndef EXACT_UNROLL
-#define EXACT_UNROLL 8  // pruned_period: a survivor's template loads in flight per lane (K2-like kernel: 4 +1.3 %, 16 +1 %)
+// pruned_period: a survivor's template loads in flight per lane (K2-like kernel: 4 +1.3 %, 16 +1 %)
+#define EXACT_UNROLL 8
 #endif
 #ifndef EXACT_TILE
-#define EXACT_TILE 2  // survivors per warp at a time of one job's long template (pruned_scan; 4 spills, NOTES.md step 26)
+// survivors per warp at a time of one job's long template (pruned_scan; 4 spills, NOTES.md step 26)
+#define EXACT_TILE 2
 #endif
 #define TILE_MIN_LENGTH 64  // templates from this long take exact_tiles
 #ifndef SEED_UNROLL

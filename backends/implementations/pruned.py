@@ -52,7 +52,8 @@ FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,
 FOLD_BUCKETS = 24576  # pruned_fold's bucket counts in shared memory (96 KB: two blocks per SM)
 FOLD_ORDER_BYTES = 110 << 10  # pruned_fold's order and counts in shared memory up to this (two blocks per SM)
 POOL_KEEP_BYTES = 1 << 28  # pool memory kept across light-curve shapes (a K2-size search holds < 1 MB)
-BATCH_BYTES = 8 << 30  # device memory a batch may take (and at most half the free memory): 78-day 89 -> 81.5 ms from 4 GiB (16: 78 ms)
+# device memory a batch may take (and at most half the free memory): 78-day 89 -> 81.5 ms from 4 GiB (16: 78 ms)
+BATCH_BYTES = 8 << 30
 SCAN_JOBS = 8  # widths per pruned_scan block at most (pruned.cu's SCAN_JOBS, set from here)
 SEED_BLOCK = 1024  # threads of pruned_seed (a warp per width: TLS's grids allow ~32 per period)
 SEED_CS_BYTES = 227 << 10  # pruned_seed's copy of the cumulative flux up to this (and the device's limit)
@@ -426,7 +427,8 @@ class PrunedBackend(PyCUDABackend):
         global_layout = not state.shared  # pruned_period reads no block offsets or thresholds
         return Staged([
             ("periods", np.asarray(periods, np.float64)), ("lo", (np.int32, b)), ("hi", (np.int32, b)),
-            ("starts", (np.int32, b + 1 if global_layout else 0)), ("threshold", (np.uint64, b if global_layout else 0)),
+            ("starts", (np.int32, b + 1 if global_layout else 0)),
+            ("threshold", (np.uint64, b if global_layout else 0)),
             ("counters", (np.uint64, len(pruning.COUNTERS))),
             ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
         ], self._allocate)
@@ -515,7 +517,8 @@ class PrunedBackend(PyCUDABackend):
                 w_uniform, *arrays.args("threshold", "counters"), block=(SEED_BLOCK, 1, 1), grid=(b, 1), shared=seeds)
         with clock.stage("chi2_scan.cascade"):
             self.function("pruned_scan", block)(*data, pj, scales, np.int32(m), np.int32(n), *arrays.args("lo", "hi"),
-                                                np.int32(arrays.groups), *base.tables.pointers("group_of", "group_start"),
+                                                np.int32(arrays.groups),
+                                                *base.tables.pointers("group_of", "group_start"),
                                                 *tables, w_uniform, *arrays.cascade,
                                                 arrays.arg("threshold"), np.int32(self.debug), *job_outs,
                                                 arrays.arg("counters"), block=(block, 1, 1), grid=(blocks, 1))
