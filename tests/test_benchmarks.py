@@ -56,10 +56,15 @@ def test_case_has_the_requested_periods_and_the_injected_transit():
 
 
 def test_host_and_device_stages_run_on_cpu():
-    run(bench_stages.HostStages(), N, P)
+    assert set(run(bench_stages.HostStages(), N, P)) == {"time_grids", "time_template_cache", "time_plan"}
+    ran = {}
     for cls in (bench_stages.Upload, bench_stages.FoldSort, bench_stages.Chi2Scan,
                 bench_stages.Search):
-        run(cls(), "cpu", N, P)
+        bench = cls()
+        assert len(run(bench, "cpu", N, P)) == 1  # the stage's one timing
+        ran[cls] = bench.backend.work
+    # the scan stage's batches cover every period, as the whole search does (after the same warm-up)
+    assert ran[bench_stages.Chi2Scan]["shifts"] == ran[bench_stages.Search]["shifts"] > 0
 
 
 def test_fold_sort_stage_is_skipped_where_it_runs_only_inside_the_scan(monkeypatch):
