@@ -22,6 +22,7 @@ import numpy as np
 
 ONE = np.uint64(1)
 SIGN = np.uint64(1 << 63)
+SHORT_RUN = 32  # tied keys sorted by insertion up to this many
 
 
 @numba.njit(cache=True, nogil=True)
@@ -108,14 +109,24 @@ def _packed_keys(data, shift):
 @numba.njit(cache=True, nogil=True)
 def _order_of(data, packed, shift):
     """The indices of ``packed`` (``_packed_keys`` sorted): ``data``'s argsort,
-    where keys that tie without their low bits are ordered by value."""
+    where keys that tie without their low bits are ordered by value: in place
+    by insertion for short runs (a spectrum of 100,000 periods has ~20,000 of
+    them, mostly equal values, where an argsort each cost ~6 ms), by a merge
+    sort for longer ones."""
     order = (packed & ((ONE << shift) - ONE)).astype(np.int64)
     start = 0
     for i in range(1, packed.size + 1):
         if i == packed.size or packed[i] >> shift != packed[start] >> shift:
-            if i - start > 1:
+            if i - start > SHORT_RUN:
                 run = order[start:i]
-                order[start:i] = run[np.argsort(data[run])]
+                order[start:i] = run[np.argsort(data[run], kind="mergesort")]
+            else:
+                for j in range(start + 1, i):
+                    k, value = order[j], data[order[j]]
+                    while j > start and data[order[j - 1]] > value:
+                        order[j] = order[j - 1]
+                        j -= 1
+                    order[j] = k
             start = i
     return order
 

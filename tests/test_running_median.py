@@ -8,7 +8,7 @@ import pytest
 from transitleastsquares.helpers import running_median
 
 from backends.running_median import running_median as ours
-from backends.running_median import sort_order
+from backends.running_median import SHORT_RUN, sort_order
 
 
 def arrays(seed):
@@ -39,6 +39,10 @@ def test_sort_order_orders_values_whose_packed_keys_tie():
     rng = np.random.default_rng(0)
     cases = {
         "ulps apart": 1.0 + rng.integers(0, 64, 5000) * np.finfo(float).eps,  # all keys tie without 13 low bits
+        # runs of 1 to SHORT_RUN + 1 tied keys, shuffled: sorted by insertion up to SHORT_RUN, merged beyond
+        "short runs ulps apart": rng.permutation(np.repeat(rng.normal(size=SHORT_RUN + 1), np.arange(1, SHORT_RUN + 2))
+                                                 * (1 + rng.integers(0, 8, (SHORT_RUN + 1) * (SHORT_RUN + 2) // 2)
+                                                    * np.finfo(float).eps)),
         "signs, zeros, infinities, subnormals": np.array([0.0, -0.0, 1, -1, np.inf, -np.inf, 5e-324, -5e-324, 2, -2]),
         "equal values": np.full(300, -0.25),
         "normal": rng.normal(size=9679),
