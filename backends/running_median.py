@@ -111,8 +111,8 @@ def _order_of(data, packed, shift):
     """The indices of ``packed`` (``_packed_keys`` sorted): ``data``'s argsort,
     where keys that tie without their low bits are ordered by value: in place
     by insertion for short runs (a spectrum of 100,000 periods has ~20,000 of
-    them, mostly equal values, where an argsort each cost ~6 ms), by a merge
-    sort for longer ones."""
+    them, mostly of equal values: an argsort per run cost ~6 ms in all), by a
+    merge sort for longer ones."""
     order = (packed & ((ONE << shift) - ONE)).astype(np.int64)
     start = 0
     for i in range(1, packed.size + 1):
