@@ -122,11 +122,11 @@ def _order_of(data, packed, shift):
                 order[start:i] = run[np.argsort(data[run], kind="mergesort")]
             else:
                 for j in range(start + 1, i):
-                    k, value = order[j], data[order[j]]
-                    while j > start and data[order[j - 1]] > value:
-                        order[j] = order[j - 1]
-                        j -= 1
-                    order[j] = k
+                    index, m = order[j], j
+                    while m > start and data[order[m - 1]] > data[index]:
+                        order[m] = order[m - 1]
+                        m -= 1
+                    order[m] = index
             start = i
     return order
 
