@@ -4,8 +4,9 @@ timings the gate compares):
 - ``HostPath``: CPU milliseconds of host work per K2-like light curve of
   ``search_batch`` (the statistics replayed: ``benchmarks.host_path``), full
   TLS results and lean; the target is ``HOST_TARGET_S`` (2 ms), on any machine;
-  beside them ``cpu_probe_us``, the core's speed at the time (cloud cores change
-  speed by ~1.6x within seconds);
+  beside them ``cpu_probe_us`` and ``python_probe_us``, the core's speed at the
+  time in compiled and in interpreted code (cloud cores change speed by ~1.6x
+  within seconds);
 - ``Throughput``: K2-like light curves per second of a GPU backend's packed
   statistics (``search_many``) and of ``search_batch`` end to end (full and
   lean), and end to end over packed (target: 0.9 or more), one process.
@@ -17,7 +18,7 @@ import time
 
 import backends
 from benchmarks.cases import runnable_backend
-from benchmarks.host_path import Replay, cpu_probe_us, host_seconds, k2_like, plans_of
+from benchmarks.host_path import Replay, cpu_probe_us, host_seconds, k2_like, plans_of, python_probe_us
 
 
 class HostPath:
@@ -39,6 +40,11 @@ class HostPath:
         return cpu_probe_us()
 
     track_cpu_probe_us.unit = "microseconds"
+
+    def track_python_probe_us(self, cached, lean):
+        return python_probe_us()
+
+    track_python_probe_us.unit = "microseconds"
 
 
 class Throughput:

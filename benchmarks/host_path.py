@@ -6,9 +6,10 @@ what is left of a ``search_batch`` is the host's work per light curve:
 cleaning, the plan (grids and templates from their caches), TLS's statistics
 and results objects. Its CPU time per light curve is the figure the host
 path is held to (``HOST_TARGET_S``); ``scripts/throughput.py`` and the asv
-``track_*`` benchmarks (``bench_host``) report it, with ``cpu_probe_us``: how
-fast the machine's cores ran at the time, since cloud cores change speed by
-~1.6x from one second to the next (reports/host_path/2026-11-27g_H200).
+``track_*`` benchmarks (``bench_host``) report it, with ``cpu_probe_us`` and
+``python_probe_us``: how fast the machine's cores ran compiled and interpreted
+code at the time, since cloud cores change speed by ~1.6x from one second to
+the next (reports/host_path/2026-11-27g_H200) and machines differ in the two.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from backends.running_median import running_median
 HOST_TARGET_S = 2e-3  # host seconds per K2-like light curve, one process (issue 13)
 PROBE_SPECTRUM = np.random.default_rng(1).normal(size=9679)  # a K2-like spectrum's length
 PROBE_KERNEL = _sde_kernel(tls_constants.OVERSAMPLING_FACTOR)  # its SDE detrend's kernel, as spectra() takes it
+PROBE_SMALL = np.linspace(0.0, 1.0, 16)
 
 
 def k2_like(n: int) -> list:
@@ -68,31 +70,54 @@ class Replay(backends.TLSBackend):
         return self.found[_key(plan)]
 
 
-def cpu_probe_us(calls=20) -> float:
-    """How fast this process's core runs now: the median CPU microseconds of
-    one compute-only part of the host path (``PROBE_SPECTRUM``'s running
-    median, ~0.2-0.4 ms), so that a host time measured beside it tells a slow
-    spell of the machine from a slow change."""
-    running_median(PROBE_SPECTRUM, PROBE_KERNEL)
+def _median_cpu_us(work, calls) -> float:
+    """The median CPU microseconds of ``work()`` over ``calls`` calls, after one."""
+    work()
     runs = []
     for _ in range(calls):
         start = time.process_time()
-        running_median(PROBE_SPECTRUM, PROBE_KERNEL)
+        work()
         runs.append(time.process_time() - start)
     return statistics.median(runs) * 1e6
+
+
+def cpu_probe_us(calls=20) -> float:
+    """How fast this process's core runs compiled code now: the median CPU
+    microseconds of one compute-only part of the host path
+    (``PROBE_SPECTRUM``'s running median, ~0.1-0.4 ms), so that a host time
+    measured beside it tells a slow spell of the machine from a slow change."""
+    return _median_cpu_us(lambda: running_median(PROBE_SPECTRUM, PROBE_KERNEL), calls)
+
+
+def _interpreted_work():
+    """The host path's interpreted part in miniature, none of the project's
+    code: Python calls, a dict, small numpy reductions (~0.2-0.4 ms)."""
+    total = 0.0
+    for i in range(100):
+        total += float(np.max(PROBE_SMALL) - np.min(PROBE_SMALL)) + len({"i": i, "total": total})
+    return total
+
+
+def python_probe_us(calls=20) -> float:
+    """How fast this process's core runs interpreted code now: the median CPU
+    microseconds of ``_interpreted_work``. Most of the host path is such code,
+    and machines whose compiled code runs alike can differ ~2x in it
+    (reports/host_path/2026-11-29_H200)."""
+    return _median_cpu_us(_interpreted_work, calls)
 
 
 def host_seconds(curves, backend, lean=False, repeats=3, **options) -> dict:
     """CPU and wall seconds per light curve of ``search_batch(curves)`` with
     ``backend`` (a ``Replay``), median of ``repeats`` after one untimed run,
-    and the median ``cpu_probe_us`` taken before each of them."""
+    and the median ``cpu_probe_us`` and ``python_probe_us`` taken before each of them."""
     backends.search_batch(curves, backend=backend, lean=lean, **options)
-    cpu, wall, probe = [], [], []
+    cpu, wall, probe, python = [], [], [], []
     for _ in range(repeats):
         probe.append(cpu_probe_us())
+        python.append(python_probe_us())
         start_cpu, start_wall = time.process_time(), time.perf_counter()
         backends.search_batch(curves, backend=backend, lean=lean, **options)
         cpu.append((time.process_time() - start_cpu) / len(curves))
         wall.append((time.perf_counter() - start_wall) / len(curves))
     return {"cpu_s_per_curve": statistics.median(cpu), "wall_s_per_curve": statistics.median(wall),
-            "probe_us": statistics.median(probe)}
+            "probe_us": statistics.median(probe), "python_probe_us": statistics.median(python)}

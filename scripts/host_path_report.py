@@ -21,7 +21,7 @@ def _ok(met) -> str:
 
 def throughput_table(reports) -> list:
     lines = ["| backend | packed statistics [lc/s] | end to end, full [lc/s] | lean [lc/s] | end to end / packed "
-             "| host, full [ms/lc] | host, lean [ms/lc] | CPU probe [us] | of it: plan, statistics (lean) [ms/lc] "
+             "| host, full [ms/lc] | host, lean [ms/lc] | CPU probes [us] | of it: plan, statistics (lean) [ms/lc] "
              "| CPU TLS default [lc/s] |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in reports:
         w = r["workers"][0]
@@ -31,7 +31,8 @@ def throughput_table(reports) -> list:
             f"{r[f'batch_w{w}']['curves_per_s_warm']:.1f} | {r[f'lean_w{w}']['curves_per_s_warm']:.1f} | "
             f"{targets['end_to_end_over_packed']:.2f} ({_ok(targets['end_to_end_met'])}) | "
             f"{host['full']['cpu_s_per_curve'] * 1e3:.2f} | {host['lean']['cpu_s_per_curve'] * 1e3:.2f} "
-            f"({_ok(targets['host_met'])}) | {host['lean'].get('probe_us', float('nan')):.0f} | "
+            f"({_ok(targets['host_met'])}) | {host['lean'].get('probe_us', float('nan')):.0f}, "
+            f"{host['lean'].get('python_probe_us', float('nan')):.0f} | "
             f"{host['plan_cpu_s_per_curve'] * 1e3:.2f}, "
             f"{host['lean']['statistics_cpu_s_per_curve'] * 1e3:.2f} | "
             f"{r.get('tls_default_curves_per_s_warm', float('nan')):.1f} |")
@@ -45,8 +46,9 @@ def summary(folder: Path) -> str:
     if reports:
         lines += ["## One process: packed statistics, end to end, host", "", *throughput_table(reports), "",
                   "Host: CPU time of `search_batch` per light curve with the statistics replayed "
-                  "(`benchmarks.host_path`); target 2 ms (lean). CPU probe: a compute-only part of it timed beside "
-                  "(`cpu_probe_us`), the core's speed at the time. End to end: `search_batch` with one host "
+                  "(`benchmarks.host_path`); target 2 ms (lean). CPU probes: a compute-only part of it "
+                  "(`cpu_probe_us`) and a miniature of its interpreted part (`python_probe_us`) timed beside, the "
+                  "core's speed at the time. End to end: `search_batch` with one host "
                   "thread; target 0.9 of the packed rate.", ""]
     for name, title in (("survey", "Survey: python -m validation.batch on one GPU"),
                         ("scaling", "Scaling: one and two GPUs")):

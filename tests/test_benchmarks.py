@@ -375,7 +375,7 @@ def test_host_path_tracks_host_ms_per_curve(monkeypatch):
     bench = bench_host.HostPath()
     cached = bench.setup_cache()
     assert [0 < bench.track_host_ms_per_curve(cached, lean) < 1000 for lean in (False, True)] == [True, True]
-    assert 0 < bench.track_cpu_probe_us(cached, True) < 1e5
+    assert 0 < bench.track_cpu_probe_us(cached, True) < 1e5 and 0 < bench.track_python_probe_us(cached, True) < 1e5
 
 
 def test_throughput_tracks_rates_and_skips_without_a_gpu(monkeypatch):

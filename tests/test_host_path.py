@@ -16,7 +16,7 @@ from conftest import box_light_curve
 
 import backends
 import benchmarks.host_path
-from benchmarks.host_path import HOST_TARGET_S, Replay, cpu_probe_us, host_seconds, k2_like
+from benchmarks.host_path import HOST_TARGET_S, Replay, cpu_probe_us, host_seconds, k2_like, python_probe_us
 
 import host_path_report
 import throughput
@@ -46,7 +46,7 @@ def test_host_seconds_per_curve(curves):
     replay = Replay(curves, backends.get_backend("cpu"), **OPTIONS)
     seconds = host_seconds(curves, replay, lean=True, repeats=2, **OPTIONS)
     assert 0 < seconds["cpu_s_per_curve"] < 1 and 0 < seconds["wall_s_per_curve"] < 1
-    assert 0 < seconds["probe_us"] < 1e6
+    assert 0 < seconds["probe_us"] < 1e6 and 0 < seconds["python_probe_us"] < 1e6
 
 
 def test_the_cpu_probe_times_the_running_median_in_microseconds(monkeypatch):
@@ -60,6 +60,19 @@ def test_the_cpu_probe_times_the_running_median_in_microseconds(monkeypatch):
     assert 2000 <= cpu_probe_us(calls=3) < 4000
 
 
+def test_the_python_probe_times_its_interpreted_work_in_microseconds(monkeypatch):
+    calls = []
+
+    def busy_work():  # 3 ms of CPU time, whatever the core's speed
+        calls.append(1)
+        end = time.process_time() + 3e-3
+        while time.process_time() < end:
+            pass
+
+    monkeypatch.setattr(benchmarks.host_path, "_interpreted_work", busy_work)
+    assert 3000 <= python_probe_us(calls=3) < 6000 and len(calls) == 4  # one untimed, three timed
+
+
 def test_k2_like_curves_differ_a_little():
     curves = k2_like(6)
     assert len({t.size for t, _, _ in curves}) == 5 and curves[5][0].size == curves[0][0].size
@@ -68,7 +81,7 @@ def test_k2_like_curves_differ_a_little():
 
 def report(host_ms=1.5, end_to_end=55.0, packed=57.0, backend="simple"):
     host = {"cpu_s_per_curve": host_ms / 1e3, "wall_s_per_curve": host_ms / 1e3,
-            "statistics_cpu_s_per_curve": 0.8e-3, "probe_us": 250.0}
+            "statistics_cpu_s_per_curve": 0.8e-3, "probe_us": 250.0, "python_probe_us": 400.0}
     out = {"backend": backend, "workers": [1, 4], "search_many": {"curves_per_s_warm": packed},
            "batch_w1": {"curves_per_s_warm": end_to_end}, "lean_w1": {"curves_per_s_warm": end_to_end + 1},
            "host": {"plan_cpu_s_per_curve": 0.3e-3, "full": host, "lean": host},
@@ -79,7 +92,7 @@ def report(host_ms=1.5, end_to_end=55.0, packed=57.0, backend="simple"):
 def test_targets_judge_host_time_and_end_to_end_rate():
     met = report()["targets"]
     assert met["host_met"] and met["end_to_end_met"] and met["host_target_s"] == HOST_TARGET_S
-    assert met["host_probe_us"] == 250.0
+    assert met["host_probe_us"] == 250.0 and met["host_python_probe_us"] == 400.0
     assert met["end_to_end_over_packed"] == pytest.approx(55 / 57)
     missed = report(host_ms=2.5, end_to_end=30.0)["targets"]
     assert not missed["host_met"] and not missed["end_to_end_met"]
@@ -97,8 +110,8 @@ def test_summary_of_a_device_run(tmp_path):
     assert "## Survey: python -m validation.batch on one GPU\n\n10000 K2-like light curves" in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert rows[0].startswith("| `pruned` | 33.0 | 20.0 | 21.0 | 0.61 (**not met**) | 2.50 | 2.50 (**not met**) "
-                              "| 250 |")
-    assert rows[1].startswith("| `simple` | 57.0 | 55.0 | 56.0 | 0.96 (met) | 1.50 | 1.50 (met) | 250 | 0.30, 0.80")
+                              "| 250, 400 |")
+    assert rows[1].startswith("| `simple` | 57.0 | 55.0 | 56.0 | 0.96 (met) | 1.50 | 1.50 (met) | 250, 400 | 0.30, 0.80")
 
 
 @pytest.mark.skipif(not hasattr(resource, "RUSAGE_THREAD"), reason="per-thread usage is Linux's")
