@@ -100,9 +100,9 @@ def _interpreted_work():
 
 def python_probe_us(calls=20) -> float:
     """How fast this process's core runs interpreted code now: the median CPU
-    microseconds of ``_interpreted_work``. Most of the host path is such code,
-    and machines whose compiled code runs alike can differ ~2x in it
-    (reports/host_path/2026-11-29_H200)."""
+    microseconds of ``_interpreted_work``. Most of the host path is such code:
+    its statistics ran 2x slower on an H200 machine than on the development VM
+    at about the same ``cpu_probe_us`` (reports/host_path/2026-11-29_H200)."""
     return _median_cpu_us(_interpreted_work, calls)
 
 
