@@ -91,7 +91,7 @@ def cpu_probe_us(calls=20) -> float:
 
 def _interpreted_work():
     """The host path's interpreted part in miniature, none of the project's
-    code: Python calls, a dict, small numpy reductions (~0.2-0.4 ms)."""
+    code: Python calls, a dict, small numpy reductions (~0.4 ms)."""
     total = 0.0
     for i in range(100):
         total += float(np.max(PROBE_SMALL) - np.min(PROBE_SMALL)) + len({"i": i, "total": total})

@@ -15,8 +15,9 @@ before every clock read. The host's part alone: ``search_batch`` with the
 statistics replayed (``benchmarks.host_path.Replay``), CPU seconds per light
 curve, full and lean, and of it the plans and the statistics. Targets
 (``targets``): host <= 2 ms per light curve (lean; with the core's speed at
-the time, ``benchmarks.host_path.cpu_probe_us`` and ``python_probe_us``), end to end (``batch_w<first
-of --workers>``) within 10 % of the packed statistics' rate. CPU
+the time, ``benchmarks.host_path.cpu_probe_us`` and ``python_probe_us``), end
+to end (``batch_w<first of --workers>``) within 10 % of the packed statistics'
+rate. CPU
 transitleastsquares' default ``power()`` on a few of the curves for scale.
 
     python scripts/throughput.py [--n 64] [--backend simple] [--repeats 3]
