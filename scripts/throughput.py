@@ -17,8 +17,8 @@ curve, full and lean, and of it the plans and the statistics. Targets
 (``targets``): host <= 2 ms per light curve (lean; with the core's speed at
 the time, ``benchmarks.host_path.cpu_probe_us`` and ``python_probe_us``), end
 to end (``batch_w<first of --workers>``) within 10 % of the packed statistics'
-rate. CPU
-transitleastsquares' default ``power()`` on a few of the curves for scale.
+rate. CPU transitleastsquares' default ``power()`` on a few of the curves for
+scale.
 
     python scripts/throughput.py [--n 64] [--backend simple] [--repeats 3]
                                  [--workers 1 2 8] [--chunk 32] [--tls-curves 2]
