@@ -111,15 +111,15 @@ def _order_of(data, packed, shift):
     """The indices of ``packed`` (``_packed_keys`` sorted): ``data``'s argsort,
     where keys that tie without their low bits are ordered by value: in place
     by insertion for short runs (a spectrum of 100,000 periods has ~20,000 of
-    them, mostly of equal values: an argsort per run cost ~6 ms in all), by a
-    merge sort for longer ones."""
+    them, mostly of equal values: an argsort per run cost ~6 ms in all), by an
+    argsort for longer ones."""
     order = (packed & ((ONE << shift) - ONE)).astype(np.int64)
     start = 0
     for i in range(1, packed.size + 1):
         if i == packed.size or packed[i] >> shift != packed[start] >> shift:
             if i - start > SHORT_RUN:
                 run = order[start:i]
-                order[start:i] = run[np.argsort(data[run], kind="mergesort")]
+                order[start:i] = run[np.argsort(data[run])]
             else:
                 for j in range(start + 1, i):
                     index, m = order[j], j

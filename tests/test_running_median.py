@@ -39,7 +39,7 @@ def test_sort_order_orders_values_whose_packed_keys_tie():
     rng = np.random.default_rng(0)
     cases = {
         "ulps apart": 1.0 + rng.integers(0, 64, 5000) * np.finfo(float).eps,  # all keys tie without 13 low bits
-        # runs of 1 to SHORT_RUN + 1 tied keys, shuffled: sorted by insertion up to SHORT_RUN, merged beyond
+        # runs of 1 to SHORT_RUN + 1 tied keys, shuffled: sorted by insertion up to SHORT_RUN, argsorted beyond
         "short runs ulps apart": rng.permutation(np.repeat(rng.normal(size=SHORT_RUN + 1), np.arange(1, SHORT_RUN + 2))
                                                  * (1 + rng.integers(0, 8, (SHORT_RUN + 1) * (SHORT_RUN + 2) // 2)
                                                     * np.finfo(float).eps)),
