@@ -9,8 +9,9 @@ whole grid without timing anything again) -- and writes the package data
 the fastest backend, every time and the margin (runner-up time / fastest
 time), plus a ranking that ``backend="auto"`` follows on this GPU model
 (``backends.variants``); and the human report ``reports/variants/<gpu>.md``.
-The README's table between the markers ``<!-- variants-table -->`` and
-``<!-- /variants-table -->`` is replaced by the new one.
+The README's table between the markers ``<!-- variants-table <gpu slug> -->``
+and ``<!-- /variants-table -->`` is replaced by the new one when the marker
+names this GPU (the README shows one model's; the others are in their reports).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import time
 from benchmarks import REPO
 from benchmarks.cases import NDATA, NPERIODS, case, runnable_backend
 
-MARKERS = ("<!-- variants-table -->", "<!-- /variants-table -->")
+END_MARKER = "<!-- /variants-table -->"
 ASV_BENCHMARK = "bench_search.EndToEnd.time_search_warm"
 
 
@@ -100,16 +101,26 @@ def markdown(table) -> str:
     return "\n".join(lines)
 
 
-def update_readme(path, text) -> bool:
-    """Replace the README's variant table between the markers (False if absent)."""
+def markers(gpu) -> tuple:
+    """The README markers around ``gpu``'s variant table."""
+    from backends.variants import slug
+
+    return f"<!-- variants-table {slug(gpu)} -->", END_MARKER
+
+
+def update_readme(path, text, gpu) -> bool:
+    """Replace ``gpu``'s variant table in the README between its markers
+    (False if absent: no table, or another GPU's)."""
     if not os.path.exists(path):
         return False
     with open(path) as f:
         readme = f.read()
-    start, end = readme.find(MARKERS[0]), readme.find(MARKERS[1])
-    if start < 0 or end < start:
+    begin = markers(gpu)[0]
+    start = readme.find(begin)
+    end = readme.find(END_MARKER, start)
+    if start < 0 or end < 0:
         return False
-    readme = readme[:start + len(MARKERS[0])] + "\n" + text + "\n" + readme[end:]
+    readme = readme[:start + len(begin)] + "\n" + text + "\n" + readme[end:]
     with open(path, "w") as f:
         f.write(readme)
     return True
@@ -185,7 +196,7 @@ def main(argv=None):
     with open(os.path.join(args.report, variants.slug(gpu) + ".md"), "w") as f:
         f.write(text + "\n")
     print(text)
-    print(f"wrote {path}" + (f"; updated {args.readme}" if update_readme(args.readme, text) else ""))
+    print(f"wrote {path}" + (f"; updated {args.readme}" if update_readme(args.readme, text, gpu) else ""))
     return 0
 
 

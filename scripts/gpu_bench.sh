@@ -50,8 +50,8 @@ publish() {
     # The archive from the device (gpu_check.tar.gz or bench_reports.tar.gz) into
     # reports/: asv results under the device's commit (COMMIT, else the one it
     # recorded; the device's tree is a throwaway repository), the variant table
-    # and README from those results, the scaling figure; then asv's HTML
-    # (.asv/html, ignored) and the regression check.
+    # and the README's (where its marker names this GPU) from those results, the
+    # scaling figure; then asv's HTML (.asv/html, ignored) and the regression check.
     local tmp machine gpu
     tmp=$(mktemp -d)
     tar -xzf "$1" -C "$tmp"

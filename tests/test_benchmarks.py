@@ -325,7 +325,7 @@ def test_variant_table_from_asv_results_names_backends_not_installed_here(tmp_pa
     data["results"][select.ASV_BENCHMARK][1] = [["'cpu'", "'cupy'"], ["500"], ["1000"]]
     write_results(tmp_path / "results", [data], name=select.ASV_BENCHMARK)
     readme = tmp_path / "README.md"
-    readme.write_text(f"{select.MARKERS[0]}\n{select.MARKERS[1]}\n")
+    readme.write_text("\n".join(select.markers("Test GPU")) + "\n")
     assert select.main(["--asv", "gpu-test", "--gpu", "Test GPU", "--results", str(tmp_path / "results"),
                         "--out", str(tmp_path), "--report", str(tmp_path), "--readme", str(readme)]) == 0
     table = json.loads((tmp_path / "test-gpu.json").read_text())

@@ -98,14 +98,28 @@ def test_regime_margin_and_ranking():
 
 
 def test_readme_table_is_replaced_between_markers(tmp_path):
+    begin, end = select.markers("NVIDIA H100 80GB HBM3")
+    assert begin == "<!-- variants-table nvidia-h100-80gb-hbm3 -->"
     readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{select.MARKERS[0]}\nold\n{select.MARKERS[1]}\nend\n")
-    assert select.update_readme(str(readme), "NEW")
-    assert readme.read_text() == f"intro\n{select.MARKERS[0]}\nNEW\n{select.MARKERS[1]}\nend\n"
+    readme.write_text(f"intro\n{begin}\nold\n{end}\nend\n")
+    assert select.update_readme(str(readme), "NEW", "NVIDIA H100 80GB HBM3")
+    assert readme.read_text() == f"intro\n{begin}\nNEW\n{end}\nend\n"
+    assert not select.update_readme(str(readme), "H200'S", "NVIDIA H200")  # the README shows the H100's
+    assert readme.read_text() == f"intro\n{begin}\nNEW\n{end}\nend\n"
     plain = tmp_path / "plain.md"
     plain.write_text("no markers\n")
-    assert not select.update_readme(str(plain), "NEW")
+    assert not select.update_readme(str(plain), "NEW", "NVIDIA H100 80GB HBM3")
     assert plain.read_text() == "no markers\n"
+
+
+def test_the_readmes_variant_table_is_the_report_of_the_gpu_its_marker_names():
+    repo = Path(__file__).parents[1]
+    readme = (repo / "README.md").read_text()
+    begin = readme.index("<!-- variants-table ")
+    marker_end = readme.index("-->", begin) + len("-->")
+    gpu_slug = readme[begin:marker_end].split()[2]
+    table = readme[marker_end:readme.index(select.END_MARKER, begin)].strip()
+    assert table == (repo / "reports" / "variants" / f"{gpu_slug}.md").read_text().strip()
 
 
 def test_select_writes_a_table_auto_can_use(tmp_path):
