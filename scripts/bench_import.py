@@ -46,7 +46,10 @@ def merged_row(columns, old, new):
         if col != "params" and isinstance(value, list) and len(value) == len(keep):
             before = o[col] if isinstance(o[col], list) else [None] * len(keep)
             n[col] = [before[i] if k else v for i, (k, v) in enumerate(zip(keep, value))]
-    return [n[c] for c in columns]
+    row = [n[c] for c in columns]
+    while row and row[-1] is None:  # the empty tail dropped again, as asv writes it
+        row.pop()
+    return row
 
 
 def merged(path, data):
@@ -66,7 +69,7 @@ def merged(path, data):
 
 def import_results(source, commit, dest):
     """Copy every machine's new results from ``source`` to ``dest`` under
-    ``commit``; returns the paths written."""
+    ``commit``; returns the paths written (not those already there unchanged)."""
     written = []
     for machine in sorted(os.listdir(source)):
         src = os.path.join(source, machine)
@@ -82,8 +85,12 @@ def import_results(source, commit, dest):
                 data["commit_hash"] = commit
                 name = f"{commit[:8]}-{name.split('-', 1)[1]}"
             path = os.path.join(dest, machine, name)
-            if name != "machine.json" and os.path.exists(path):
-                data = merged(path, data)
+            if os.path.exists(path):
+                with open(path) as f:
+                    if json.load(f) == data:  # a carried set, unchanged: left as committed
+                        continue
+                if name != "machine.json":
+                    data = merged(path, data)
             with open(path, "w") as f:
                 json.dump(data, f, indent=1)
             written.append(path)

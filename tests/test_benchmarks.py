@@ -365,8 +365,22 @@ def test_import_files_new_device_results_under_the_commit_it_ran(tmp_path):
                             f"{head[:8]}-existing-py.json", "machine.json"])
     data = json.loads((tmp_path / "here" / "gpu-test" / "cccccccc-existing-py.json").read_text())
     assert data["commit_hash"] == "c" * 40 and data["date"] == 2
+    carried = tmp_path / "here" / "gpu-test" / f"{head[:8]}-existing-py.json"
+    carried.write_text(json.dumps(json.loads(carried.read_text())))  # committed, laid out otherwise
+    again = bench_import.import_results(str(source), "d" * 40, str(tmp_path / "here"))
+    assert str(carried) not in again and "\n" not in carried.read_text()  # unchanged: not rewritten
     with pytest.raises(SystemExit):
         bench_import.main([str(source), "abc"])
+
+
+def test_a_merged_row_keeps_the_layout_asv_writes():
+    import bench_import
+
+    columns = ["result", "params", "version", "started_at", "duration"]
+    row = [[1.0, 2.0], [["'a'", "'b'"]], "v1"]  # asv dropped the empty tail
+    assert bench_import.merged_row(columns, row, row) == row
+    assert bench_import.merged_row(columns, row, [[None, 3.0], [["'a'", "'b'"]], "v1"]) == [
+        [1.0, 3.0], [["'a'", "'b'"]], "v1"]
 
 
 def test_host_path_tracks_host_ms_per_curve(monkeypatch):
