@@ -52,12 +52,10 @@ def merged_row(columns, old, new):
     return row
 
 
-def merged(path, data):
-    """``data`` with what the result set at ``path`` has and it lacks, per
-    benchmark and parameter combination: a plan run in several device calls
-    files one result set per commit."""
-    with open(path) as f:
-        old = json.load(f)
+def merged(old, data):
+    """``data`` with what the result set ``old`` (already filed under its
+    name) has and it lacks, per benchmark and parameter combination: a plan
+    run in several device calls files one result set per commit."""
     columns = data["result_columns"]
     results = dict(old.get("results", {}))
     for name, row in data.get("results", {}).items():
@@ -87,10 +85,11 @@ def import_results(source, commit, dest):
             path = os.path.join(dest, machine, name)
             if os.path.exists(path):
                 with open(path) as f:
-                    if json.load(f) == data:  # a carried set, unchanged: left as committed
-                        continue
+                    old = json.load(f)
+                if old == data:  # a carried set, unchanged: left as committed
+                    continue
                 if name != "machine.json":
-                    data = merged(path, data)
+                    data = merged(old, data)
             with open(path, "w") as f:
                 json.dump(data, f, indent=1)
             written.append(path)
