@@ -28,7 +28,7 @@ from gpu_timing import case_plan
 def chunk(block):
     """Queue places: the backend's up to 512 threads, then 3,584: within 48 KiB
     of static shared memory beside the jobs and the warps' rings, and above
-    pruned.cu's SURVIVOR_ROOM (3 x block) up to 768 threads."""
+    pruned.cu's SURVIVOR_ROOM ((PERIOD_GRAB + 1) x block: 5 x block) up to 640 threads."""
     return module.PrunedBackend.chunk(block) if block <= 512 else 3584
 
 

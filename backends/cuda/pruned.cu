@@ -70,10 +70,13 @@
 #define SCAN_JOBS 8  // widths per pruned_scan block at most (pruned.py's SCAN_JOBS sets it)
 #endif
 #ifndef GRAB_ITEMS
-#define GRAB_ITEMS 2  // a warp takes 32 x GRAB_ITEMS shifts at a time (NOTES.md step 12)
+#define GRAB_ITEMS 2  // pruned_scan: a warp takes 32 x GRAB_ITEMS shifts at a time (NOTES.md step 12)
+#endif
+#ifndef PERIOD_GRAB
+#define PERIOD_GRAB 4  // the same in pruned_period (2: K2-like kernel +2.3 %, NOTES.md step 82)
 #endif
 #ifndef PERIOD_AT_ONCE
-#define PERIOD_AT_ONCE GRAB_ITEMS
+#define PERIOD_AT_ONCE 2
 #endif
 #define W_GROUP 48    // widths per table of pruned_period (TLS's grids allow at most ~32 per period)
 #define SLOT_BITS 25  // queue entry: (width in its group) << SLOT_BITS | shift, below 2^31
@@ -724,7 +727,7 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, int count,
 // bound (RING places: 31 left over and one push's 32 x PERIOD_AT_ONCE fit),
 // and the block's list of its survivors waiting for their exact gains.
 #define RING 128
-static_assert(RING >= 31 + 32 * PERIOD_AT_ONCE && GRAB_ITEMS % PERIOD_AT_ONCE == 0, "a warp's ring or take");
+static_assert(RING >= 31 + 32 * PERIOD_AT_ONCE && PERIOD_GRAB % PERIOD_AT_ONCE == 0, "a warp's ring or take");
 struct PeriodQueues {
     int ring[BLOCK / 32][RING];
     int survivor[CHUNK];
@@ -732,9 +735,9 @@ struct PeriodQueues {
 };
 
 // Places a flush keeps free in pruned_period's survivor list: every warp's
-// fine rounds of one take (up to 32 x GRAB_ITEMS survivors) and then of its
+// fine rounds of one take (up to 32 x PERIOD_GRAB survivors) and then of its
 // ring's last shifts (up to 31).
-#define SURVIVOR_ROOM (BLOCK * (GRAB_ITEMS + 1))
+#define SURVIVOR_ROOM (BLOCK * (PERIOD_GRAB + 1))
 
 #ifndef TAIL_TAKES
 #define TAIL_TAKES (4 * (BLOCK / 32))  // a period's last takes, drawn by whichever warp is free
@@ -775,29 +778,31 @@ __device__ __forceinline__ void fine_round(const Fold &f, const Job *jobs, const
     push_rows<1>(pq.survivor, &pq.n_survivors, &keep, &entry);
 }
 
-// Shift lists of jobs start at multiples of TAKE entries, so a warp's take
-// (32 x GRAB_ITEMS entries) lies within one job.
+// Shift lists of jobs start at multiples of a take's entries (TAKE in
+// pruned_scan, PERIOD_TAKE in pruned_period), so a warp's take lies within one job.
 #define TAKE (32 * GRAB_ITEMS)
+#define PERIOD_TAKE (32 * PERIOD_GRAB)
 
+template <int ENTRIES>
 __device__ __forceinline__ int padded(int n_shifts)
 {
-    return (n_shifts + TAKE - 1) / TAKE * TAKE;
+    return (n_shifts + ENTRIES - 1) / ENTRIES * ENTRIES;
 }
 
 // A warp's take: stage 1 of the job's shifts first + lane + 32 r (r <
-// GRAB_ITEMS, those below n_shifts), survivors handed to push(keep, entry)
+// GRAB, those below n_shifts), survivors handed to push(keep, entry)
 // (entries g << SLOT_BITS | shift), AT_ONCE shifts per thread at a time:
-// GRAB_ITEMS where registers allow (pruned_period: eager stages whose loads
+// several where registers allow (pruned_period: eager stages whose loads
 // and arithmetic overlap, K2-like coarse stage -24 % of cycles), 1 in
 // pruned_scan (64 registers; lazy stages). CONST_A2, U_FROM_FLUX: coarse_stage's.
 // Debug: a depth-passing shift the bound skips whose exact gain reaches the
 // floor is a violation.
-template <bool CONST_A2, int AT_ONCE, bool U_FROM_FLUX, class Push>
+template <bool CONST_A2, int GRAB, int AT_ONCE, bool U_FROM_FLUX, class Push>
 __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int first,
                                      const Cascade &cc, const Push &push, Tally &tally)
 {
 #pragma unroll 1
-    for (int r0 = 0; r0 < GRAB_ITEMS; r0 += AT_ONCE) {
+    for (int r0 = 0; r0 < GRAB; r0 += AT_ONCE) {
         Coarse c[AT_ONCE];
         int at[AT_ONCE];
 #pragma unroll
@@ -837,7 +842,7 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
                                            const Cascade &cc, ScanQueues &sq, Best &best, Tally &tally)
 {
     int total = 0;
-    for (int q = 0; q < count; ++q) total = max(total, count * padded(jobs[q].n_shifts));
+    for (int q = 0; q < count; ++q) total = max(total, count * padded<TAKE>(jobs[q].n_shifts));
     const auto push = [&](const bool *keep, const int *entry) { push_rows<1>(sq.queue, &sq.n_queue, keep, entry); };
     if (threadIdx.x == 0) sq.next = 0;
     __syncthreads();
@@ -851,9 +856,9 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
             const int k = first / TAKE, g = k % count, shift = k / count * TAKE;
             if (shift >= jobs[g].n_shifts) continue;  // a job with fewer shifts than the longest
             if (cc.uniform())  // the job from shared memory, a job per take
-                take<true, 1, true>(f, jobs[g], g, shift, cc, push, tally);
+                take<true, GRAB_ITEMS, 1, true>(f, jobs[g], g, shift, cc, push, tally);
             else
-                take<false, 1, true>(f, jobs[g], g, shift, cc, push, tally);
+                take<false, GRAB_ITEMS, 1, true>(f, jobs[g], g, shift, cc, push, tally);
         }
         CLOCK_MARK(mark);
         __syncthreads();
@@ -892,24 +897,24 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
         tail = push_ring<EAGER ? PERIOD_AT_ONCE : 1>(ring, tail, keep, entry);
         for (; tail - head >= 32; head += 32) fine_round(f, jobs, tb, cc, ring, head, 32, pq, tally);
     };
-    const int tail_start = max(0, (total + TAKE - 1) / TAKE - TAIL_TAKES) * TAKE;
+    const int tail_start = max(0, (total + PERIOD_TAKE - 1) / PERIOD_TAKE - TAIL_TAKES) * PERIOD_TAKE;
     const auto drawn = [&]() {  // a take of the tail, from the shared counter
         int first = 0;
-        if (threadIdx.x % 32 == 0) first = atomicAdd(&pq.next, TAKE);
+        if (threadIdx.x % 32 == 0) first = atomicAdd(&pq.next, PERIOD_TAKE);
         return tail_start + __shfl_sync(0xffffffffu, first, 0);
     };
     Job one = jobs[0];  // the warp's job (read from shared memory per take: +2 %)
     int g = 0;
-    int mine = threadIdx.x / 32 * TAKE;  // the warp's next take
+    int mine = threadIdx.x / 32 * PERIOD_TAKE;  // the warp's next take
     if (mine >= tail_start) mine = drawn();
     for (;;) {
         while (mine < total && *(volatile int *)&pq.n_survivors <= CHUNK - SURVIVOR_ROOM) {
             if (mine >= one.start + one.n_shifts) {  // takes only grow
-                while (mine >= jobs[g].start + padded(jobs[g].n_shifts)) ++g;
+                while (mine >= jobs[g].start + padded<PERIOD_TAKE>(jobs[g].n_shifts)) ++g;
                 one = jobs[g];
             }
-            take<true, EAGER ? PERIOD_AT_ONCE : 1, false>(f, one, g, mine - one.start, cc, push, tally);
-            mine = mine + BLOCK / 32 * TAKE < tail_start ? mine + BLOCK / 32 * TAKE : drawn();
+            take<true, PERIOD_GRAB, EAGER ? PERIOD_AT_ONCE : 1, false>(f, one, g, mine - one.start, cc, push, tally);
+            mine = mine + BLOCK / 32 * PERIOD_TAKE < tail_start ? mine + BLOCK / 32 * PERIOD_TAKE : drawn();
         }
         CLOCK_MARK(flush_mark);
         const bool done = __syncthreads_and(mine >= total);
@@ -1365,7 +1370,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
                                             threshold, g, pad, f.pj != nullptr);
         __syncthreads();
         if (threadIdx.x == 0)
-            for (int q = 0, s = 0; q < count; s += padded(jobs[q].n_shifts), ++q) jobs[q].start = s;
+            for (int q = 0, s = 0; q < count; s += padded<PERIOD_TAKE>(jobs[q].n_shifts), ++q) jobs[q].start = s;
         __syncthreads();
         if (uniform)
             scan_period<true>(f, jobs, count, tb, cc, pq, best, tally);
