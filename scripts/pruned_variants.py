@@ -26,10 +26,10 @@ from gpu_timing import case_plan
 
 
 def chunk(block):
-    """Queue places: the backend's up to 512 threads, then 3,584: within 48 KiB
+    """Queue places: the backend's up to 512 threads, then 4,096: within 48 KiB
     of static shared memory beside the jobs and the warps' rings, and above
-    pruned.cu's SURVIVOR_ROOM ((PERIOD_GRAB + 1) x block: 5 x block) up to 640 threads."""
-    return module.PrunedBackend.chunk(block) if block <= 512 else 3584
+    pruned.cu's SURVIVOR_ROOM ((PERIOD_GRAB + 1) x block: 5 x block) up to 768 threads."""
+    return module.PrunedBackend.chunk(block) if block <= 512 else 4096
 
 
 def variant_backend(block, at_once, defines=None, options=None):

@@ -42,9 +42,10 @@ def test_pruned_variants_give_each_shape_its_defines_within_static_shared_memory
     if shutil.which("nvcc"):
         for block, at_once in ((768, 1), (640, 2)):
             done = subprocess.run(nvcc_command("pruned.cu", "sm_90", {
-                "BLOCK": block, **pruned_variants.variant_backend(block, at_once).kernel_defines(block)}, (),
-                tmp_path / "k.cubin"), capture_output=True, text=True)
+                "BLOCK": block, **pruned_variants.variant_backend(block, at_once).kernel_defines(block)},
+                ["-Xptxas", "-v"], tmp_path / "k.cubin"), capture_output=True, text=True)
             assert done.returncode == 0, done.stderr
+            assert "Function properties for pruned_period" in done.stderr, block  # not left out for its queues
 
 
 def test_pruned_variants_pass_a_variants_defines_to_its_block_only():
