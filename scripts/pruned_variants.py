@@ -43,7 +43,8 @@ def variant_backend(block, at_once, defines=None, options=None):
 
         def kernel_defines(self, b):
             own = super().kernel_defines(b)
-            return {**own, "PERIOD_AT_ONCE": at_once, "CHUNK": chunk(block), **extra} if b == block else own
+            mine = {"PERIOD_AT_ONCE": at_once, "CHUNK": chunk(block), "PERIOD_KERNEL": 1}
+            return {**own, **mine, **extra} if b == block else own
 
     return Variant(layout="shared", **(options or {}))
 

@@ -88,6 +88,22 @@ def test_pruned_period_compiles_without_spills_at_its_block(tmp_path):
     assert report["pruned_period"][1:] == (0, 0, 0)
 
 
+def test_pruned_modules_past_its_block_leave_pruned_period_out_on_purpose(tmp_path):
+    """The fold-only module (FOLD_BLOCK threads) compiles without pruned_period because
+    kernel_defines says so (PERIOD_KERNEL 0), not because its queues happen to be too
+    small: with the kernel asked for, queues too small for a flush fail to compile."""
+    from backends.implementations.pruned import FOLD_BLOCK, PrunedBackend
+
+    defines = PrunedBackend().kernel_defines(FOLD_BLOCK)
+    assert defines["PERIOD_KERNEL"] == 0
+    report = ptxas_report("pruned.cu", FOLD_BLOCK, defines, tmp_path)
+    assert "pruned_fold_shared" in report and "pruned_period" not in report
+    cmd = nvcc_command("pruned.cu", "sm_90", {"BLOCK": FOLD_BLOCK, **defines, "PERIOD_KERNEL": 1}, (),
+                       tmp_path / "k.cubin")
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode != 0 and "no room for a flush's survivors" in done.stderr
+
+
 def test_compile_error_is_reported(tmp_path):
     cmd = nvcc_command("basic.cu", "sm_90", {"BLOCK": "not_a_number"}, (), tmp_path / "k.cubin")
     assert subprocess.run(cmd, capture_output=True).returncode != 0

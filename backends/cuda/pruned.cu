@@ -78,6 +78,9 @@
 #ifndef PERIOD_AT_ONCE
 #define PERIOD_AT_ONCE 2
 #endif
+#ifndef PERIOD_KERNEL
+#define PERIOD_KERNEL 1  // 0: no pruned_period (pruned.py's modules past SHARED_BLOCK threads never launch one)
+#endif
 #define W_GROUP 48    // widths per table of pruned_period (TLS's grids allow at most ~32 per period)
 #define SLOT_BITS 25  // queue entry: (width in its group) << SLOT_BITS | shift, below 2^31
 
@@ -1302,7 +1305,8 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 // cascade over the period's widths W_GROUP at a time, its K-piece bound
 // linear where the fold has pj (as the global layout's), else constant; gain,
 // index, depth of period b.
-#if CHUNK > SURVIVOR_ROOM  // else no room for a flush's survivors (pruned.py's fold-only module of 1,024 threads)
+#if PERIOD_KERNEL
+static_assert(CHUNK > SURVIVOR_ROOM, "pruned_period: no room for a flush's survivors (raise CHUNK)");
 extern "C" __global__ void __launch_bounds__(BLOCK, BLOCK < 512 ? 512 / BLOCK : 1)  // 128 registers
 pruned_period(const double *t, const double *y, const double *w, int n, int m,
               const double *periods, const int *lo, const int *hi, TABLE_PARAMS,

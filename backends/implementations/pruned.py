@@ -332,17 +332,18 @@ class PrunedBackend(PyCUDABackend):
     def chunk(block) -> int:
         """Places in each of the scan's shared queues (pruned.cu's CHUNK:
         pruned_scan's queue and survivor list, pruned_period's survivor
-        list): PERIOD_CHUNK in pruned_period's module; the fold-only module of
-        FOLD_BLOCK threads takes 2,048 (no pruned_period is compiled there: its
-        warps' rings leave no room for the survivors within 48 KiB of static
-        shared memory, and that module never launches one)."""
+        list): PERIOD_CHUNK in pruned_period's module; modules past
+        SHARED_BLOCK threads (the fold-only module of FOLD_BLOCK) take 2,048 and
+        compile no pruned_period (kernel_defines): its warps' rings would leave
+        no room for the survivors within 48 KiB of static shared memory, and
+        those modules never launch one."""
         if block == SHARED_BLOCK:
             return PERIOD_CHUNK
         return CHUNK_PER_THREAD * (block if block <= SHARED_BLOCK else 256)
 
     def kernel_defines(self, block):
         return {"CHUNK": self.chunk(block), "SCAN_JOBS": SCAN_JOBS, "SEED_BLOCK": SEED_BLOCK,
-                "LINE_PIECES": pruning.LINE_PIECES}
+                "LINE_PIECES": pruning.LINE_PIECES, "PERIOD_KERNEL": int(block <= SHARED_BLOCK)}
 
     @staticmethod
     def _table_args(state) -> tuple:
