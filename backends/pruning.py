@@ -70,6 +70,19 @@ below 1e-3 from 1,000 samples on. Same load count as the constant pieces
 (prefix sums of u and of (t - M/2) u at the boundaries); at K = 6 the residual
 norm is 3.5x smaller than 8 constant pieces' on K2-size templates and 1.4-1.9x
 smaller than 16 on TESS-size ones.
+
+The one-piece bound's k (``pruned``, and ``cpu`` with the same pads): the
+exact stage's k = RN(RN(1 - RN(s / d)) kscale) costs a division, a chain of
+seven float64 operations per shift; ``pruned`` takes k' = RN(kscale - s
+RN(RN(1 / d) kscale)), one fma. With x = s / d and the box's depth
+D = 1 - x, both are within kscale (|x| + 2 D) u + O(u^2) of kscale D
+(u = 2^-53), so |k' - k| <= 3.01 u kscale (|x| + D), at most
+3.01 u (1 / D + 2) of k: 3.4e-10 for boxes at least COARSE_DEPTH (1 ppm)
+deep, which is all that the one-piece bound takes (shallower ones go on to
+the K-piece bound, whose k is the exact stage's). G(k) = 2k UB - k^2 LB with
+k = k'(1 + e), |e| <= e0, is at most G(k') + e0 (2k'|UB| + 2k'^2 LB); so
+the one-piece bound's pad is COARSE_PAD = 1e-9 >= PAD + 2 e0, the same in
+``cpu`` so that both queue the same shifts. At 1e-9 it still costs no pruning.
 """
 
 from __future__ import annotations
@@ -82,6 +95,8 @@ import numpy as np
 
 EPS = 2.0 ** -52
 PAD = 1e-12  # relative pad for the few roundings of forming a bound or a gain
+COARSE_DEPTH = 1e-6  # boxes shallower than this skip the one-piece bound (module docstring)
+COARSE_PAD = 1e-9  # the one-piece bound's pad: PAD and its k's error at depths from COARSE_DEPTH
 RHO_INFLATE = 1.0 + 1e-12  # rho and its sums are computed in float64 once per template
 PRUNE_MIN_LENGTH = 32  # shorter templates: the exact dot product is cheaper than a bound
 FINE_MIN_LENGTH = 32  # shorter: the exact dot product is cheaper than the K-piece bound
@@ -310,6 +325,14 @@ def _line_tables(templates, k_lines: int) -> tuple:
     return pieces, bounds, c, slope, centre, rho, defects
 
 
+def rho_q(rho, pad: float) -> np.ndarray:
+    """``pruned``'s table of (2 (1 + pad) rho)^2 for Cauchy-Schwarz factors
+    rho: its kernels test a bound's square-root term k 2 (1 + pad) rho sqrt(V)
+    against R as k^2 q V against R^2. ``pad``: the bound's (COARSE_PAD for the
+    one-piece bound, tuning's PAD for the K-piece ones)."""
+    return (2.0 * (1.0 + pad) * np.asarray(rho, np.float64)) ** 2
+
+
 def depth_limits(widths, depth_min: float) -> np.ndarray:
     """Per width d, the largest window flux sum s whose box 1 - s / d (IEEE
     division and subtraction, as every backend rounds it) exceeds depth_min.
@@ -326,10 +349,11 @@ def depth_limits(widths, depth_min: float) -> np.ndarray:
 
 
 def tuning(m: int, prune_min: int = PRUNE_MIN_LENGTH, fine_min: int = FINE_MIN_LENGTH) -> tuple:
-    """(g, PAD, prune_min, fine_min) for a patched fold of M samples,
+    """(g, PAD, prune_min, fine_min, COARSE_PAD, COARSE_DEPTH) for a patched fold of M samples,
     g = (M + 16) eps (module docstring): templates shorter than ``prune_min``
     skip the bounds, shorter than ``fine_min`` the K-piece bound (a template
     that skips the bounds skips it too: fine_min is at least prune_min; any
     values are exact, they only move work between stages). Passed to compiled
-    scans as an argument, so that their on-disk caches never hold stale constants."""
-    return (float((m + 16) * EPS), PAD, int(prune_min), int(max(fine_min, prune_min)))
+    scans as an argument, so that their on-disk caches never hold stale constants
+    (``pruned``'s kernels take the last two as defines, which key their cache)."""
+    return (float((m + 16) * EPS), PAD, int(prune_min), int(max(fine_min, prune_min)), COARSE_PAD, COARSE_DEPTH)

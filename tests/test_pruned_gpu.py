@@ -99,6 +99,22 @@ def test_linear_bound_keeps_cpus_survivors(case, layout):
         assert gpu.work[name] == cpu_work[name], name
 
 
+@pytest.mark.parametrize("layout", ["shared", "global"])
+def test_boxes_below_the_coarse_depth_skip_the_one_piece_bound_as_on_the_cpu(layout):
+    """With transit_depth_min 0, noise makes boxes shallower than
+    pruning.COARSE_DEPTH (1 ppm) pass the depth filter. The one-piece bound's
+    k (one fma) is certified only from that depth on, so both backends queue
+    those boxes unbounded: the same shifts reach the K-piece bound."""
+    plan, periods = backends.make_plan(*box_light_curve(depth=0.0, noise=2e-5, seed=9), transit_depth_min=0.0)
+    periods = periods[::4]
+    cpu = backends.get_backend("cpu")
+    ref = cpu.search(plan, periods)
+    gpu = pruned_in(layout, plan, debug=True, prune_min=pruning.PRUNE_MIN_LENGTH, fine_min=pruning.FINE_MIN_LENGTH)
+    assert_exact_stats(gpu.search(plan, periods), ref)
+    for name in ("depth_pass", "coarse_pass", "fine_pass", "bound_violations"):
+        assert gpu.work[name] == cpu.work[name], name
+
+
 @pytest.mark.parametrize("scan_jobs", [1, 3, 8])
 def test_widths_interleaved_per_block_change_neither_fits_nor_work(case, scan_jobs):
     """The global layout's scan blocks of 1, 3 or 8 widths of a period (their

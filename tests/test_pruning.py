@@ -177,8 +177,8 @@ def test_pruned_fine_bound_is_checked_and_linear_only_where_its_prefix_sums_fit(
 
 def test_a_template_that_skips_the_bounds_skips_the_k_piece_bound_too():
     """As pruned.cu's fine stage does: fine_min is raised to prune_min, so cpu and GPU count alike."""
-    assert pruning.tuning(100, prune_min=64, fine_min=8)[2:] == (64, 64)
-    assert pruning.tuning(100, prune_min=1, fine_min=32)[2:] == (1, 32)
+    assert pruning.tuning(100, prune_min=64, fine_min=8)[2:4] == (64, 64)
+    assert pruning.tuning(100, prune_min=1, fine_min=32)[2:4] == (1, 32)
 
 
 @pytest.mark.parametrize("depth_min", [1e-5, 3.3e-4, 0.0])
@@ -192,3 +192,31 @@ def test_depth_limits_are_the_depth_filters_edge(depth_min):
     rng = np.random.default_rng(3)
     s = limit[:, None] + widths[:, None] * rng.normal(0.0, 1e-15, (widths.size, 50))
     np.testing.assert_array_equal(s <= limit[:, None], 1.0 - s / widths[:, None] > depth_min)
+
+
+def test_coarse_k_is_within_its_pad_of_the_exact_stages():
+    """pruned's one-piece bound takes k' = RN(kscale - s RN(RN(1 / d) kscale))
+    (one fma, rounded once: Fraction) for the exact stage's
+    RN(RN(1 - RN(s / d)) kscale): within 3.01 u (1 / D + 2) of it relative,
+    which COARSE_PAD covers (twice, and PAD) from COARSE_DEPTH deep on."""
+    from fractions import Fraction
+
+    u = 2.0 ** -53
+    assert pruning.PAD + 2 * 3.01 * u * (1 / pruning.COARSE_DEPTH + 2) < pruning.COARSE_PAD
+    rng = np.random.default_rng(8)
+    worst = 0.0
+    for _ in range(4000):
+        d = int(rng.integers(1, 3000))
+        depth = float(np.exp(rng.uniform(np.log(pruning.COARSE_DEPTH), np.log(0.9))))
+        s = float(d * (1.0 - depth) * (1.0 + rng.normal(0.0, 1e-3 * depth)))
+        kscale = float(np.exp(rng.uniform(-3.0, 8.0)))
+        k = (1.0 - s / d) * kscale
+        if k < pruning.COARSE_DEPTH * kscale:
+            continue
+        rdk = (1.0 / d) * kscale
+        k_coarse = float(Fraction(kscale) - Fraction(s) * Fraction(rdk))
+        x = s / d
+        error = abs(k_coarse - k) / k
+        assert error <= 3.01 * u * (1.0 / (1.0 - x) + 2.0), (d, s, kscale)
+        worst = max(worst, error * (1.0 - x))
+    assert worst > 0.5 * u  # the sample reaches the bound's order, not only exact cases

@@ -66,6 +66,12 @@
 #ifndef LINE_PIECES
 #define LINE_PIECES 6  // the linear bound's pieces (pruning.LINE_PIECES, set by pruned.py)
 #endif
+#ifndef COARSE_DEPTH
+#define COARSE_DEPTH 1e-6  // the one-piece bound's least box depth (pruning.COARSE_DEPTH, set by pruned.py)
+#endif
+#ifndef COARSE_PAD
+#define COARSE_PAD 1e-9  // the one-piece bound's pad (pruning.COARSE_PAD, set by pruned.py)
+#endif
 #ifndef SCAN_JOBS
 #define SCAN_JOBS 8  // widths per pruned_scan block at most (pruned.py's SCAN_JOBS sets it)
 #endif
@@ -135,12 +141,12 @@ struct Tables {
     const long long *offsets;
     const double *a, *kscale, *sum_a2, *overshoot;
     const int *n_pieces, *bounds;
-    const double *inv_n, *c, *c2, *rho, *rho2, *mean, *amax, *sum_c;
+    const double *inv_n, *c, *c2, *rho_q, *rho2, *mean, *amax, *sum_c;
     const double *s_max;  // pruning.depth_limits per width
     // the K-piece linear bound (PieceTables.line_*): boundaries, means,
     // slopes, centres, residual norm; terms: (sum |c|, sum |slope|, defects)
     const int *line_bounds;
-    const double *line_c, *line_slope, *line_centre, *line_rho, *line_terms;
+    const double *line_c, *line_slope, *line_centre, *line_rho_q, *line_terms;
     int k_max, k_lines;
 };
 
@@ -158,9 +164,9 @@ struct Job {
     double kscale, a2u;  // k = box * kscale; A2 = a2u with uniform weights (0: not uniform)
     double a2c;  // A2's least at any shift: a2u with uniform weights, else w_least sum a^2 less its allowance
     double s_max;  // depth filter: window flux sum at most s_max (pruning.depth_limits)
-    double rd, ov, inv_len, floor, c1, c12, r1, r12, rk, rk2;
+    double rd, ov, inv_len, floor, c1, c12, q1, r12, qk, rk2;  // q1, qk: pruning.rho_q of rho_1, rho_K
     Allowances e;
-    double inv_t, rl, e_arl, e_vl;  // linear bound: 12 / (L (L^2 - 1)), rho_L, allowances
+    double inv_t, ql, e_arl, e_vl;  // linear bound: 12 / (L (L^2 - 1)), pruning.rho_q of rho_L, allowances
 };
 
 // Per-thread work counts of a scan.
@@ -256,8 +262,8 @@ __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_unif
     j.ov = tb.overshoot[wi];
     j.inv_len = 1.0 / j.length;
     j.c1 = tb.mean[2 * wi]; j.c12 = tb.mean[2 * wi + 1];
-    j.r1 = tb.rho[2 * wi]; j.r12 = tb.rho2[2 * wi];
-    j.rk = tb.rho[2 * wi + 1]; j.rk2 = tb.rho2[2 * wi + 1];
+    j.q1 = tb.rho_q[2 * wi]; j.r12 = tb.rho2[2 * wi];
+    j.qk = tb.rho_q[2 * wi + 1]; j.rk2 = tb.rho2[2 * wi + 1];
     j.kp = tb.n_pieces[wi];
     if (line) {
         if (w_uniform > 0.0) j.e.e_s = 5.0 * g * (w_uniform * m + 2.0 * scale[0]);  // sum |f| <= m + U1 / w
@@ -266,7 +272,7 @@ __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_unif
         j.inv_t = e.inv_t;
         j.e_arl = e.e_arl;
         j.e_vl = e.e_vl;
-        j.rl = tb.line_rho[wi];
+        j.ql = tb.line_rho_q[wi];
     }
     return j;
 }
@@ -403,14 +409,18 @@ __device__ __forceinline__ void warp_seeds(const Fold &f, int first, int count, 
 // plus pad (2k |UB_AR| + k^2 LB_A2) (cpu: the same), UB_AR = mean + rho sqrt(V),
 // tested without a square root: with S = rho sqrt(V) >= 0 and B the rest,
 // the bound is at most 2k(1 + pad) S + B, so it is below floor iff
-// R = floor - B > 0 and 4k^2 (1 + pad)^2 rho^2 V < R^2.
-__device__ __forceinline__ bool may_win(double k, double mean, double var, double rho, double e_v,
+// R = floor - B > 0 and k^2 q V < R^2, q = (2 (1 + pad) rho)^2 (a table's:
+// pruning.rho_q). V < 0 (the window's squares within their allowance of zero)
+// means S = 0, and the product, then negative, is below R^2 too: no fmax
+// (K2-like coarse stage: 9 instructions fewer per shift with it and q). The
+// roundings of forming R and the product, a few ulps of each term, are
+// within the pads.
+__device__ __forceinline__ bool may_win(double k, double mean, double var, double q, double e_v,
                                         double e_ar, double lb_a2, double pad, double floor)
 {
     const double lin = mean + e_ar;
     const double r = floor - (2.0 * k * lin + pad * 2.0 * k * fabs(lin) - k * k * lb_a2 * (1.0 - pad));
-    const double ks = 2.0 * k * (1.0 + pad) * rho;
-    return !(r > 0.0) | (ks * ks * fmax(var + e_v, 0.0) >= r * r);
+    return !(r > 0.0) | (k * k * q * (var + e_v) >= r * r);
 }
 
 // An upper bound of sqrt(x), x >= 0, from the SFU's single-precision
@@ -526,7 +536,7 @@ __device__ __forceinline__ void offer(Best &best, const Job &j, int i, double bo
 // 11.5 -> 11.1 ms on an H100).
 struct Coarse {
     bool deep, keep;  // passed the depth filter; queued
-    double k;
+    double k;  // one fma's: within COARSE_PAD's allowance of the exact stage's (backends/pruning.py)
 };
 
 template <bool CONST_A2, bool EAGER, bool U_FROM_FLUX>
@@ -537,7 +547,7 @@ __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int 
     const bool deep = valid && s <= j.s_max;
     Coarse c = {deep, false, 0.0};
     if (!EAGER && !c.deep) return c;
-    c.k = depth_of(s, j) * j.kscale;
+    c.k = fma(-s, j.rd * j.kscale, j.kscale);  // not depth_of's chain of seven
     double su, e_ar = j.e.e_ar1, e_v = j.e.e_v;
     if (CONST_A2 && U_FROM_FLUX && j.length == j.d) {
         su = cc.w0 * (j.d - s);
@@ -547,13 +557,13 @@ __device__ __forceinline__ Coarse coarse_stage(const Fold &f, const Job &j, int 
         su = f.pu[i + j.length] - f.pu[i];
     }
     const double vu = (f.pu2[i + j.length] - f.pu2[i]) - su * su * j.inv_len;
-    const bool unbounded = (j.length < cc.prune_min) | !(c.k > 0.0);
-    bool bound = unbounded | may_win(c.k, j.c1 * su, vu, j.r1, e_v, e_ar, j.a2c, cc.pad, j.floor);
+    const bool unbounded = (j.length < cc.prune_min) | !(c.k > 0.0) | (c.k < COARSE_DEPTH * j.kscale);
+    bool bound = unbounded | may_win(c.k, j.c1 * su, vu, j.q1, e_v, e_ar, j.a2c, COARSE_PAD, j.floor);
     if (!CONST_A2 && bound && !unbounded) {
         const double sw = f.pw[i + j.length] - f.pw[i];
         const double vw = (f.pw2[i + j.length] - f.pw2[i]) - sw * sw * j.inv_len;
         const double lb_a2 = a2_floor<true>(j.a2u, j.c12 * sw, vw, j.r12, j.e.e_vw, j.e.e_a21, j.a2c);
-        bound = may_win(c.k, j.c1 * su, vu, j.r1, e_v, e_ar, lb_a2, cc.pad, j.floor);
+        bound = may_win(c.k, j.c1 * su, vu, j.q1, e_v, e_ar, lb_a2, COARSE_PAD, j.floor);
     }
     c.keep = c.deep & bound;
     return c;
@@ -608,8 +618,8 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
     if (!CONST_A2) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
     const double lb_a2 = a2_floor(j.a2u, mw, vw, j.rk2, j.kp * j.e.e_vw, j.e.e_a2k, j.a2c);
     // f.pj tested again, not its constants carried from the branch above: 16 bytes more of pruned_scan's spills
-    const bool keep = f.pj ? may_win(k, mu, vu, j.rl, j.e_vl, j.e_arl, lb_a2, cc.pad, j.floor)
-                           : may_win(k, mu, vu, j.rk, j.kp * j.e.e_v, j.e.e_ark, lb_a2, cc.pad, j.floor);
+    const bool keep = f.pj ? may_win(k, mu, vu, j.ql, j.e_vl, j.e_arl, lb_a2, cc.pad, j.floor)
+                           : may_win(k, mu, vu, j.qk, j.kp * j.e.e_v, j.e.e_ark, lb_a2, cc.pad, j.floor);
     if (!keep && cc.debug) tally.violations += group_gain<1>(f, j, i, k) >= j.floor;
     return keep;
 }
@@ -827,7 +837,7 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
         if (cc.debug)
             for (int r = 0; r < AT_ONCE; ++r)
                 if (c[r].deep && !c[r].keep)
-                    tally.violations += group_gain<1>(f, j, at[r], c[r].k) >= j.floor;
+                    tally.violations += group_gain<1>(f, j, at[r], box_depth(f, j, at[r]) * j.kscale) >= j.floor;
     }
 }
 
@@ -1139,14 +1149,14 @@ __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, d
     const int *widths, const int *strides, const long long *offsets, const double *a,             \
         const double *kscale, const double *sum_a2, const double *overshoot,                      \
         const int *n_pieces, const int *bounds, const double *inv_n, const double *c,             \
-        const double *c2, const double *rho, const double *rho2, const double *mean,              \
+        const double *c2, const double *rho_q, const double *rho2, const double *mean,              \
         const double *amax, const double *sum_c, const double *s_max, const int *line_bounds,     \
         const double *line_c, const double *line_slope,                                           \
-        const double *line_centre, const double *line_rho, const double *line_terms, int k_max,   \
+        const double *line_centre, const double *line_rho_q, const double *line_terms, int k_max,   \
         int k_lines
 #define TABLES {widths, strides, offsets, a, kscale, sum_a2, overshoot, n_pieces, bounds, inv_n, c, \
-                c2, rho, rho2, mean, amax, sum_c, s_max, line_bounds, line_c, line_slope,          \
-                line_centre, line_rho, line_terms, k_max, k_lines}
+                c2, rho_q, rho2, mean, amax, sum_c, s_max, line_bounds, line_c, line_slope,          \
+                line_centre, line_rho_q, line_terms, k_max, k_lines}
 
 // Period b's arrays in global memory (laid out by pruned_fold and pruned_prefix;
 // w, pw, pw2 null with uniform weights; pj null where not needed).

@@ -282,9 +282,10 @@ def const_a2_floor(w_least, sum_a2, length, e_a21):
 
 @numba.njit(cache=True, error_model="numpy")
 def coarse_bounds(bound, sums, shifts, boxes, count, length, pu, pu2, pw, pw2, kscale, c1, r1,
-                  c12, r12, a2_uniform, a2_least, e_ar, e_v, e_a2, e_vw, pad):
-    """The one-piece gain bound (with its pad) of ``count`` listed shifts with
-    their box depths into ``bound`` (inf where k <= 0: no bound); A2's floor
+                  c12, r12, a2_uniform, a2_least, e_ar, e_v, e_a2, e_vw, pad, depth_least):
+    """The one-piece gain bound (with its pad: tuning's COARSE_PAD) of ``count``
+    listed shifts with their box depths into ``bound`` (inf where k <= 0 or
+    the box is shallower than ``depth_least``, tuning's COARSE_DEPTH: no bound); A2's floor
     with weights that differ is at least ``a2_least``. The window
     sums are gathered into ``sums`` (4 x GATHER) first, then bounded
     branch-free, so that numba vectorises it."""
@@ -305,7 +306,7 @@ def coarse_bounds(bound, sums, shifts, boxes, count, length, pu, pu2, pw, pw2, k
         vw = sums[w1 + 1, q] - sw * sw * inv_len
         lb_a2 = a2_uniform if uniform else max(c12 * sw - r12 * np.sqrt(max(vw + e_vw, 0.0)) - e_a2, a2_least)
         ub = 2.0 * k * ub_ar - k * k * lb_a2 + pad * (2.0 * k * abs(ub_ar) + k * k * lb_a2)
-        bound[q] = ub if k > 0.0 else np.inf
+        bound[q] = ub if k > 0.0 and boxes[q] >= depth_least else np.inf
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -378,7 +379,7 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
     u2 = pu2[m]
     w1 = w_uniform * m if uniform else pw[m]
     w2 = w_uniform * w_uniform * m if uniform else pw2[m]
-    g, pad, prune_min, fine_min = tuning
+    g, pad, prune_min, fine_min, coarse_pad, coarse_depth = tuning
     e_v = 2.0 * (4.0 * g * u2 + 7.0 * g * u1 * u1)
     e_vw = 2.0 * (4.0 * g * w2 + 7.0 * g * w1 * w1)
     fine_ar, fine_var, fine_a2, fine_varw = work[8], work[9], work[10], work[11]
@@ -433,7 +434,7 @@ def scan_period(y, w, order, lo, hi, widths, strides, offsets, a, overshoot, dep
                 bound[:size] = np.inf
             else:
                 coarse_bounds(bound, sums, shifts, boxes, size, length, pu, pu2, pw, pw2, kscale,
-                              c1, r1, c12, r12, a2u, a2c, e_ar1, e_v, e_a21, e_vw, pad)
+                              c1, r1, c12, r12, a2u, a2c, e_ar1, e_v, e_a21, e_vw, coarse_pad, coarse_depth)
             for q in range(size):
                 queue[queued] = shifts[q]
                 qbox[queued] = boxes[q]

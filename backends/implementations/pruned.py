@@ -68,8 +68,8 @@ FINE_BOUNDS = ("auto", "constant")  # pruned_period's K-piece bound: linear wher
 # and 78-day the same (reports/gpu/pruned_rings_2026-11-27k_H100/, calls 6-7).
 # pruned.cu's TABLE_PARAMS, in order: template_sections' arrays
 TABLE_NAMES = ("widths", "strides", "offsets", "a", "kscale", "sum_a2", "overshoot", "n_pieces", "bounds",
-               "inv_n", "c", "c2", "rho", "rho2", "mean", "amax", "sum_c", "s_max", "line_bounds",
-               "line_c", "line_slope", "line_centre", "line_rho", "line_terms")
+               "inv_n", "c", "c2", "rho_q", "rho2", "mean", "amax", "sum_c", "s_max", "line_bounds",
+               "line_c", "line_slope", "line_centre", "line_rho_q", "line_terms")
 NULL = np.intp(0)  # a null device pointer as a PyCUDA kernel argument
 STAGE_MIN = {"shared": (1, pruning.FINE_MIN_LENGTH), "global": (8, pruning.FINE_MIN_LENGTH)}
 
@@ -228,11 +228,12 @@ class PrunedBackend(PyCUDABackend):
         tables = dict(
             kscale=(tp.overshoot / tp.signal_depth, f64), sum_a2=(pc.sum_a2, f64),
             n_pieces=(pc.n_pieces, i32), bounds=(pc.bounds, i32), inv_n=(pc.inv_n, f64), c=(pc.c, f64),
-            c2=(pc.c2, f64), rho=(pc.rho, f64), rho2=(pc.rho2, f64), mean=(pc.mean, f64),
+            c2=(pc.c2, f64), rho_q=(pruning.rho_q(pc.rho, np.array([pruning.COARSE_PAD, pruning.PAD])), f64), rho2=(pc.rho2, f64), mean=(pc.mean, f64),
             amax=(pc.amax, f64), sum_c=(pc.sum_c, f64),
             s_max=(pruning.depth_limits(tp.widths, tp.depth_min), f64),
             line_bounds=(pc.line_bounds, i32), line_c=(pc.line_c, f64),
-            line_slope=(pc.line_slope, f64), line_centre=(pc.line_centre, f64), line_rho=(pc.line_rho, f64),
+            line_slope=(pc.line_slope, f64), line_centre=(pc.line_centre, f64),
+            line_rho_q=(pruning.rho_q(pc.line_rho, pruning.PAD), f64),
             line_terms=(np.column_stack([np.abs(pc.line_c).sum(axis=1), np.abs(pc.line_slope).sum(axis=1),
                                          pc.line_defects]), f64),
         )
@@ -343,7 +344,8 @@ class PrunedBackend(PyCUDABackend):
 
     def kernel_defines(self, block):
         return {"CHUNK": self.chunk(block), "SCAN_JOBS": SCAN_JOBS, "SEED_BLOCK": SEED_BLOCK,
-                "LINE_PIECES": pruning.LINE_PIECES, "PERIOD_KERNEL": int(block <= SHARED_BLOCK)}
+                "LINE_PIECES": pruning.LINE_PIECES, "PERIOD_KERNEL": int(block <= SHARED_BLOCK),
+                "COARSE_DEPTH": pruning.COARSE_DEPTH, "COARSE_PAD": pruning.COARSE_PAD}
 
     @staticmethod
     def _table_args(state) -> tuple:
@@ -439,7 +441,7 @@ class PrunedBackend(PyCUDABackend):
         block offsets, zeroed thresholds and counters written in one
         asynchronous copy (it does not wait for a fold queued before it)."""
         layout = STAGE_MIN["shared" if state.shared else "global"]
-        g, pad, prune_min, fine_min = pruning.tuning(
+        g, pad, prune_min, fine_min, _, _ = pruning.tuning(
             state.base.m, *(mine or default for mine, default in zip(self.stage_min, layout)))
         b = staged.sizes["periods"]
         groups = 1
