@@ -99,13 +99,16 @@ def test_linear_bound_keeps_cpus_survivors(case, layout):
         assert gpu.work[name] == cpu_work[name], name
 
 
-@pytest.mark.parametrize("layout", ["shared", "global"])
-def test_boxes_below_the_coarse_depth_skip_the_one_piece_bound_as_on_the_cpu(layout):
+@pytest.mark.parametrize("layout, dy", [("shared", "constant"), ("global", "varying")])
+def test_boxes_below_the_coarse_depth_skip_the_one_piece_bound_as_on_the_cpu(layout, dy):
     """With transit_depth_min 0, noise makes boxes shallower than
-    pruning.COARSE_DEPTH (1 ppm) pass the depth filter. The one-piece bound's
-    k (one fma) is certified only from that depth on, so both backends queue
-    those boxes unbounded: the same shifts reach the K-piece bound."""
-    plan, periods = backends.make_plan(*box_light_curve(depth=0.0, noise=2e-5, seed=9), transit_depth_min=0.0)
+    pruning.COARSE_DEPTH (1 ppm) pass the depth filter (here over a third of the
+    shifts the one-piece bound would prune). Its k (one fma) is certified only
+    from that depth on, so both backends queue those boxes unbounded: the same
+    shifts reach the K-piece bound. (The layouts whose one-piece bound is the
+    cpu's: the shared one's A2 floor with weights that differ is a constant, the
+    global one's window sum of u with uniform weights comes from the flux.)"""
+    plan, periods = backends.make_plan(*box_light_curve(depth=0.0, noise=2e-5, seed=9, dy=dy), transit_depth_min=0.0)
     periods = periods[::4]
     cpu = backends.get_backend("cpu")
     ref = cpu.search(plan, periods)
