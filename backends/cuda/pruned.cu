@@ -411,16 +411,18 @@ __device__ __forceinline__ void warp_seeds(const Fold &f, int first, int count, 
 // the bound is at most 2k(1 + pad) S + B, so it is below floor iff
 // R = floor - B > 0 and k^2 q V < R^2, q = (2 (1 + pad) rho)^2 (a table's:
 // pruning.rho_q). V < 0 (the window's squares within their allowance of zero)
-// means S = 0, and the product, then negative, is below R^2 too: no fmax
-// (K2-like coarse stage: 9 instructions fewer per shift with it and q). The
-// roundings of forming R and the product, a few ulps of each term, are
+// means S = 0, and the product, then negative, is below R^2 too: no fmax.
+// R as floor + k^2 LB_A2 (1 - pad) - 2k (lin + pad |lin|): three fmas, two
+// after lin (with q and no fmax: 11 instructions fewer per K2-like shift;
+// this form of R alone: kernel -1 %).
+// The roundings of forming R and the product, a few ulps of each term, are
 // within the pads.
 __device__ __forceinline__ bool may_win(double k, double mean, double var, double q, double e_v,
                                         double e_ar, double lb_a2, double pad, double floor)
 {
-    const double lin = mean + e_ar;
-    const double r = floor - (2.0 * k * lin + pad * 2.0 * k * fabs(lin) - k * k * lb_a2 * (1.0 - pad));
-    return !(r > 0.0) | (k * k * q * (var + e_v) >= r * r);
+    const double lin = mean + e_ar, kk = k * k;
+    const double r = fma(-(k + k), fma(fabs(lin), pad, lin), fma(kk * lb_a2, 1.0 - pad, floor));
+    return !(r > 0.0) | (kk * q * (var + e_v) >= r * r);
 }
 
 // An upper bound of sqrt(x), x >= 0, from the SFU's single-precision
