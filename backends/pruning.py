@@ -79,7 +79,9 @@ D = 1 - x, both are within kscale (|x| + 2 D) u + O(u^2) of kscale D
 (u = 2^-53), so |k' - k| <= 3.01 u kscale (|x| + D), at most
 3.01 u (1 / D + 2) of k: 3.4e-10 for boxes at least COARSE_DEPTH (1 ppm)
 deep, which is all that the one-piece bound takes (shallower ones go on to
-the K-piece bound, whose k is the exact stage's). G(k) = 2k UB - k^2 LB with
+the K-piece bound, whose k is the exact stage's; ``pruned`` tests
+k' >= COARSE_DEPTH kscale, ``cpu`` the box itself: either way D is within
+1e-9 of COARSE_DEPTH or above). G(k) = 2k UB - k^2 LB with
 k = k'(1 + e), |e| <= e0, is at most G(k') + e0 (2k'|UB| + 2k'^2 LB); so
 the one-piece bound's pad is COARSE_PAD = 1e-9 >= PAD + 2 e0, the same in
 ``cpu`` so that both queue the same shifts. At 1e-9 it still costs no pruning.

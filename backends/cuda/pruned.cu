@@ -1151,13 +1151,13 @@ __device__ void prefix_sums_runs(Sample sample, int m, double *rw, double *cs, d
     const int *widths, const int *strides, const long long *offsets, const double *a,             \
         const double *kscale, const double *sum_a2, const double *overshoot,                      \
         const int *n_pieces, const int *bounds, const double *inv_n, const double *c,             \
-        const double *c2, const double *rho_q, const double *rho2, const double *mean,              \
+        const double *c2, const double *rho_q, const double *rho2, const double *mean,            \
         const double *amax, const double *sum_c, const double *s_max, const int *line_bounds,     \
         const double *line_c, const double *line_slope,                                           \
-        const double *line_centre, const double *line_rho_q, const double *line_terms, int k_max,   \
+        const double *line_centre, const double *line_rho_q, const double *line_terms, int k_max, \
         int k_lines
 #define TABLES {widths, strides, offsets, a, kscale, sum_a2, overshoot, n_pieces, bounds, inv_n, c, \
-                c2, rho_q, rho2, mean, amax, sum_c, s_max, line_bounds, line_c, line_slope,          \
+                c2, rho_q, rho2, mean, amax, sum_c, s_max, line_bounds, line_c, line_slope,         \
                 line_centre, line_rho_q, line_terms, k_max, k_lines}
 
 // Period b's arrays in global memory (laid out by pruned_fold and pruned_prefix;

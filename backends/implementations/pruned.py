@@ -228,7 +228,8 @@ class PrunedBackend(PyCUDABackend):
         tables = dict(
             kscale=(tp.overshoot / tp.signal_depth, f64), sum_a2=(pc.sum_a2, f64),
             n_pieces=(pc.n_pieces, i32), bounds=(pc.bounds, i32), inv_n=(pc.inv_n, f64), c=(pc.c, f64),
-            c2=(pc.c2, f64), rho_q=(pruning.rho_q(pc.rho, np.array([pruning.COARSE_PAD, pruning.PAD])), f64), rho2=(pc.rho2, f64), mean=(pc.mean, f64),
+            c2=(pc.c2, f64), rho2=(pc.rho2, f64), mean=(pc.mean, f64),
+            rho_q=(pruning.rho_q(pc.rho, np.array([pruning.COARSE_PAD, pruning.PAD])), f64),  # one piece, K pieces
             amax=(pc.amax, f64), sum_c=(pc.sum_c, f64),
             s_max=(pruning.depth_limits(tp.widths, tp.depth_min), f64),
             line_bounds=(pc.line_bounds, i32), line_c=(pc.line_c, f64),
