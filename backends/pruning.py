@@ -75,8 +75,9 @@ The one-piece bound's k (``pruned``, and ``cpu`` with the same pads): the
 exact stage's k = RN(RN(1 - RN(s / d)) kscale) costs a division, a chain of
 seven float64 operations per shift; ``pruned`` takes k' = RN(kscale - s
 RN(RN(1 / d) kscale)), one fma. With x = s / d and the box's depth
-D = 1 - x, both are within kscale (|x| + 2 D) u + O(u^2) of kscale D
-(u = 2^-53), so |k' - k| <= 3.01 u kscale (|x| + D), at most
+D = 1 - x, k' is within kscale (2 |x| + D) u + O(u^2) of kscale D and k
+within kscale (|x| + 2 D) u + O(u^2) (u = 2^-53), so
+|k' - k| <= 3.01 u kscale (|x| + D), at most
 3.01 u (1 / D + 2) of k: 3.4e-10 for boxes at least COARSE_DEPTH (1 ppm)
 deep, which is all that the one-piece bound takes (shallower ones go on to
 the K-piece bound, whose k is the exact stage's; ``pruned`` tests
