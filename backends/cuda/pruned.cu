@@ -379,25 +379,35 @@ __device__ __forceinline__ Deepest deepest_box(const Fold &f, const Job &j, int 
     return mine;
 }
 
-// The seeds of widths first .. first + count - 1 of one period, a warp per
-// width (warp q of ``warps`` takes widths q, q + warps, ...): the width's
-// deepest box, then its exact gain; the largest positive gain goes into
-// *threshold (as its bits: positive doubles order as their bits), lane 0
-// counts the seeds and their multiply-adds.
+// The seeds of widths first .. first + count - 1 of one period, a group of
+// LANES lanes per width (group q of ``warps`` x 32 / LANES takes widths q,
+// q + groups, ...): the width's deepest box, then its exact gain; the largest
+// positive gain goes into *threshold (as its bits: positive doubles order as
+// their bits), each group's first lane counts the seeds and their
+// multiply-adds. A warp's groups run their widths together, so its shuffles
+// see all its lanes: a group past ``count`` or without a box computes the gain
+// of an empty template.
+template <int LANES>
 __device__ __forceinline__ void warp_seeds(const Fold &f, int first, int count, int m, int n, const Tables &tb,
                                            double w_uniform, int warps, unsigned long long *threshold,
                                            unsigned long long &seeds, unsigned long long &macs)
 {
-    const int lane = threadIdx.x % 32;
-    for (int q = threadIdx.x / 32; q < count; q += warps) {
-        const Job j = job_of(first + q, m, n, tb, w_uniform);
-        Deepest top = deepest_box(f, j, lane, 32);
-        for (int o = 16; o > 0; o >>= 1)
+    constexpr int PER_WARP = 32 / LANES;
+    const int lane = threadIdx.x % LANES, groups = warps * PER_WARP;
+    for (int q0 = threadIdx.x / 32 * PER_WARP; q0 < count; q0 += groups) {
+        const int q = q0 + threadIdx.x % 32 / LANES;
+        Job j = {};
+        if (q < count) j = job_of(first + q, m, n, tb, w_uniform);
+        Deepest top = deepest_box(f, j, lane, LANES);
+        for (int o = LANES / 2; o > 0; o >>= 1)
             top = deeper(top, {__shfl_xor_sync(0xffffffffu, top.sum, o),
                                __shfl_xor_sync(0xffffffffu, top.i, o)});
-        if (top.i < 0) continue;
-        const double gain = group_gain<32, SEED_UNROLL>(f, j, top.i, depth_of(top.sum, j) * j.kscale);
-        if (lane == 0) {
+        const bool found = top.i >= 0;
+        if (!__any_sync(0xffffffffu, found)) continue;
+        if (!found) j.length = 0;
+        const double k = found ? depth_of(top.sum, j) * j.kscale : 0.0;
+        const double gain = group_gain<LANES, SEED_UNROLL>(f, j, max(top.i, 0), k);
+        if (lane == 0 && found) {
             if (gain > 0.0) atomicMax(threshold, (unsigned long long)__double_as_longlong(gain));
             ++seeds;
             macs += j.length;
@@ -967,7 +977,7 @@ struct CountsAdd {
 };
 
 // The block's counts into the launch's counters (synchronises the block);
-// ``seeds``: this thread's seeds (warp_seeds counts them on each warp's lane 0).
+// ``seeds``: this thread's seeds (warp_seeds counts them on each group's first lane).
 __device__ void add_counts(const Tally &tally, unsigned long long seeds, unsigned long long *counters)
 {
     typedef cub::BlockReduce<Counts, BLOCK> Reduce;
@@ -1256,7 +1266,7 @@ pruned_seed(const double *rw, const double *w, const double *cs, int m, int n, c
                     nullptr, 0.5 * m};
     const Tables tb = TABLES;
     unsigned long long seeds = 0, macs = 0;
-    warp_seeds(f, lo[b], hi[b] - lo[b], m, n, tb, w_uniform, SEED_BLOCK / 32, &top, seeds, macs);
+    warp_seeds<32>(f, lo[b], hi[b] - lo[b], m, n, tb, w_uniform, SEED_BLOCK / 32, &top, seeds, macs);
     if (seeds) {
         atomicAdd(counters + SEED_DOTS, seeds);
         atomicAdd(counters + EXACT_MACS, macs);
@@ -1373,7 +1383,10 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     const int first_width = lo[b], n_widths = hi[b] - first_width;
     Tally tally = {0, 0, 0, 0, 0};
     unsigned long long seeds = 0;
-    warp_seeds(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs);
+    if (n_widths > BLOCK / 32)  // half-warps: one round of widths where warps would take two (K2-like seeds -10 %)
+        warp_seeds<16>(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs);
+    else
+        warp_seeds<32>(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs);
     __syncthreads();
     CLOCK_ADD(CLOCK_SEEDS, mark);
 
