@@ -1322,8 +1322,9 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 // rw, cs, pu, pu2, then with uniform weights and ``line`` pj, with weights
 // that differ w, whose A2 the bounds take as its least a2c, without the pw,
 // pw2 of the global layout; pruned.py's shared_doubles): fold and bucket sort
-// (keys in pu, counts and order in pu2), flux and weights gathered into
-// cs + 1 and w, prefix sums in place, the seeds (a warp per width), then the
+// (keys in pu, counts and order in pu2, the flux staged in rw), flux and
+// weights gathered into cs + 1 and w, prefix sums in place, the seeds (a warp
+// per width, a half-warp where the widths outnumber the warps), then the
 // cascade over the period's widths W_GROUP at a time, its K-piece bound
 // linear where the fold has pj (as the global layout's), else constant; gain,
 // index, depth of period b.
@@ -1388,7 +1389,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     const int first_width = lo[b], n_widths = hi[b] - first_width;
     Tally tally = {0, 0, 0, 0, 0};
     unsigned long long seeds = 0;
-    if (n_widths > BLOCK / 32)  // half-warps: one round of widths where warps would take two (K2-like seeds -10 %)
+    if (n_widths > BLOCK / 32)  // half-warps: half the rounds of widths (K2-like: one, not two; seeds -10 %)
         warp_seeds<16>(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs);
     else
         warp_seeds<32>(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs);
