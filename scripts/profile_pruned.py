@@ -21,7 +21,9 @@ import backends
 from gpu_timing import case_plan  # scripts/ is on sys.path when run as a script
 
 STAGES = ("fold and sort", "prefix sums", "seeds", "coarse stage", "flushes")
-PARTS = ("flushes: fine stage", "flushes: exact gains")  # parts of the flushes' cycles
+FOLD_PARTS = ("fold: phases", "fold: bucket sort", "fold: gather")
+FLUSH_PARTS = ("flushes: fine stage", "flushes: exact gains")
+SLOTS = (FOLD_PARTS[0], *STAGES[1:], *FLUSH_PARTS, "flush count", *FOLD_PARTS[1:])  # pruned.cu's clock slots
 
 
 def stage_cycles(backend, plan, periods) -> dict:
@@ -36,9 +38,17 @@ def stage_cycles(backend, plan, periods) -> dict:
     with backend.context():
         cycles = np.empty(size // 8, np.uint64)
         cuda.memcpy_dtoh(cycles, clocks)
-    found = dict(zip(STAGES + PARTS + ("flush count",), cycles.astype(float)))
-    found["coarse stage"] -= found["flushes"]  # the coarse mark spans the flushes
-    return found
+    return named(cycles)
+
+
+def named(cycles) -> dict:
+    """The clock slots' sums by name, stages each followed by its parts: the
+    fold its three, the coarse stage without the flushes, which its mark spans."""
+    found = dict(zip(SLOTS, np.asarray(cycles, float)))
+    found["fold and sort"] = sum(found[part] for part in FOLD_PARTS)
+    found["coarse stage"] -= found["flushes"]
+    order = (STAGES[0], *FOLD_PARTS, *STAGES[1:], *FLUSH_PARTS, "flush count")
+    return {name: found[name] for name in order}
 
 
 def host_profile(backend, plan, periods, searches):

@@ -1,6 +1,8 @@
-"""scripts/gpu_timing.py's option sweep and scripts/gpu_aba.sh's refusal
-without the parent's tree (the timing itself needs a GPU)."""
+"""scripts/gpu_timing.py's option sweep, scripts/gpu_aba.sh's refusal
+without the parent's tree, scripts/profile_pruned.py's names for the stage
+clocks (the timing itself needs a GPU)."""
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -57,3 +59,22 @@ def test_pruned_variants_pass_a_variants_defines_to_its_block_only():
     backend = pruned_variants.variant_backend(*pruned_variants.parse_variant("512x2:EXACT_LANES=4:fine_bound=constant"))
     assert backend.kernel_defines(512)["EXACT_LANES"] == 4 and backend.fine_bound == "constant"
     assert "EXACT_LANES" not in backend.kernel_defines(256)
+
+
+def test_profile_names_the_stage_clocks_in_the_kernels_order():
+    """profile_pruned reads pruned.cu's clock slots by position: one name per
+    slot of the kernel's enum, in its order; the fold's parts add up to the
+    fold, and the coarse stage is shown without the flushes its mark spans."""
+    import profile_pruned
+
+    source = (ROOT / "backends" / "cuda" / "pruned.cu").read_text()
+    enum = re.search(r"enum \{ (CLOCK_FOLD[^}]*?),\s*N_CLOCKS \};", source).group(1)
+    kernel = {"CLOCK_FOLD": "fold: phases", "CLOCK_PREFIX": "prefix sums", "CLOCK_SEEDS": "seeds",
+              "CLOCK_COARSE": "coarse stage", "CLOCK_FLUSH": "flushes", "CLOCK_FINE": "flushes: fine stage",
+              "CLOCK_EXACT": "flushes: exact gains", "N_FLUSHES": "flush count", "CLOCK_SORT": "fold: bucket sort",
+              "CLOCK_GATHER": "fold: gather"}
+    assert [kernel[name.strip()] for name in enum.split(",")] == list(profile_pruned.SLOTS)
+    found = profile_pruned.named([1, 20, 30, 100, 40, 5, 6, 2, 7, 8])
+    assert found["fold and sort"] == 16 and found["fold: bucket sort"] == 7
+    assert found["coarse stage"] == 60 and found["flushes: exact gains"] == 6
+    assert list(found)[:4] == ["fold and sort", "fold: phases", "fold: bucket sort", "fold: gather"]

@@ -92,13 +92,14 @@
 
 // Profile builds (-DSTAGE_CLOCKS, scripts/profile_pruned.py --clocks): SM
 // cycles of pruned_period's stages summed over its blocks, marked by thread 0
-// after a barrier, so each is the whole block's: fold and sort, prefix sums,
-// seeds, the cascade's coarse part, its flushes (their fine stage, exact
-// gains), and the count of flushes; pruned_scan's blocks mark the last four.
+// after a barrier, so each is the whole block's: the fold's phases, prefix
+// sums, seeds, the cascade's coarse part, its flushes (their fine stage,
+// exact gains), the count of flushes, then the fold's bucket sort and gather;
+// pruned_scan's blocks mark the coarse part, the flushes and their count.
 // pruned_period's fine rounds run within its coarse part, its flushes' fine
 // stage being the last round after the period's takes.
 enum { CLOCK_FOLD, CLOCK_PREFIX, CLOCK_SEEDS, CLOCK_COARSE, CLOCK_FLUSH, CLOCK_FINE, CLOCK_EXACT,
-       N_FLUSHES, N_CLOCKS };
+       N_FLUSHES, CLOCK_SORT, CLOCK_GATHER, N_CLOCKS };
 #ifdef STAGE_CLOCKS
 __device__ unsigned long long stage_clocks[N_CLOCKS];
 #define CLOCK_MARK(mark) long long mark = clock64()
@@ -1360,7 +1361,9 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         }
         __pipeline_wait_prior(0);
         __syncthreads();
+        CLOCK_ADD(CLOCK_FOLD, mark);
         bucket_sort_n(key, idx, n, count, n);
+        CLOCK_ADD(CLOCK_SORT, mark);
         for (int k = threadIdx.x; k < m; k += BLOCK) {
             const int src = idx[k % n];
             cs[k + 1] = rw[src];
@@ -1369,7 +1372,7 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         if (threadIdx.x == 0) { threshold = 0; pq.n_survivors = 0; pq.next = 0; }
         __syncthreads();
     }
-    CLOCK_ADD(CLOCK_FOLD, mark);
+    CLOCK_ADD(CLOCK_GATHER, mark);
     {
         __shared__ RunsTemp temp;
         const auto flux_uniform = [=](int k) { return make_double2(cs[k + 1], w_uniform); };
