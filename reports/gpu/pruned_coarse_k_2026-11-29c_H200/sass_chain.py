@@ -4,13 +4,15 @@ them, and the longest dependency chain to each shift's ballot, in cycles by
 rough latency classes (LATENCY; the loop's invariants ready at 0).
 
 On this session's builds the chain ordered the measured kernels where the
-instruction count did not (K2-like kernel on the H200, NOTES.md step 83):
+instruction count did not (K2-like kernel on the H200, NOTES.md step 83); the
+next build it predicted faster was not (step 84), so it is a rough guide only:
 
     a44971f   125 instructions, chain 200 cycles
     A (may_win on q, no fmax)   107, 200   no gain
     e577f91 (k from one fma)    103, 152   -4.3 %
     0b52d1b (R in three fmas)    99, 144   -1.2 %
-    r_after_k.patch             100, 136   not measured
+    r_after_k.patch             100, 136   no gain (measured the next session:
+                                           reports/gpu/pruned_chain_2026-11-29d_H200/r_after_k/)
 
     python sass_chain.py build OUT          # OUT.cubin, OUT.sass of the working tree's pruned.cu
                                             # (nvdisasm: the nvidia-cuda-nvdisasm wheel, NVDISASM)
