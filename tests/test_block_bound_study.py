@@ -1,6 +1,7 @@
 """scripts/block_bound_study.py: a block's bound is looser than its shifts'
 (it passes every block holding a per-shift survivor), the aligned bound
-looser than the exact one."""
+looser than the exact one, and a gate keeps at least the listed shifts the
+aligned bound keeps."""
 
 import block_bound_study
 
@@ -10,3 +11,4 @@ def test_block_bounds_keep_every_survivor_and_aligned_is_looser():
     assert t["listed"] > 0 and t["blocks"] > 0
     assert t["coarse"] <= t["exact_shifts"] <= t["aligned_shifts"] <= t["listed"]
     assert t["exact_blocks"] <= t["aligned_blocks"] <= t["blocks"]
+    assert t["aligned_shifts"] <= t["aligned_all"] <= t["shifts"]
