@@ -12,10 +12,10 @@ spectrum of 9,679 periods, k = 91, where it was ~470 us).
 The ranks come from one sort of uint64 keys, not an argsort of the values:
 each value's order-preserving bits with its index in the low bits, sorted
 by a radix sort of their value bits (~75 us per K2 spectrum on the
-development VM, where numpy's sort of the same keys took ~240 us and its
-argsort of the values ~300 us: ~25 ns a key on every host we measured,
-reports/host_path); values whose truncated keys tie are put in order
-afterwards.
+development VM, where numpy's sort of the same keys took ~240 us, ~25 ns a
+key, and its argsort of the values ~300 us; the device machines' probes
+suggest the same there: reports/host_path/2026-11-29c_dev); values whose
+truncated keys tie are put in order afterwards.
 """
 
 from __future__ import annotations
