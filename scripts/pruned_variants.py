@@ -6,9 +6,12 @@ the backend's options in lower case (``512x2:CHUNK=2048:fine_bound=constant``), 
 checked against the ``cpu`` backend (per-period chi2 within 1e-10, the same
 rows) before it is timed, rounds alternating so that the machine's drift
 falls on every variant alike. Kernel time by CUDA events, search wall time.
+``--same-counts`` names work counters every variant must share with the
+first (a change meant to skip work without changing what survives: a gate
+that leaves ``depth_pass`` lower must leave ``coarse_pass`` alone).
 
     python scripts/pruned_variants.py [--variants 512x2,640x1,512x2:EXACT_LANES=4] [--rounds 5] [--repeats 5]
-                                      [--case k2] [--out FILE.json]
+                                      [--case k2] [--same-counts coarse_pass,fine_pass] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -60,14 +63,28 @@ def parse_variant(spec):
             {k: int(v) if v.isdigit() else v for k, v in pairs if not k.isupper()})
 
 
+def differing_counts(works: dict, names) -> list:
+    """The counters of ``names`` in which a variant of ``works`` (variant ->
+    work summary, the first the reference) differs from the first, as
+    "variant: name first -> its" lines."""
+    (first, reference), *others = works.items()
+    return [f"{v}: {name} {reference[name]} -> {work[name]}"
+            for v, work in others for name in names if work[name] != reference[name]]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--variants", default="512x2,512x1,640x1,768x1", help="BLOCKxAT_ONCE, comma-separated")
     ap.add_argument("--case", default="k2")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=5, help="warm searches per variant per round")
+    ap.add_argument("--same-counts", default="", help="work counters every variant shares with the first")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
+    same = [name for name in args.same_counts.split(",") if name]
+    unknown = sorted(set(same) - set(pruning.COUNTERS))
+    if unknown:
+        ap.error(f"--same-counts: no such counter {unknown}; counters: {', '.join(pruning.COUNTERS)}")
     plan, periods = case_plan(args.case)
     ref = backends.get_backend("cpu").search(plan, periods)
     variants = args.variants.split(",")
@@ -77,6 +94,8 @@ def main(argv=None):
         contract.assert_exact(b.search(plan, periods), ref, f"pruned {v} vs cpu")
         works[v] = {"linear_bound": b.period_line(plan), **pruning.work_summary(b.work)}  # one search's
         print(f"{v}: exact against cpu; {works[v]}", flush=True)
+    if differing := differing_counts(works, same):
+        raise SystemExit("work counters that should be the same differ:\n" + "\n".join(differing))
     wall = {v: [] for v in variants}
     kernel = {v: [] for v in variants}
     for _ in range(args.rounds):

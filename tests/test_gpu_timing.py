@@ -1,10 +1,13 @@
 """scripts/gpu_timing.py's option sweep, scripts/gpu_aba.sh's refusal
-without the parent's tree, scripts/profile_pruned.py's names for the stage
-clocks (the timing itself needs a GPU)."""
+without the parent's tree, scripts/pruned_variants.py's variants and its
+check of the counters they must share, scripts/profile_pruned.py's names for
+the stage clocks (the timing itself needs a GPU)."""
 
 import re
 import subprocess
 from pathlib import Path
+
+import pytest
 
 import gpu_timing
 
@@ -59,6 +62,21 @@ def test_pruned_variants_pass_a_variants_defines_to_its_block_only():
     backend = pruned_variants.variant_backend(*pruned_variants.parse_variant("512x2:EXACT_LANES=4:fine_bound=constant"))
     assert backend.kernel_defines(512)["EXACT_LANES"] == 4 and backend.fine_bound == "constant"
     assert "EXACT_LANES" not in backend.kernel_defines(256)
+
+
+def test_pruned_variants_name_the_counters_a_variant_changed():
+    """--same-counts: a variant whose named counters differ from the first's is
+    reported (a gate must not drop a survivor); an unknown name is refused
+    before any GPU work."""
+    import pruned_variants
+
+    first = {"depth_pass": 10, "coarse_pass": 4, "fine_pass": 2}
+    works = {"512x2": first, "512x2:ROW_GATE=1": {**first, "depth_pass": 7},
+             "512x2:X=1": {**first, "coarse_pass": 3}}
+    assert pruned_variants.differing_counts(works, ["coarse_pass", "fine_pass"]) == ["512x2:X=1: coarse_pass 4 -> 3"]
+    assert pruned_variants.differing_counts(works, []) == []
+    with pytest.raises(SystemExit):
+        pruned_variants.main(["--same-counts", "coarse_pass,survivors"])
 
 
 def test_profile_names_the_stage_clocks_in_the_kernels_order():
