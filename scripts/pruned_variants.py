@@ -67,7 +67,7 @@ def differing_counts(works: dict, names) -> list:
     """The counters of ``names`` in which a variant of ``works`` (variant ->
     work summary, the first the reference) differs from the first, as
     "variant: name first -> its" lines."""
-    (first, reference), *others = works.items()
+    (_, reference), *others = works.items()
     return [f"{v}: {name} {reference[name]} -> {work[name]}"
             for v, work in others for name in names if work[name] != reference[name]]
 
