@@ -11,11 +11,9 @@ spectrum of 9,679 periods, k = 91, where it was ~470 us).
 
 The ranks come from one sort of uint64 keys, not an argsort of the values:
 each value's order-preserving bits with its index in the low bits, sorted
-by a radix sort of their value bits (~75 us per K2 spectrum on the
-development VM, where numpy's sort of the same keys took ~240 us, ~25 ns a
-key, and its argsort of the values ~300 us; the device machines' probes
-suggest the same there: reports/host_path/2026-11-29c_dev); values whose
-truncated keys tie are put in order afterwards.
+by numpy (a radix sort of them was slower on an H200 host and no faster on
+another VM: reports/host_path/2026-12-01_H200); values whose truncated keys
+tie are put in order afterwards.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ import numpy as np
 ONE = np.uint64(1)
 SIGN = np.uint64(1 << 63)
 SHORT_RUN = 32  # tied keys sorted by insertion up to this many
-RADIX_BITS = 11  # _sorted_keys' digit
 
 
 @numba.njit(cache=True, nogil=True)
@@ -111,37 +108,6 @@ def _packed_keys(data, shift):
 
 
 @numba.njit(cache=True, nogil=True)
-def _sorted_keys(packed, shift):
-    """``packed`` (``_packed_keys``, in index order) sorted: a least-significant-digit
-    radix sort of the bits from ``shift`` up, RADIX_BITS at a time (11: fastest of
-    8-16 for 9,679 and 100,000 keys), a digit all keys share skipped. Stable, so the
-    index bits below ``shift`` stay in order: the same keys in the same order as
-    ``np.sort(packed)``."""
-    n = packed.size
-    mask = (ONE << np.uint64(RADIX_BITS)) - ONE
-    keys, spare = packed.copy(), np.empty_like(packed)
-    count = np.empty(1 << RADIX_BITS, np.int64)
-    for low in range(shift, 64, RADIX_BITS):
-        digit = np.uint64(low)
-        count[:] = 0
-        for i in range(n):
-            count[(keys[i] >> digit) & mask] += 1
-        if count.max() == n:
-            continue
-        total = 0
-        for d in range(count.size):  # each digit's first place
-            c = count[d]
-            count[d] = total
-            total += c
-        for i in range(n):
-            d = (keys[i] >> digit) & mask
-            spare[count[d]] = keys[i]
-            count[d] += 1
-        keys, spare = spare, keys
-    return keys
-
-
-@numba.njit(cache=True, nogil=True)
 def _order_of(data, packed, shift):
     """The indices of ``packed`` (``_packed_keys`` sorted): ``data``'s argsort,
     where keys that tie without their low bits are ordered by value: in place
@@ -168,9 +134,10 @@ def _order_of(data, packed, shift):
 
 def sort_order(data):
     """An argsort of a float64 array without NaN (ties in any order)."""
-    shift = max(1, (data.size - 1).bit_length())
-    packed = _sorted_keys(_packed_keys(data, np.uint64(shift)), shift)
-    return _order_of(data, packed, np.uint64(shift))
+    shift = np.uint64(max(1, (data.size - 1).bit_length()))
+    packed = _packed_keys(data, shift)
+    packed.sort()
+    return _order_of(data, packed, shift)
 
 
 @numba.njit(cache=True, nogil=True)
