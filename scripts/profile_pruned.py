@@ -20,10 +20,11 @@ import numpy as np
 import backends
 from gpu_timing import case_plan  # scripts/ is on sys.path when run as a script
 
-STAGES = ("fold and sort", "prefix sums", "seeds", "coarse stage", "flushes")
+STAGES = ("fold and sort", "prefix sums", "seeds", "row gate", "coarse stage", "flushes")
 FOLD_PARTS = ("fold: phases", "fold: bucket sort", "fold: gather")
 FLUSH_PARTS = ("flushes: fine stage", "flushes: exact gains")
-SLOTS = (FOLD_PARTS[0], *STAGES[1:], *FLUSH_PARTS, "flush count", *FOLD_PARTS[1:])  # pruned.cu's clock slots
+SLOTS = (FOLD_PARTS[0], "prefix sums", "seeds", "coarse stage", "flushes", *FLUSH_PARTS, "flush count",
+         *FOLD_PARTS[1:], "row gate")  # pruned.cu's clock slots
 
 
 def stage_cycles(backend, plan, periods) -> dict:

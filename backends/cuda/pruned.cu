@@ -84,6 +84,9 @@
 #ifndef PERIOD_AT_ONCE
 #define PERIOD_AT_ONCE 2
 #endif
+#ifndef ROW_GATE
+#define ROW_GATE 1  // pruned_period with uniform weights: rows of 32 shifts bounded before the scan (row_gate)
+#endif
 #ifndef PERIOD_KERNEL
 #define PERIOD_KERNEL 1  // 0: no pruned_period (pruned.py's modules past SHARED_BLOCK threads never launch one)
 #endif
@@ -94,12 +97,13 @@
 // cycles of pruned_period's stages summed over its blocks, marked by thread 0
 // after a barrier, so each is the whole block's: the fold's phases, prefix
 // sums, seeds, the cascade's coarse part, its flushes (their fine stage,
-// exact gains), the count of flushes, then the fold's bucket sort and gather;
+// exact gains), the count of flushes, then the fold's bucket sort and gather,
+// and the row gate (row_gate; its jobs' making is in the coarse stage's);
 // pruned_scan's blocks mark the coarse part, the flushes and their count.
 // pruned_period's fine rounds run within its coarse part, its flushes' fine
 // stage being the last round after the period's takes.
 enum { CLOCK_FOLD, CLOCK_PREFIX, CLOCK_SEEDS, CLOCK_COARSE, CLOCK_FLUSH, CLOCK_FINE, CLOCK_EXACT,
-       N_FLUSHES, CLOCK_SORT, CLOCK_GATHER, N_CLOCKS };
+       N_FLUSHES, CLOCK_SORT, CLOCK_GATHER, CLOCK_GATE, N_CLOCKS };
 #ifdef STAGE_CLOCKS
 __device__ unsigned long long stage_clocks[N_CLOCKS];
 #define CLOCK_MARK(mark) long long mark = clock64()
@@ -355,7 +359,8 @@ __device__ __forceinline__ double group_gain(const Fold &f, const Job &j, int i,
 
 // The deepest box of a job over lanes' shifts s = first, first + step, ...:
 // the smallest window flux sum passing the depth filter (ties: the smaller
-// shift); i = -1 if none.
+// shift); i = -1 if none. ``deep`` counts the shifts that pass it (the
+// scan's depth_pass in pruned_period, whose row gate skips rows unvisited).
 struct Deepest {
     double sum;
     int i;
@@ -368,13 +373,14 @@ __device__ __forceinline__ Deepest deeper(const Deepest &p, const Deepest &q)
     return (q.sum < p.sum || (q.sum == p.sum && q.i < p.i)) ? q : p;
 }
 
-__device__ __forceinline__ Deepest deepest_box(const Fold &f, const Job &j, int first, int step)
+__device__ __forceinline__ Deepest deepest_box(const Fold &f, const Job &j, int first, int step, unsigned &deep)
 {
     Deepest mine = {INFINITY, -1};
     const double s_max = j.s_max;
     for (int s = first; s < j.n_shifts; s += step) {
         const int i = s * j.stride;
         const double sum = window_sum(f, j, i);
+        deep += sum <= s_max;
         if (sum <= s_max && sum < mine.sum) mine = {sum, i};
     }
     return mine;
@@ -385,13 +391,14 @@ __device__ __forceinline__ Deepest deepest_box(const Fold &f, const Job &j, int 
 // q + groups, ...): the width's deepest box, then its exact gain; the largest
 // positive gain goes into *threshold (as its bits: positive doubles order as
 // their bits), each group's first lane counts the seeds and their
-// multiply-adds. A warp's groups run their widths together, so its shuffles
-// see all its lanes: a group past ``count`` or without a box computes the gain
-// of an empty template.
+// multiply-adds, and every lane its shifts past the depth filter into
+// ``deep``. A warp's groups run their widths together, so its shuffles see all
+// its lanes: a group past ``count`` or without a box computes the gain of an
+// empty template.
 template <int LANES>
 __device__ __forceinline__ void warp_seeds(const Fold &f, int first, int count, int m, int n, const Tables &tb,
                                            double w_uniform, int warps, unsigned long long *threshold,
-                                           unsigned long long &seeds, unsigned long long &macs)
+                                           unsigned long long &seeds, unsigned long long &macs, unsigned &deep)
 {
     constexpr int PER_WARP = 32 / LANES;
     const int lane = threadIdx.x % LANES, groups = warps * PER_WARP;
@@ -399,7 +406,7 @@ __device__ __forceinline__ void warp_seeds(const Fold &f, int first, int count, 
         const int q = q0 + threadIdx.x % 32 / LANES;
         Job j = {};
         if (q < count) j = job_of(first + q, m, n, tb, w_uniform);
-        Deepest top = deepest_box(f, j, lane, LANES);
+        Deepest top = deepest_box(f, j, lane, LANES, deep);
         for (int o = LANES / 2; o > 0; o >>= 1)
             top = deeper(top, {__shfl_xor_sync(0xffffffffu, top.sum, o),
                                __shfl_xor_sync(0xffffffffu, top.i, o)});
@@ -754,9 +761,11 @@ __device__ __forceinline__ void flush(const Fold &f, const Job *jobs, int count,
 // and the block's list of its survivors waiting for their exact gains.
 #define RING 128
 static_assert(RING >= 31 + 32 * PERIOD_AT_ONCE && PERIOD_GRAB % PERIOD_AT_ONCE == 0, "a warp's ring or take");
+#define GATE_WORDS 160  // row_gate's mask: 32 x GATE_WORDS rows of a group of jobs at most (more: no gate)
 struct PeriodQueues {
     int ring[BLOCK / 32][RING];
-    int survivor[CHUNK];
+    alignas(8) int survivor[CHUNK];  // before the scan, row_gate's tables
+    unsigned gate[GATE_WORDS];  // rows that may hold a one-piece survivor
     int n_survivors, next;  // next: the first of the tail's takes no warp has drawn
 };
 
@@ -821,20 +830,32 @@ __device__ __forceinline__ int padded(int n_shifts)
 // several where registers allow (pruned_period: eager stages whose loads
 // and arithmetic overlap, K2-like coarse stage -24 % of cycles), 1 in
 // pruned_scan (64 registers; lazy stages). CONST_A2, U_FROM_FLUX: coarse_stage's.
+// GATED (pruned_period with uniform weights): only the rows (32 shifts each)
+// whose bits are set in ``rows`` are scanned, in order. COUNT_DEEP: the
+// shifts past the depth filter go into tally.passed (pruned_period counts
+// them with its seeds).
 // Debug: a depth-passing shift the bound skips whose exact gain reaches the
-// floor is a violation.
-template <bool CONST_A2, int GRAB, int AT_ONCE, bool U_FROM_FLUX, class Push>
-__device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int first,
-                                     const Cascade &cc, const Push &push, Tally &tally)
+// floor is a violation, and so is a queued shift in a row of ``gated`` (the
+// row gate's, which then passes every row).
+template <bool CONST_A2, int GRAB, int AT_ONCE, bool U_FROM_FLUX, bool COUNT_DEEP, bool GATED = false, class Push>
+__device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int first, const Cascade &cc,
+                                     const Push &push, Tally &tally, unsigned rows = 0, unsigned gated = 0)
 {
 #pragma unroll 1
-    for (int r0 = 0; r0 < GRAB; r0 += AT_ONCE) {
+    for (int r0 = 0; GATED ? rows != 0 : r0 < GRAB; r0 += AT_ONCE) {
         Coarse c[AT_ONCE];
         int at[AT_ONCE];
+        bool skipped[AT_ONCE];
 #pragma unroll
         for (int r = 0; r < AT_ONCE; ++r) {
-            const int s = first + 32 * (r0 + r) + threadIdx.x % 32;
-            const bool valid = s < j.n_shifts;
+            int row = r0 + r;
+            if (GATED) {
+                row = rows ? __ffs(rows) - 1 : GRAB;
+                rows &= rows - 1;
+            }
+            const int s = first + 32 * row + threadIdx.x % 32;
+            const bool valid = (!GATED || row < GRAB) && s < j.n_shifts;
+            skipped[r] = gated >> row & 1;
             at[r] = (valid ? s : 0) * j.stride;
             c[r] = coarse_stage<CONST_A2, (AT_ONCE > 1), U_FROM_FLUX>(f, j, at[r], valid, cc);
         }
@@ -842,15 +863,17 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
         int entry[AT_ONCE];
 #pragma unroll
         for (int r = 0; r < AT_ONCE; ++r) {
-            tally.passed += c[r].deep;
+            if (COUNT_DEEP) tally.passed += c[r].deep;
             keep[r] = c[r].keep;
             entry[r] = g << SLOT_BITS | at[r];
         }
         push(keep, entry);
         if (cc.debug)
-            for (int r = 0; r < AT_ONCE; ++r)
+            for (int r = 0; r < AT_ONCE; ++r) {
+                tally.violations += GATED && skipped[r] && c[r].keep;
                 if (c[r].deep && !c[r].keep)
                     tally.violations += group_gain<1>(f, j, at[r], box_depth(f, j, at[r]) * j.kscale) >= j.floor;
+            }
     }
 }
 
@@ -882,9 +905,9 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
             const int k = first / TAKE, g = k % count, shift = k / count * TAKE;
             if (shift >= jobs[g].n_shifts) continue;  // a job with fewer shifts than the longest
             if (cc.uniform())  // the job from shared memory, a job per take
-                take<true, GRAB_ITEMS, 1, true>(f, jobs[g], g, shift, cc, push, tally);
+                take<true, GRAB_ITEMS, 1, true, true>(f, jobs[g], g, shift, cc, push, tally);
             else
-                take<false, GRAB_ITEMS, 1, true>(f, jobs[g], g, shift, cc, push, tally);
+                take<false, GRAB_ITEMS, 1, true, true>(f, jobs[g], g, shift, cc, push, tally);
         }
         CLOCK_MARK(mark);
         __syncthreads();
@@ -893,6 +916,156 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
         CLOCK_ADD(CLOCK_FLUSH, mark);
         CLOCK_COUNT(N_FLUSHES);
         if (done) return;
+    }
+}
+
+// pruned_period's row gate (uniform weights; widths whose template is its
+// box, L = d, and whose stride lets a row's ends span at most 4 runs): before
+// the scan, each lane bounds a row of 32 consecutive shifts of one job by the
+// one-piece bound over all of them, and the rows that cannot hold a shift
+// passing the depth filter and that bound are not scanned (K2-like: 37 % of
+// the deep shifts; NOTES.md steps 85-86). coarse_pass and everything after
+// it are the same: a skipped row holds no shift the scan would queue (debug
+// checks it); depth_pass is counted with the seeds.
+//
+// A row's windows' sums of u lie in [u_lo, u_hi], from the least and largest
+// prefix sum pu over the runs (GATE_SPAN samples) its starts and its ends
+// fall in; so k = kscale u / (w0 d) lies in [k_lo, k_hi] (in real numbers;
+// slack covers the coarse stage's k taken from the flux sums: e_s, and 1e-9
+// of w0 d for its fma); every window's centred squares are at most those of
+// the row's union, widened to whole runs; and the bound's gain 2 k lin' +
+// k R - k^2 A' is concave in k, so its largest value over [k_lo, k_hi] is at
+// one point. The margins (1e-12, 1e-9) are far above the roundings.
+#define GATE_SPAN 32
+#define GATE_LEVELS 2  // levels of run extremes: over 1 and 2 runs (two of a level cover up to 4 runs)
+
+// The least and largest pu over samples x .. y (at most 2^GATE_LEVELS runs)
+// from two overlapping entries of one level.
+__device__ __forceinline__ void run_range(const double *lo, const double *hi, int runs, int x, int y, double &l,
+                                          double &h)
+{
+    const int rx = x / GATE_SPAN, ry = y / GATE_SPAN, level = min(31 - __clz(ry - rx + 1), GATE_LEVELS - 1);
+    const int ro = ry - (1 << level) + 1;
+    const double l1 = lo[level * runs + rx], l2 = lo[level * runs + ro];
+    const double h1 = hi[level * runs + rx], h2 = hi[level * runs + ro];
+    l = l1 < l2 ? l1 : l2;
+    h = h1 > h2 ? h1 : h2;
+}
+
+// One job's constants for the row gate.
+struct RowGate {
+    double to_k, k_deep, slack, half_ap, ap, e_v2, floor, k_min, c1, e_ar1, q1;
+    int stride, d, length, start, n_shifts, gated;
+
+    __device__ void set(const Job &j, double w0, int prune_min)
+    {
+        const double w0d = w0 * j.d;
+        to_k = j.kscale / w0d;
+        k_deep = fma(-j.s_max, j.rd * j.kscale, j.kscale);  // the least k of a box the filter passes
+        slack = j.e.e_s + 1e-9 * w0d;
+        ap = j.a2c * (1.0 - COARSE_PAD);
+        half_ap = ap > 0.0 ? 0.5 / ap : 0.0;
+        e_v2 = 2.0 * j.e.e_v;
+        floor = j.floor;
+        k_min = COARSE_DEPTH * j.kscale;
+        c1 = j.c1; e_ar1 = j.e.e_ar1; q1 = j.q1;
+        stride = j.stride; d = j.d; length = j.length; start = j.start; n_shifts = j.n_shifts;
+        gated = j.length == j.d && j.length >= prune_min && ap > 0.0 && k_deep > 0.0 &&
+                (31 * j.stride + GATE_SPAN - 1) / GATE_SPAN + 1 <= 1 << GATE_LEVELS;  // a row's ends' runs
+    }
+
+    // Whether the row of shifts s0 .. s1 may hold a shift that passes the
+    // depth filter and the one-piece bound. lo, hi: GATE_LEVELS levels of
+    // ``runs`` extremes; at_run, at2_run: pu, pu2 at the runs' starts.
+    __device__ __forceinline__ bool may_win(const double *lo, const double *hi, int runs, const double *at_run,
+                                            const double *at2_run, int m, int s0, int s1) const
+    {
+        const int a = s0 * stride, z = s1 * stride;
+        double start_lo, start_hi, end_lo, end_hi;
+        run_range(lo, hi, runs, a, z, start_lo, start_hi);
+        run_range(lo, hi, runs, a + d, z + d, end_lo, end_hi);
+        const double u_hi = end_hi - start_lo + slack, u_lo = end_lo - start_hi - slack;
+        const double k_hi = u_hi * to_k * (1.0 + 1e-12);
+        if (k_hi < k_deep * (1.0 - 1e-9)) return false;  // no shift passes the depth filter
+        const double k_from = u_lo * to_k * (1.0 - 1e-12), k_lo = k_from > k_deep ? k_from : k_deep;
+        if (k_lo < k_min) return true;
+        // the union's centred squares, from the run tables (a row's first shift starts a run: shifts of
+        // a job start at multiples of PERIOD_TAKE); 1 / n from below
+        const int e_run = (z + length + GATE_SPAN - 1) / GATE_SPAN, r_a = a / GATE_SPAN;
+        const double su = at_run[e_run] - at_run[r_a];
+        const double inv_n = __frcp_rz((float)(min(GATE_SPAN * e_run, m) - a));
+        const double var = (at2_run[e_run] - at2_run[r_a]) - su * su * inv_n * (1.0 - 1e-12);
+        const double lin = (c1 >= 0.0 ? c1 * u_hi : c1 * u_lo) + e_ar1;
+        const double x = 2.0 * (lin + COARSE_PAD * fabs(lin)) + sqrt_above(q1 * ((var > 0.0 ? var : 0.0) + e_v2));
+        const double k_top = x * half_ap, k = k_top < k_lo ? k_lo : k_top > k_hi ? k_hi : k_top;
+        return !(k * x - k * k * ap + 1e-9 * (fabs(k * x) + k * k * ap) < floor);  // NaN: may win
+    }
+};
+
+// The row gate's mask pq.gate of jobs[0 .. count) (starts set): bit r of
+// word w for row 32 w + r, set where the row may hold a survivor (every bit
+// where the tables do not fit in the survivor list's place, free until the
+// scan, or the rows in the mask). Every thread of the block calls it; the
+// caller's barrier publishes the mask.
+__device__ void row_gate(const double *pu, const double *pu2, int m, const Job *jobs, int count, double w0,
+                         int prune_min, PeriodQueues &pq)
+{
+    const int rows_total = (jobs[count - 1].start + jobs[count - 1].n_shifts + 31) / 32;
+    const int runs = m / GATE_SPAN + 1;  // run r: pu[r GATE_SPAN .. + GATE_SPAN), r GATE_SPAN <= m
+    const bool gate = rows_total <= 32 * GATE_WORDS &&
+                      (2 * GATE_LEVELS + 2) * runs * 8 + 16 + count * (int)sizeof(RowGate) <= (int)sizeof(pq.survivor);
+    for (int q = threadIdx.x; q < GATE_WORDS; q += BLOCK) pq.gate[q] = gate ? 0u : ~0u;
+    if (!gate) return;
+    double *lo = (double *)pq.survivor, *hi = lo + GATE_LEVELS * runs;
+    double *at_run = hi + GATE_LEVELS * runs, *at2_run = at_run + runs + 1;
+    RowGate *rg = (RowGate *)(at2_run + runs + 1);
+    if (threadIdx.x < count) rg[threadIdx.x].set(jobs[threadIdx.x], w0, prune_min);
+    // level 0: two lanes a run, each over half of it, lanes skewed so that their loads miss each other's banks
+    if (threadIdx.x - threadIdx.x % 32 < 2 * runs) {
+        const int r = threadIdx.x / 2, from = r * GATE_SPAN + threadIdx.x % 2 * (GATE_SPAN / 2);
+        double l = INFINITY, h = -INFINITY;
+#pragma unroll
+        for (int k = 0; k < GATE_SPAN / 2; ++k) {
+            const int i = from + (k + threadIdx.x) % (GATE_SPAN / 2);
+            const double x = i <= m ? pu[i] : l;
+            l = x < l ? x : l;
+            h = i <= m && x > h ? x : h;
+        }
+        const double l2 = __shfl_xor_sync(0xffffffffu, l, 1), h2 = __shfl_xor_sync(0xffffffffu, h, 1);
+        if (threadIdx.x % 2 == 0 && r < runs) {
+            lo[r] = l2 < l ? l2 : l;
+            hi[r] = h2 > h ? h2 : h;
+            at_run[r] = pu[r * GATE_SPAN];
+            at2_run[r] = pu2[r * GATE_SPAN];
+        }
+    }
+    if (threadIdx.x == 0) {
+        at_run[runs] = pu[m];
+        at2_run[runs] = pu2[m];
+    }
+    for (int level = 1; level < GATE_LEVELS; ++level) {  // over 2^level runs: two of the level below
+        __syncthreads();
+        const int half = 1 << (level - 1);
+        const double *lo_b = lo + (level - 1) * runs, *hi_b = hi + (level - 1) * runs;
+        for (int r = threadIdx.x; r < runs; r += BLOCK) {
+            const int r2 = min(r + half, runs - 1);
+            lo[level * runs + r] = lo_b[r] < lo_b[r2] ? lo_b[r] : lo_b[r2];
+            hi[level * runs + r] = hi_b[r] > hi_b[r2] ? hi_b[r] : hi_b[r2];
+        }
+    }
+    __syncthreads();
+    int q = 0;
+    for (int row = threadIdx.x; row - threadIdx.x % 32 < rows_total; row += BLOCK) {  // a mask word a warp
+        bool may = false;
+        if (row < rows_total) {
+            while (32 * row >= rg[q].start + padded<PERIOD_TAKE>(rg[q].n_shifts)) ++q;
+            const RowGate &j = rg[q];
+            const int s0 = 32 * row - j.start;
+            may = s0 < j.n_shifts &&
+                  (!j.gated || j.may_win(lo, hi, runs, at_run, at2_run, m, s0, min(s0 + 31, j.n_shifts - 1)));
+        }
+        const unsigned word = __ballot_sync(0xffffffffu, may);
+        if (threadIdx.x % 32 == 0) pq.gate[row / 32] = word;
     }
 }
 
@@ -939,7 +1112,14 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
                 while (mine >= jobs[g].start + padded<PERIOD_TAKE>(jobs[g].n_shifts)) ++g;
                 one = jobs[g];
             }
-            take<true, PERIOD_GRAB, EAGER ? PERIOD_AT_ONCE : 1, false>(f, one, g, mine - one.start, cc, push, tally);
+            if (EAGER && ROW_GATE) {  // the take's rows from the gate's mask (row_gate)
+                const unsigned pass = mine / 1024 < GATE_WORDS ? pq.gate[mine / 1024] >> (mine / 32 % 32) & 0xfu : 0xfu;
+                take<true, PERIOD_GRAB, PERIOD_AT_ONCE, false, false, true>(
+                    f, one, g, mine - one.start, cc, push, tally, cc.debug ? 0xfu : pass, ~pass & 0xfu);
+            } else {
+                take<true, PERIOD_GRAB, EAGER ? PERIOD_AT_ONCE : 1, false, false>(f, one, g, mine - one.start, cc,
+                                                                                   push, tally);
+            }
             mine = mine + BLOCK / 32 * PERIOD_TAKE < tail_start ? mine + BLOCK / 32 * PERIOD_TAKE : drawn();
         }
         CLOCK_MARK(flush_mark);
@@ -1267,7 +1447,8 @@ pruned_seed(const double *rw, const double *w, const double *cs, int m, int n, c
                     nullptr, 0.5 * m};
     const Tables tb = TABLES;
     unsigned long long seeds = 0, macs = 0;
-    warp_seeds<32>(f, lo[b], hi[b] - lo[b], m, n, tb, w_uniform, SEED_BLOCK / 32, &top, seeds, macs);
+    unsigned deep = 0;  // pruned_scan counts its depth passes
+    warp_seeds<32>(f, lo[b], hi[b] - lo[b], m, n, tb, w_uniform, SEED_BLOCK / 32, &top, seeds, macs, deep);
     if (seeds) {
         atomicAdd(counters + SEED_DOTS, seeds);
         atomicAdd(counters + EXACT_MACS, macs);
@@ -1393,9 +1574,11 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
     Tally tally = {0, 0, 0, 0, 0};
     unsigned long long seeds = 0;
     if (n_widths > BLOCK / 32)  // half-warps: half the rounds of widths (K2-like: one, not two; seeds -10 %)
-        warp_seeds<16>(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs);
+        warp_seeds<16>(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs,
+                       tally.passed);
     else
-        warp_seeds<32>(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs);
+        warp_seeds<32>(f, first_width, n_widths, m, n, tb, w_uniform, BLOCK / 32, &threshold, seeds, tally.macs,
+                       tally.passed);
     __syncthreads();
     CLOCK_ADD(CLOCK_SEEDS, mark);
 
@@ -1410,6 +1593,12 @@ pruned_period(const double *t, const double *y, const double *w, int n, int m,
         if (threadIdx.x == 0)
             for (int q = 0, s = 0; q < count; s += padded<PERIOD_TAKE>(jobs[q].n_shifts), ++q) jobs[q].start = s;
         __syncthreads();
+        if (ROW_GATE && uniform) {
+            CLOCK_ADD(CLOCK_COARSE, mark);
+            row_gate(pu, pu2, m, jobs, count, w_uniform, prune_min, pq);
+            __syncthreads();
+            CLOCK_ADD(CLOCK_GATE, mark);
+        }
         if (uniform)
             scan_period<true>(f, jobs, count, tb, cc, pq, best, tally);
         else
