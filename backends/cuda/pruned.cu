@@ -157,7 +157,7 @@ struct Tables {
 
 // Rounding allowances of one (period, width), doubled (backends/pruning.py);
 // e_s: the error of a window's sum of u taken from its flux sum (uniform
-// weights, coarse_stage with U_FROM_FLUX: pruned_scan's jobs, LINE).
+// weights: coarse_stage with U_FROM_FLUX in pruned_scan, row_gate's slack).
 struct Allowances {
     double e_v, e_vw, e_ar1, e_ark, e_a21, e_a2k, e_s;
 };
@@ -270,8 +270,8 @@ __device__ Job cascade_job(int wi, int m, int n, const Tables &tb, double w_unif
     j.q1 = tb.rho_q[2 * wi]; j.r12 = tb.rho2[2 * wi];
     j.qk = tb.rho_q[2 * wi + 1]; j.rk2 = tb.rho2[2 * wi + 1];
     j.kp = tb.n_pieces[wi];
+    if (w_uniform > 0.0) j.e.e_s = 5.0 * g * (w_uniform * m + 2.0 * scale[0]);  // sum |f| <= m + U1 / w
     if (line) {
-        if (w_uniform > 0.0) j.e.e_s = 5.0 * g * (w_uniform * m + 2.0 * scale[0]);  // sum |f| <= m + U1 / w
         const LineAllowances e = line_allowances(tb.line_terms + 4 * wi, tb.amax[wi], scale[0], scale[1], g, m,
                                                  j.length);
         j.inv_t = e.inv_t;
