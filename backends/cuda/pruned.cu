@@ -359,8 +359,9 @@ __device__ __forceinline__ double group_gain(const Fold &f, const Job &j, int i,
 
 // The deepest box of a job over lanes' shifts s = first, first + step, ...:
 // the smallest window flux sum passing the depth filter (ties: the smaller
-// shift); i = -1 if none. ``deep`` counts the shifts that pass it (the
-// scan's depth_pass in pruned_period, whose row gate skips rows unvisited).
+// shift); i = -1 if none. ``deep`` counts the shifts that pass it: the
+// search's depth_pass, counted here because every shift is visited here
+// (pruned_period's row gate leaves rows unscanned).
 struct Deepest {
     double sum;
     int i;
@@ -831,13 +832,12 @@ __device__ __forceinline__ int padded(int n_shifts)
 // and arithmetic overlap, K2-like coarse stage -24 % of cycles), 1 in
 // pruned_scan (64 registers; lazy stages). CONST_A2, U_FROM_FLUX: coarse_stage's.
 // GATED (pruned_period with uniform weights): only the rows (32 shifts each)
-// whose bits are set in ``rows`` are scanned, in order. COUNT_DEEP: the
-// shifts past the depth filter go into tally.passed (pruned_period counts
-// them with its seeds).
+// whose bits are set in ``rows`` are scanned, in order. depth_pass is
+// counted with the seeds (deepest_box), not here.
 // Debug: a depth-passing shift the bound skips whose exact gain reaches the
 // floor is a violation, and so is a queued shift in a row of ``gated`` (the
 // row gate's, which then passes every row).
-template <bool CONST_A2, int GRAB, int AT_ONCE, bool U_FROM_FLUX, bool COUNT_DEEP, bool GATED = false, class Push>
+template <bool CONST_A2, int GRAB, int AT_ONCE, bool U_FROM_FLUX, bool GATED = false, class Push>
 __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int first, const Cascade &cc,
                                      const Push &push, Tally &tally, unsigned rows = 0, unsigned gated = 0)
 {
@@ -863,7 +863,6 @@ __device__ __forceinline__ void take(const Fold &f, const Job &j, int g, int fir
         int entry[AT_ONCE];
 #pragma unroll
         for (int r = 0; r < AT_ONCE; ++r) {
-            if (COUNT_DEEP) tally.passed += c[r].deep;
             keep[r] = c[r].keep;
             entry[r] = g << SLOT_BITS | at[r];
         }
@@ -905,9 +904,9 @@ __device__ __forceinline__ void scan_group(const Fold &f, const Job *jobs, int c
             const int k = first / TAKE, g = k % count, shift = k / count * TAKE;
             if (shift >= jobs[g].n_shifts) continue;  // a job with fewer shifts than the longest
             if (cc.uniform())  // the job from shared memory, a job per take
-                take<true, GRAB_ITEMS, 1, true, true>(f, jobs[g], g, shift, cc, push, tally);
+                take<true, GRAB_ITEMS, 1, true>(f, jobs[g], g, shift, cc, push, tally);
             else
-                take<false, GRAB_ITEMS, 1, true, true>(f, jobs[g], g, shift, cc, push, tally);
+                take<false, GRAB_ITEMS, 1, true>(f, jobs[g], g, shift, cc, push, tally);
         }
         CLOCK_MARK(mark);
         __syncthreads();
@@ -1114,10 +1113,10 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
             }
             if (EAGER && ROW_GATE) {  // the take's rows from the gate's mask (row_gate)
                 const unsigned pass = mine / 1024 < GATE_WORDS ? pq.gate[mine / 1024] >> (mine / 32 % 32) & 0xfu : 0xfu;
-                take<true, PERIOD_GRAB, PERIOD_AT_ONCE, false, false, true>(
+                take<true, PERIOD_GRAB, PERIOD_AT_ONCE, false, true>(
                     f, one, g, mine - one.start, cc, push, tally, cc.debug ? 0xfu : pass, ~pass & 0xfu);
             } else {
-                take<true, PERIOD_GRAB, EAGER ? PERIOD_AT_ONCE : 1, false, false>(f, one, g, mine - one.start, cc,
+                take<true, PERIOD_GRAB, EAGER ? PERIOD_AT_ONCE : 1, false>(f, one, g, mine - one.start, cc,
                                                                                    push, tally);
             }
             mine = mine + BLOCK / 32 * PERIOD_TAKE < tail_start ? mine + BLOCK / 32 * PERIOD_TAKE : drawn();
@@ -1421,7 +1420,7 @@ pruned_prefix(const double *y, const double *w, const int *order, double w_unifo
             m, rw + fb, nullptr, cs + pb, pu + pb, pu2 + pb, nullptr, nullptr, pj + pb, scales + 4 * b);
 }
 
-// The seeds of period b (warp_seeds), one block of SEED_BLOCK threads, from
+// The seeds of period b (warp_seeds) and its depth_pass, one block of SEED_BLOCK threads, from
 // a copy of its cumulative flux in shared memory where it fits (in_shared: 8
 // (m + 1) bytes, TESS-size folds), else from global memory. A block per
 // (period, width) instead took 6.5 ms of the 78-day search's seeds, not 4.5
@@ -1447,8 +1446,10 @@ pruned_seed(const double *rw, const double *w, const double *cs, int m, int n, c
                     nullptr, 0.5 * m};
     const Tables tb = TABLES;
     unsigned long long seeds = 0, macs = 0;
-    unsigned deep = 0;  // pruned_scan counts its depth passes
+    unsigned deep = 0;
     warp_seeds<32>(f, lo[b], hi[b] - lo[b], m, n, tb, w_uniform, SEED_BLOCK / 32, &top, seeds, macs, deep);
+    for (int o = 16; o > 0; o >>= 1) deep += __shfl_xor_sync(0xffffffffu, deep, o);
+    if (threadIdx.x % 32 == 0 && deep) atomicAdd(counters + DEPTH_PASS, (unsigned long long)deep);
     if (seeds) {
         atomicAdd(counters + SEED_DOTS, seeds);
         atomicAdd(counters + EXACT_MACS, macs);
