@@ -22,9 +22,10 @@ from gpu_timing import case_plan  # scripts/ is on sys.path when run as a script
 
 STAGES = ("fold and sort", "prefix sums", "seeds", "row gate", "coarse stage", "flushes")
 FOLD_PARTS = ("fold: phases", "fold: bucket sort", "fold: gather")
+COARSE_PART = "coarse: warp 0's fine rounds"  # thread 0's own cycles: warp 0's share, not the block's
 FLUSH_PARTS = ("flushes: fine stage", "flushes: exact gains")
 SLOTS = (FOLD_PARTS[0], "prefix sums", "seeds", "coarse stage", "flushes", *FLUSH_PARTS, "flush count",
-         *FOLD_PARTS[1:], "row gate")  # pruned.cu's clock slots
+         *FOLD_PARTS[1:], "row gate", COARSE_PART)  # pruned.cu's clock slots
 
 
 def stage_cycles(backend, plan, periods) -> dict:
@@ -48,7 +49,7 @@ def named(cycles) -> dict:
     found = dict(zip(SLOTS, np.asarray(cycles, float)))
     found["fold and sort"] = sum(found[part] for part in FOLD_PARTS)
     found["coarse stage"] -= found["flushes"]
-    order = (STAGES[0], *FOLD_PARTS, *STAGES[1:], *FLUSH_PARTS, "flush count")
+    order = (STAGES[0], *FOLD_PARTS, *STAGES[1:5], COARSE_PART, STAGES[5], *FLUSH_PARTS, "flush count")
     return {name: found[name] for name in order}
 
 

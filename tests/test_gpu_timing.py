@@ -90,10 +90,11 @@ def test_profile_names_the_stage_clocks_in_the_kernels_order():
     kernel = {"CLOCK_FOLD": "fold: phases", "CLOCK_PREFIX": "prefix sums", "CLOCK_SEEDS": "seeds",
               "CLOCK_COARSE": "coarse stage", "CLOCK_FLUSH": "flushes", "CLOCK_FINE": "flushes: fine stage",
               "CLOCK_EXACT": "flushes: exact gains", "N_FLUSHES": "flush count", "CLOCK_SORT": "fold: bucket sort",
-              "CLOCK_GATHER": "fold: gather", "CLOCK_GATE": "row gate"}
+              "CLOCK_GATHER": "fold: gather", "CLOCK_GATE": "row gate", "CLOCK_ROUNDS": "coarse: warp 0's fine rounds"}
     assert [kernel[name.strip()] for name in enum.split(",")] == list(profile_pruned.SLOTS)
-    found = profile_pruned.named([1, 20, 30, 100, 40, 5, 6, 2, 7, 8, 9])
+    found = profile_pruned.named([1, 20, 30, 100, 40, 5, 6, 2, 7, 8, 9, 3])
     assert found["fold and sort"] == 16 and found["fold: bucket sort"] == 7
     assert found["coarse stage"] == 60 and found["flushes: exact gains"] == 6
     assert list(found)[:4] == ["fold and sort", "fold: phases", "fold: bucket sort", "fold: gather"]
-    assert list(found)[6:8] == ["row gate", "coarse stage"] and found["row gate"] == 9
+    assert list(found)[6:9] == ["row gate", "coarse stage", "coarse: warp 0's fine rounds"] and found["row gate"] == 9
+    assert found["coarse: warp 0's fine rounds"] == 3

@@ -98,12 +98,13 @@
 // after a barrier, so each is the whole block's: the fold's phases, prefix
 // sums, seeds, the cascade's coarse part, its flushes (their fine stage,
 // exact gains), the count of flushes, then the fold's bucket sort and gather,
-// and the row gate (row_gate; its jobs' making is in the coarse stage's);
+// and the row gate (row_gate; its jobs' making is in the coarse stage's),
+// then thread 0's fine rounds within the coarse part (warp 0's share of it);
 // pruned_scan's blocks mark the coarse part, the flushes and their count.
 // pruned_period's fine rounds run within its coarse part, its flushes' fine
 // stage being the last round after the period's takes.
 enum { CLOCK_FOLD, CLOCK_PREFIX, CLOCK_SEEDS, CLOCK_COARSE, CLOCK_FLUSH, CLOCK_FINE, CLOCK_EXACT,
-       N_FLUSHES, CLOCK_SORT, CLOCK_GATHER, CLOCK_GATE, N_CLOCKS };
+       N_FLUSHES, CLOCK_SORT, CLOCK_GATHER, CLOCK_GATE, CLOCK_ROUNDS, N_CLOCKS };
 #ifdef STAGE_CLOCKS
 __device__ unsigned long long stage_clocks[N_CLOCKS];
 #define CLOCK_MARK(mark) long long mark = clock64()
@@ -1093,7 +1094,11 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
     int head = 0, tail = 0;  // the warp's ring: its shifts waiting for the K-piece bound
     const auto push = [&](const bool *keep, const int *entry) {
         tail = push_ring<EAGER ? PERIOD_AT_ONCE : 1>(ring, tail, keep, entry);
-        for (; tail - head >= 32; head += 32) fine_round(f, jobs, tb, cc, ring, head, 32, pq, tally);
+        for (; tail - head >= 32; head += 32) {
+            CLOCK_MARK(round_mark);
+            fine_round(f, jobs, tb, cc, ring, head, 32, pq, tally);
+            CLOCK_ADD(CLOCK_ROUNDS, round_mark);
+        }
     };
     const int tail_start = max(0, (total + PERIOD_TAKE - 1) / PERIOD_TAKE - TAIL_TAKES) * PERIOD_TAKE;
     const auto drawn = [&]() {  // a take of the tail, from the shared counter
