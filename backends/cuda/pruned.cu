@@ -622,14 +622,18 @@ __device__ __forceinline__ void line_terms(const Fold &f, const Job &j, const Ta
 // Stage 2 of a queued shift: the K-piece bound (templates of fine_min
 // samples or more): AR's linear pieces where the fold has pj, else its
 // constant pieces; A2's constant pieces (CONST_A2: A2's least a2c, as in
-// coarse_stage). Whether shift i is evaluated exactly.
-template <bool CONST_A2>
+// coarse_stage). Whether shift i is evaluated exactly. EAGER: straight-line
+// code, the loads of a shift the bound does not take made all the same (they
+// lie within the fold), so that its loads overlap (pruned_period's full fine
+// rounds: K2-like kernel -0.9 %, NOTES.md step 87).
+template <bool CONST_A2, bool EAGER = false>
 __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, const Tables &tb,
                                            const Cascade &cc, Tally &tally)
 {
-    if (j.length < cc.fine_min) return true;  // fine_min >= prune_min (pruning.tuning)
+    const bool short_template = j.length < cc.fine_min;  // fine_min >= prune_min (pruning.tuning)
+    if (!EAGER && short_template) return true;
     const double k = box_depth(f, j, i) * j.kscale;
-    if (!(k > 0.0)) return true;
+    if (!EAGER && !(k > 0.0)) return true;
     const int *bw = tb.bounds + j.wi * (tb.k_max + 1);
     const double *nw = tb.inv_n + j.wi * tb.k_max;
     double mu, vu, mw = 0.0, vw = 0.0;
@@ -640,8 +644,9 @@ __device__ __forceinline__ bool fine_stage(const Fold &f, const Job &j, int i, c
     if (!CONST_A2) piece_sums(bw, nw, tb.c2 + j.wi * tb.k_max, j.kp, f.pw, f.pw2, i, mw, vw);
     const double lb_a2 = a2_floor(j.a2u, mw, vw, j.rk2, j.kp * j.e.e_vw, j.e.e_a2k, j.a2c);
     // f.pj tested again, not its constants carried from the branch above: 16 bytes more of pruned_scan's spills
-    const bool keep = f.pj ? may_win(k, mu, vu, j.ql, j.e_vl, j.e_arl, lb_a2, cc.pad, j.floor)
-                           : may_win(k, mu, vu, j.qk, j.kp * j.e.e_v, j.e.e_ark, lb_a2, cc.pad, j.floor);
+    const bool keep = (EAGER & (short_template | !(k > 0.0))) |
+                      (f.pj ? may_win(k, mu, vu, j.ql, j.e_vl, j.e_arl, lb_a2, cc.pad, j.floor)
+                            : may_win(k, mu, vu, j.qk, j.kp * j.e.e_v, j.e.e_ark, lb_a2, cc.pad, j.floor));
     if (!keep && cc.debug) tally.violations += group_gain<1>(f, j, i, k) >= j.floor;
     return keep;
 }
@@ -796,8 +801,9 @@ __device__ __forceinline__ int push_ring(int *ring, int tail, const bool *keep, 
 }
 
 // A warp's fine round: the K-piece bound of the n <= 32 shifts of its ring
-// from ``head``, a lane each, survivors appended to the block's list (the
-// whole warp calls it).
+// from ``head``, a lane each (FULL: n = 32, straight-line), survivors
+// appended to the block's list (the whole warp calls it).
+template <bool FULL>
 __device__ __forceinline__ void fine_round(const Fold &f, const Job *jobs, const Tables &tb, const Cascade &cc,
                                            const int *ring, int head, int n, PeriodQueues &pq, Tally &tally)
 {
@@ -805,9 +811,9 @@ __device__ __forceinline__ void fine_round(const Fold &f, const Job *jobs, const
     __syncwarp();  // the ring's entries, written by other lanes
     int entry = 0;
     bool keep = false;
-    if (lane < n) {
+    if (FULL || lane < n) {
         entry = ring[(head + lane) % RING];
-        keep = fine_stage<true>(f, jobs[entry >> SLOT_BITS], entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
+        keep = fine_stage<true, FULL>(f, jobs[entry >> SLOT_BITS], entry & ((1 << SLOT_BITS) - 1), tb, cc, tally);
         ++tally.queued;
         tally.survived += keep;
     }
@@ -1096,7 +1102,7 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
         tail = push_ring<EAGER ? PERIOD_AT_ONCE : 1>(ring, tail, keep, entry);
         for (; tail - head >= 32; head += 32) {
             CLOCK_MARK(round_mark);
-            fine_round(f, jobs, tb, cc, ring, head, 32, pq, tally);
+            fine_round<true>(f, jobs, tb, cc, ring, head, 32, pq, tally);
             CLOCK_ADD(CLOCK_ROUNDS, round_mark);
         }
     };
@@ -1130,7 +1136,7 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
         const bool done = __syncthreads_and(mine >= total);
         CLOCK_MARK(mark);
         if (done) {
-            fine_round(f, jobs, tb, cc, ring, head, tail - head, pq, tally);
+            fine_round<false>(f, jobs, tb, cc, ring, head, tail - head, pq, tally);
             __syncthreads();
         }
         CLOCK_ADD(CLOCK_FINE, mark);

@@ -45,9 +45,10 @@ from backends.protocol import PeriodStats
 
 CHUNK_PER_THREAD = 8  # queue places per thread (pruned.cu's CHUNK)
 # pruned_period's survivor list (SHARED_BLOCK threads; the one-piece bound's survivors wait in each warp's ring):
-# with pruned.cu's SURVIVOR_ROOM (2,560) kept free, 256 places for a K2-like period's ~205 survivors on
-# average; a K2-like fold (4,838 samples) with the linear bound's pj fits beside it (tests/test_cuda_sources.py)
-PERIOD_CHUNK = 2816
+# with pruned.cu's SURVIVOR_ROOM (2,560) kept free, 512 places for a K2-like period's ~205 survivors on
+# average (256: 1.30 flushes per period, K2-like kernel +0.6 %, NOTES.md step 87); a K2-like fold (4,838
+# samples) with the linear bound's pj fits beside it (tests/test_cuda_sources.py)
+PERIOD_CHUNK = 3072
 # Periods per batch: bounds a launch's length (progress, Ctrl-C). K2-like's 9,679 in one launch, not three:
 # kernel 10.6 -> 10.4 ms on the H100 (two fewer partly filled last waves of one block per SM).
 MAX_PERIODS = 16384
