@@ -14,7 +14,9 @@ max over k in [k_lo, k_hi] of 2 k X - k^2 A2 with X = c1 S_hi + r1 sqrt(V_U).
 per-shift pass would know); ``aligned``: S_hi from the maxima and minima of
 the prefix sums over aligned blocks of B samples (no per-shift work), k_hi
 from box = S / (W d). Prints, per case and B, the blocks whose bound reaches
-T and the listed shifts inside them (what per-shift work would remain), and
+T and the listed shifts inside them (what per-shift work would remain), the
+listed shifts in blocks that hold a per-shift survivor (``ideal``: what the
+tightest block bound would leave), and
 the share of all shifts in blocks whose aligned bound reaches T (what a gate
 that never visits a skipped block's shifts would leave; NOTES.md step 85).
 
@@ -87,12 +89,13 @@ def study(case, blocks, n_periods, seed=0) -> dict:
     if not lc.uniform_weight > 0:
         raise SystemExit(f"{case}: uniform weights only")
     tallies = {block: dict(listed=0, coarse=0, blocks=0, exact_blocks=0, exact_shifts=0, aligned_blocks=0,
-                           aligned_shifts=0, shifts=0, aligned_all=0) for block in blocks}
+                           aligned_shifts=0, ideal_shifts=0, shifts=0, aligned_all=0) for block in blocks}
     for (u, prefix, prefix2), widths, threshold in sampled_folds(plan, periods, n_periods, seed):
         for wi, shifts, box, k, listed, s, v in widths:
             d, c1, r1 = int(tp.widths[wi]), pc.mean[wi, 0], pc.rho[wi, 0]
             a2, kmin = lc.uniform_weight * pc.sum_a2[wi], tp.depth_min * tp.overshoot[wi] / tp.signal_depth
-            coarse = int((listed & (2 * k * (c1 * s + r1 * np.sqrt(v)) - k * k * a2 >= threshold)).sum())
+            survives = listed & (2 * k * (c1 * s + r1 * np.sqrt(v)) - k * k * a2 >= threshold)
+            coarse = int(survives.sum())
             for block, tally in tallies.items():
                 tally["listed"] += int(listed.sum())
                 tally["coarse"] += coarse
@@ -113,6 +116,8 @@ def study(case, blocks, n_periods, seed=0) -> dict:
                         tally["aligned_all"] += inside.size
                     if not inside.any():
                         continue
+                    if survives[q].any():
+                        tally["ideal_shifts"] += int(inside.sum())
                     exact = best_k_bound(c1 * s[q][inside].max() + r1 * root_v, a2, k[q][inside].min(),
                                          k[q][inside].max())
                     for name, bound in (("exact", exact), ("aligned", aligned)):
@@ -129,13 +134,14 @@ def main(argv=None):
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])
     args = parser.parse_args(argv)
     print("| case | B | listed shifts | per-shift one-piece survivors | blocks reaching T (exact / aligned) "
-          "| listed shifts in them (exact / aligned) | all shifts in aligned blocks reaching T |"
-          "\n|---|---:|---:|---:|---:|---:|---:|")
+          "| listed shifts in them (exact / aligned) | listed shifts in blocks with a survivor (ideal) "
+          "| all shifts in aligned blocks reaching T |\n|---|---:|---:|---:|---:|---:|---:|---:|")
     for case in args.cases:
         for block, t in study(case, args.blocks, args.periods).items():
             print(f"| {case} | {block} | {t['listed']:,} | {t['coarse'] / t['listed']:.3f} | "
                   f"{t['exact_blocks'] / t['blocks']:.3f} / {t['aligned_blocks'] / t['blocks']:.3f} | "
                   f"{t['exact_shifts'] / t['listed']:.3f} / {t['aligned_shifts'] / t['listed']:.3f} | "
+                  f"{t['ideal_shifts'] / t['listed']:.3f} | "
                   f"{t['aligned_all'] / t['shifts']:.3f} |", flush=True)
 
 
