@@ -1168,7 +1168,9 @@ struct CountsAdd {
 };
 
 // The block's counts into the launch's counters (synchronises the block);
-// ``seeds``: this thread's seeds (warp_seeds counts them on each group's first lane).
+// ``seeds``: this thread's seeds (warp_seeds counts them on each group's first lane);
+// tally.passed: pruned_period's depth passes (its seeds'; pruned_scan's none:
+// pruned_seed counts them).
 __device__ void add_counts(const Tally &tally, unsigned long long seeds, unsigned long long *counters)
 {
     typedef cub::BlockReduce<Counts, BLOCK> Reduce;
@@ -1176,7 +1178,7 @@ __device__ void add_counts(const Tally &tally, unsigned long long seeds, unsigne
     const Counts sum = Reduce(temp).Reduce(
         Counts{tally.passed, tally.queued, tally.survived, tally.violations, tally.macs, seeds}, CountsAdd());
     if (threadIdx.x == 0) {
-        atomicAdd(counters + DEPTH_PASS, sum.passed);
+        if (sum.passed) atomicAdd(counters + DEPTH_PASS, sum.passed);
         atomicAdd(counters + COARSE_PASS, sum.queued);
         atomicAdd(counters + FINE_PASS, sum.survived);
         atomicAdd(counters + EXACT_MACS, sum.macs);
