@@ -1123,9 +1123,10 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
                 one = jobs[g];
             }
             if (EAGER && ROW_GATE) {  // the take's rows from the gate's mask (row_gate)
-                const unsigned pass = mine / 1024 < GATE_WORDS ? pq.gate[mine / 1024] >> (mine / 32 % 32) & 0xfu : 0xfu;
+                constexpr unsigned ALL = (1u << PERIOD_GRAB) - 1;
+                const unsigned pass = mine / 1024 < GATE_WORDS ? pq.gate[mine / 1024] >> (mine / 32 % 32) & ALL : ALL;
                 take<true, PERIOD_GRAB, PERIOD_AT_ONCE, false, true>(
-                    f, one, g, mine - one.start, cc, push, tally, cc.debug ? 0xfu : pass, ~pass & 0xfu);
+                    f, one, g, mine - one.start, cc, push, tally, cc.debug ? ALL : pass, ~pass & ALL);
             } else {
                 take<true, PERIOD_GRAB, EAGER ? PERIOD_AT_ONCE : 1, false>(f, one, g, mine - one.start, cc,
                                                                                    push, tally);
@@ -1526,6 +1527,7 @@ pruned_scan(const double *rw, const double *w, const double *cs, const double *p
 // index, depth of period b.
 #if PERIOD_KERNEL
 static_assert(CHUNK > SURVIVOR_ROOM, "pruned_period: no room for a flush's survivors (raise CHUNK)");
+static_assert(32 % PERIOD_GRAB == 0, "pruned_period: a take's rows lie in one word of the row gate's mask");
 extern "C" __global__ void __launch_bounds__(BLOCK, BLOCK < 512 ? 512 / BLOCK : 1)  // 128 registers
 pruned_period(const double *t, const double *y, const double *w, int n, int m,
               const double *periods, const int *lo, const int *hi, TABLE_PARAMS,

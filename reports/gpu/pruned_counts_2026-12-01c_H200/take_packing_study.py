@@ -8,6 +8,7 @@ shifts within its width. Its gated loop runs ceil(K / 2) passes of
 PERIOD_AT_ONCE = 2 rows for its K kept rows, so a take with an odd count
 evaluates one empty row's slot. Packed: every pass carries 2 kept rows of
 one width, ceil(rows / 2) per width. Without a gate: 2 passes per take.
+gated_grab8: takes of 8 rows (PERIOD_GRAB 8), odd counts rarer.
 
     PYTHONPATH=.:scripts python reports/gpu/pruned_counts_2026-12-01c_H200/take_packing_study.py
 """
@@ -37,7 +38,7 @@ def row_kept(prefix, prefix2, m, shifts, listed, d, c1, r1, a2, k_min, to_k, thr
 def main(n_periods=40):
     plan, periods = case_plan("k2")
     tp, pc, lc = plan.templates, plan.templates.pieces, plan.lc
-    passes = dict(ungated=0, gated=0, packed=0)
+    passes = dict(ungated=0, gated=0, gated_grab8=0, packed=0)
     takes = dict(all=0, empty=0)
     rows_kept = rows_all = 0
     for (_, prefix, prefix2), widths, threshold in sampled_folds(plan, periods, n_periods):
@@ -53,6 +54,8 @@ def main(n_periods=40):
             per_take = np.add.reduceat(kept.astype(int), np.arange(0, kept.size, GRAB))
             passes["ungated"] += GRAB // AT_ONCE * per_take.size
             passes["gated"] += int(np.sum(-(-per_take // AT_ONCE)))
+            per_take8 = np.add.reduceat(kept.astype(int), np.arange(0, kept.size, 2 * GRAB))
+            passes["gated_grab8"] += int(np.sum(-(-per_take8 // AT_ONCE)))
             passes["packed"] += -(-int(kept.sum()) // AT_ONCE)
             takes["all"] += per_take.size
             takes["empty"] += int(np.sum(per_take == 0))
