@@ -1,4 +1,5 @@
 # row_gate_flux.patch on the GPU: tests, A/B (old = HEAD, new = patched working tree), clocks, exact set
+# _ab/ab_time.py is ../pruned_counts_2026-12-01b_H200/call2/ab_time.py, copied there
 source scripts/gpu_env.sh; install_wheels .whl/*.whl >/dev/null 2>&1
 R=$PWD; export PYTHONPATH=/tmp/site:$R TLS_KERNEL_CACHE_DIR=/tmp/kc
 COMMIT=${COMMIT:-?} gpu_header > $OUT/header.txt
