@@ -82,6 +82,22 @@ def best_k_bound(x, a2, k_lo, k_hi):
     return 2.0 * k * x - k * k * a2
 
 
+def union_root(prefix, prefix2, lo, hi):
+    """The root of u's centred squares over samples lo .. hi - 1 (windows' union)."""
+    su, qu = prefix[hi] - prefix[lo], prefix2[hi] - prefix2[lo]
+    return np.sqrt(max(qu - su * su / (hi - lo), 0.0))
+
+
+def runs_bounds(prefix, m, first, last, d, span):
+    """(S_hi, a0, e1) of the row of windows of d samples starting at first ..
+    last, from runs of ``span`` samples as pruned.cu's row_gate takes them:
+    the largest window sum of u the runs of its starts and ends allow, and
+    its union widened to whole runs, samples a0 .. e1 - 1."""
+    a0, a1 = first // span * span, min((last // span + 1) * span, m)  # the starts' runs
+    e0, e1 = (first + d) // span * span, min(((last + d) // span + 1) * span, m)  # the ends'
+    return prefix[e0:e1 + 1].max() - prefix[a0:a1 + 1].min(), a0, e1
+
+
 def study(case, blocks, n_periods, seed=0) -> dict:
     """{B: tally} for every block size of ``blocks``, over the same sampled periods."""
     plan, periods = case_plan(case)
@@ -105,8 +121,7 @@ def study(case, blocks, n_periods, seed=0) -> dict:
                     tally["blocks"] += 1
                     tally["shifts"] += inside.size
                     first, last = shifts[q][0], shifts[q][-1]
-                    su, qu, nu = prefix[last + d] - prefix[first], prefix2[last + d] - prefix2[first], last + d - first
-                    root_v = np.sqrt(max(qu - su * su / nu, 0.0))
+                    root_v = union_root(prefix, prefix2, first, last + d)
                     lo_at, hi_at = first // block * block, last // block * block + block
                     s_hi = (prefix[first + d:min(hi_at + d, prefix.size)].max()
                             - prefix[lo_at:min(hi_at, prefix.size)].min())

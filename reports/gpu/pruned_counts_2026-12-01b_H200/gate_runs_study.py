@@ -13,7 +13,7 @@ weights the u sums and k are largest where it is least), exact union.
 
 import numpy as np
 
-from block_bound_study import best_k_bound, sampled_folds
+from block_bound_study import best_k_bound, runs_bounds, sampled_folds, union_root
 from gpu_timing import case_plan
 
 ROW, SPANS = 32, (32, 16, 8)
@@ -34,20 +34,16 @@ def main(n_periods=40):
                 if not inside.any():
                     continue
                 first, last = shifts[start:start + ROW][[0, -1]]
-                su, qu = prefix[last + d] - prefix[first], prefix2[last + d] - prefix2[first]
-                root_v = np.sqrt(max(qu - su * su / (last + d - first), 0.0))
+                root_v = union_root(prefix, prefix2, first, last + d)
                 at = np.flatnonzero(inside)[np.argmax(s[start:start + ROW][inside])]  # the least flux sum's
                 if best_k_bound(c1 * s[start + at] + r1 * root_v, a2, k_min, k[start + at]) >= threshold:
                     least_flux += int(inside.sum())
                 for span in SPANS:
-                    a0, a1 = first // span * span, min((last // span + 1) * span, m)  # the starts' runs
-                    e0, e1 = (first + d) // span * span, min(((last + d) // span + 1) * span, m)  # the ends'
-                    s_hi = prefix[e0:e1 + 1].max() - prefix[a0:a1 + 1].min()
+                    s_hi, a0, e1 = runs_bounds(prefix, m, first, last, d, span)
                     k_hi = max(k_min, s_hi / (lc.uniform_weight * d) * tp.overshoot[wi] / tp.signal_depth)
                     for tally, (lo, hi) in ((widened, (a0, e1)), (exact_union, (first, last + d))):
-                        su, qu = prefix[hi] - prefix[lo], prefix2[hi] - prefix2[lo]
-                        root_v = np.sqrt(max(qu - su * su / (hi - lo), 0.0))
-                        if best_k_bound(c1 * s_hi + r1 * root_v, a2, k_min, k_hi) >= threshold:
+                        if best_k_bound(c1 * s_hi + r1 * union_root(prefix, prefix2, lo, hi), a2, k_min,
+                                        k_hi) >= threshold:
                             tally[span] += int(inside.sum())
     for span in SPANS:
         print(f"runs of {span}: kept {widened[span] / listed_all:.3f} (union widened to runs), "
