@@ -49,7 +49,7 @@ def named(cycles) -> dict:
     found = dict(zip(SLOTS, np.asarray(cycles, float)))
     found["fold and sort"] = sum(found[part] for part in FOLD_PARTS)
     found["coarse stage"] -= found["flushes"]
-    order = (STAGES[0], *FOLD_PARTS, *STAGES[1:5], COARSE_PART, STAGES[5], *FLUSH_PARTS, "flush count")
+    order = (STAGES[0], *FOLD_PARTS, *STAGES[1:-1], COARSE_PART, STAGES[-1], *FLUSH_PARTS, "flush count")
     return {name: found[name] for name in order}
 
 
