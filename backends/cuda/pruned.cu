@@ -832,6 +832,16 @@ __device__ __forceinline__ int padded(int n_shifts)
     return (n_shifts + ENTRIES - 1) / ENTRIES * ENTRIES;
 }
 
+// pruned_period's job (or RowGate) holding entry ``at`` of a period's list,
+// searched from job ``g`` on: jobs' entries follow one another, each job's
+// from its start, padded to whole takes.
+template <class J>
+__device__ __forceinline__ int job_of_entry(const J *jobs, int g, int at)
+{
+    while (at >= jobs[g].start + padded<PERIOD_TAKE>(jobs[g].n_shifts)) ++g;
+    return g;
+}
+
 // A warp's take: stage 1 of the job's shifts first + lane + 32 r (r <
 // GRAB, those below n_shifts), survivors handed to push(keep, entry)
 // (entries g << SLOT_BITS | shift), AT_ONCE shifts per thread at a time:
@@ -1064,7 +1074,7 @@ __device__ void row_gate(const double *pu, const double *pu2, int m, const Job *
     for (int row = threadIdx.x; row - threadIdx.x % 32 < rows_total; row += BLOCK) {  // a mask word a warp
         bool may = false;
         if (row < rows_total) {
-            while (32 * row >= rg[q].start + padded<PERIOD_TAKE>(rg[q].n_shifts)) ++q;
+            q = job_of_entry(rg, q, 32 * row);
             const RowGate &j = rg[q];
             const int s0 = 32 * row - j.start;
             may = s0 < j.n_shifts &&
@@ -1119,7 +1129,7 @@ __device__ __forceinline__ void scan_period(const Fold &f, const Job *jobs, int 
     for (;;) {
         while (mine < total && *(volatile int *)&pq.n_survivors <= CHUNK - SURVIVOR_ROOM) {
             if (mine >= one.start + one.n_shifts) {  // takes only grow
-                while (mine >= jobs[g].start + padded<PERIOD_TAKE>(jobs[g].n_shifts)) ++g;
+                g = job_of_entry(jobs, g, mine);
                 one = jobs[g];
             }
             if (EAGER && ROW_GATE) {  // the take's rows from the gate's mask (row_gate)
