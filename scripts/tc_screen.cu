@@ -1,0 +1,206 @@
+// The exact chi2 scan with a float16 tensor-core screen (a study for issue 12,
+// uniform weights; scripts/tensor_screen_study.py --gpu runs it).
+//
+// One block per period. Per (width, tile of 128 strided shifts) a warp forms
+// AR for the tile's shifts as one m16n8k16 matrix product per 16 template
+// samples: A[r, j] = u16[s0 + 8 S r + j] (the fold's Hankel rows, read from
+// shared memory as half2 pairs, always even-aligned), B[j, c] = a16[j - S c]
+// (the template banded over 8 sub-shifts, prepared on the host in fragment
+// order), D[r, c] = AR(s0 + S (8 r + c)). Each listed shift's gain
+// G = 2 k AR - k^2 A2 gets the pad 2 |k| E, E = e_coef (sum |u| over the
+// tile's samples) + e_abs (the study's docstring derives both); shifts whose
+// upper gain reaches the block's running best lower gain are kept in their
+// warp's list (compacted against the running lower gain when full: it only
+// rises), and after the scan those reaching the final one are re-checked in
+// float64 (a warp per shift). The best is the largest re-checked gain, ties
+// to the lowest width index, then the lowest shift, as the cpu backend. The
+// screen's k uses 1 / d for the division: the few ulps it moves the gain are
+// in tiny_rel's share of the pad.
+#include <cuda_fp16.h>
+
+#ifndef THREADS
+#define THREADS 256
+#endif
+#ifndef CAP
+#define CAP 1024  // kept shifts a block holds, CAP / WARPS a warp; past it the period is flagged
+#endif
+#define WARPS (THREADS / 32)
+#define CAPW (CAP / WARPS)
+#define TILE 128
+#define MAXW 64
+
+struct Best {
+    double gain;
+    int wi, i;
+};
+
+__device__ __forceinline__ bool better(const Best &x, const Best &y)
+{
+    return x.gain > y.gain || (x.gain == y.gain && (x.wi < y.wi || (x.wi == y.wi && x.i < y.i)));
+}
+
+// Drops the warp's kept shifts whose upper gain is below ``lower`` (keeping
+// their order); returns how many are left. Each round reads 32 entries before
+// writing any, and writes only at or below what it read.
+__device__ int compact(int *iw, double *ub, int count, unsigned long long lower_bits, int lane, unsigned below)
+{
+    const double lower = __longlong_as_double((long long)lower_bits);
+    int left = 0;
+    for (int c0 = 0; c0 < count; c0 += 32) {
+        const int c = c0 + lane;
+        const int x = c < count ? iw[c] : 0;
+        const double y = c < count ? ub[c] : -1.0;
+        const bool keep = c < count && y >= lower;
+        const unsigned vote = __ballot_sync(0xffffffffu, keep);
+        __syncwarp();
+        if (keep) {
+            iw[left + __popc(vote & below)] = x;
+            ub[left + __popc(vote & below)] = y;
+        }
+        __syncwarp();
+        left += __popc(vote);
+    }
+    return left;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, const double *__restrict__ au_all,
+          int m, int mp, double uscale, const int *__restrict__ lo, const int *__restrict__ nd,
+          const int *__restrict__ wd, const int *__restrict__ ws, const int *__restrict__ wn,
+          const int *__restrict__ wk, const double *__restrict__ s_max, const double *__restrict__ kscale,
+          const double *__restrict__ a2, const double *__restrict__ e_coef, const double *__restrict__ e_abs,
+          const double *__restrict__ inv_scale, const long long *__restrict__ b_off,
+          const unsigned *__restrict__ bfrag, const long long *__restrict__ a_off, const double *__restrict__ a,
+          double tiny_rel, double *gain_out, int *width_out, int *shift_out, int *kept_out, int *rechecked_out)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    double *cs = reinterpret_cast<double *>(smem);  // m + 1: prefix sums of F
+    double *au = cs + (m + 1);                      // m + 1: prefix sums of |u|
+    unsigned *u2 = reinterpret_cast<unsigned *>(au + (m + 1));  // mp / 2 half2: u * uscale
+    __shared__ int tiles[MAXW + 1];
+    __shared__ int cand_iw[CAP];  // wi << 24 | shift
+    __shared__ double cand_ub[CAP];
+    __shared__ int n_kept, overflow;
+    __shared__ unsigned long long lower_bits;
+    __shared__ Best red[WARPS];
+
+    const int p = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const double *u = u_all + (size_t)p * m;
+    const double *csg = cs_all + (size_t)p * (m + 1), *aug = au_all + (size_t)p * (m + 1);
+    for (int i = tid; i <= m; i += THREADS) {
+        cs[i] = csg[i];
+        au[i] = aug[i];
+    }
+    for (int i = tid; i < mp / 2; i += THREADS) {
+        const int j = 2 * i;
+        const __half x0 = __double2half(j < m ? u[j] * uscale : 0.0);
+        const __half x1 = __double2half(j + 1 < m ? u[j + 1] * uscale : 0.0);
+        u2[i] = (unsigned)__half_as_ushort(x0) | ((unsigned)__half_as_ushort(x1) << 16);
+    }
+    const int wlo = lo[p], n_w = nd[p];
+    if (tid == 0) {
+        int acc = 0;
+        for (int q = 0; q < n_w; ++q) {
+            tiles[q] = acc;
+            acc += (wn[wlo + q] + TILE - 1) / TILE;
+        }
+        tiles[n_w] = acc;
+        n_kept = overflow = 0;
+        lower_bits = 0ull;
+    }
+    __syncthreads();
+
+    volatile unsigned long long *lower_v = &lower_bits;
+    const int total = tiles[n_w], g = lane >> 2, t = lane & 3;
+    const unsigned below = (1u << lane) - 1u;
+    int *my_iw = cand_iw + warp * CAPW;
+    double *my_ub = cand_ub + warp * CAPW;
+    int count = 0, kept = 0;  // the warp's list, and all it ever took
+    double lb = 0.0;
+    for (int job = warp; job < total; job += WARPS) {
+        int q = 0;
+        while (tiles[q + 1] <= job) ++q;
+        const int wi = wlo + q, tile = job - tiles[q];
+        const int d = wd[wi], S = ws[wi], ns = wn[wi], K = wk[wi];
+        const int s0 = tile * TILE * S;
+        const unsigned *bf = bfrag + b_off[wi] + 2 * lane;
+        const int base = (s0 + 8 * S * g + 2 * t) >> 1, row8 = 32 * S;
+        float c0 = 0.f, c1 = 0.f, c2 = 0.f, c3 = 0.f;
+        for (int kk = 0; kk < K; ++kk) {
+            const int w0 = base + 8 * kk;
+            const unsigned x0 = u2[w0], x1 = u2[w0 + row8], x2 = u2[w0 + 4], x3 = u2[w0 + row8 + 4];
+            const uint2 b = __ldg(reinterpret_cast<const uint2 *>(bf + 64 * kk));
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                         : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+                         : "r"(x0), "r"(x1), "r"(x2), "r"(x3), "r"(b.x), "r"(b.y));
+        }
+        const double e = e_coef[wi] * (au[min(s0 + TILE * S + d, m)] - au[s0]) + e_abs[wi];
+        const double lower = __longlong_as_double((long long)*lower_v);
+        const double ks = kscale[wi], a2w = a2[wi], smax = s_max[wi], inv = inv_scale[wi], rd = 1.0 / d;
+        const float acc[4] = {c0, c1, c2, c3};
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            const int s = tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * t + (h & 1);
+            const int i = s * S;
+            double ub = -1.0;
+            if (s < ns) {
+                const double sum = cs[i + d] - cs[i];
+                if (sum <= smax) {
+                    const double k = (1.0 - sum * rd) * ks;
+                    const double x = 2.0 * k * ((double)acc[h] * inv), y = k * k * a2w;
+                    const double gh = x - y, pad = 2.0 * fabs(k) * e + tiny_rel * (fabs(x) + 2.0 * y);
+                    ub = gh + pad;
+                    lb = fmax(lb, gh - pad);
+                }
+            }
+            const bool take = ub >= lower;  // lower >= 0: no gain <= 0 wins
+            const unsigned vote = __ballot_sync(0xffffffffu, take);
+            if (!vote) continue;
+            const int n_new = __popc(vote);
+            if (count + n_new > CAPW) count = compact(my_iw, my_ub, count, *lower_v, lane, below);
+            if (count + n_new > CAPW) {
+                if (lane == 0) overflow = 1;
+            } else if (take) {
+                const int at = count + __popc(vote & below);
+                my_iw[at] = wi << 24 | i;
+                my_ub[at] = ub;
+            }
+            count = min(count + n_new, CAPW);
+            kept += n_new;
+        }
+        double wmax = lb;
+        for (int o = 16; o; o >>= 1) wmax = fmax(wmax, __shfl_xor_sync(0xffffffffu, wmax, o));
+        if (lane == 0 && wmax > lower) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(wmax));
+    }
+    __syncthreads();
+
+    const double lower = __longlong_as_double((long long)lower_bits);
+    if (lane == 0) atomicAdd(&n_kept, kept);
+    Best best = {0.0, -1, 0};
+    int rechecked = 0;
+    for (int c = 0; c < count; ++c) {
+        if (my_ub[c] < lower) continue;
+        const int i = my_iw[c] & 0xFFFFFF, wi = my_iw[c] >> 24;
+        const double *aa = a + a_off[wi];
+        const int len = (int)(a_off[wi + 1] - a_off[wi]), d = wd[wi];
+        double dot = 0.0;
+        for (int j = lane; j < len; j += 32) dot += aa[j] * u[i + j];
+        for (int o = 16; o; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+        const double k = (1.0 - (cs[i + d] - cs[i]) / d) * kscale[wi];
+        const Best x = {2.0 * k * dot - k * k * a2[wi], wi, i};
+        if (better(x, best)) best = x;
+        ++rechecked;
+    }
+    if (lane == 0) red[warp] = best;
+    if (lane == 0) atomicAdd(&rechecked_out[p], rechecked);
+    __syncthreads();
+    if (tid == 0) {
+        for (int w = 1; w < WARPS; ++w)
+            if (better(red[w], best)) best = red[w];
+        gain_out[p] = best.gain;
+        width_out[p] = best.wi;
+        shift_out[p] = best.i;
+        kept_out[p] = overflow ? -1 : n_kept;
+    }
+}
