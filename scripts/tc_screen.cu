@@ -29,6 +29,11 @@
 #define TILE 128
 #define MAXW 64
 
+struct Width {  // a period's allowed width, as its jobs read it
+    int d, S, ns, K, boff;
+    double smax, ks, a2, inv, ecoef, eabs, rd;
+};
+
 struct Best {
     double gain;
     int wi, i;
@@ -78,6 +83,7 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
     double *au = cs + (m + 1);                      // m + 1: prefix sums of |u|
     unsigned *u2 = reinterpret_cast<unsigned *>(au + (m + 1));  // mp / 2 half2: u * uscale
     __shared__ int tiles[MAXW + 1];
+    __shared__ Width slot[MAXW];
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
     __shared__ double cand_ub[CAP];
     __shared__ int n_kept, overflow;
@@ -98,6 +104,13 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
         u2[i] = (unsigned)__half_as_ushort(x0) | ((unsigned)__half_as_ushort(x1) << 16);
     }
     const int wlo = lo[p], n_w = nd[p];
+    for (int q = tid; q < n_w; q += THREADS) {
+        const int wi = wlo + q;
+        Width &w = slot[q];
+        w.d = wd[wi]; w.S = ws[wi]; w.ns = wn[wi]; w.K = wk[wi]; w.boff = (int)b_off[wi];
+        w.smax = s_max[wi]; w.ks = kscale[wi]; w.a2 = a2[wi]; w.inv = inv_scale[wi];
+        w.ecoef = e_coef[wi]; w.eabs = e_abs[wi]; w.rd = 1.0 / w.d;
+    }
     if (tid == 0) {
         int acc = 0;
         for (int q = 0; q < n_w; ++q) {
@@ -117,16 +130,16 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
     double *my_ub = cand_ub + warp * CAPW;
     int count = 0, kept = 0;  // the warp's list, and all it ever took
     double lb = 0.0;
+    int q = 0;
     for (int job = warp; job < total; job += WARPS) {
-        int q = 0;
-        while (tiles[q + 1] <= job) ++q;
-        const int wi = wlo + q, tile = job - tiles[q];
-        const int d = wd[wi], S = ws[wi], ns = wn[wi], K = wk[wi];
+        while (tiles[q + 1] <= job) ++q;  // jobs only move forward
+        const Width &w = slot[q];
+        const int wi = wlo + q, tile = job - tiles[q], d = w.d, S = w.S;
         const int s0 = tile * TILE * S;
-        const unsigned *bf = bfrag + b_off[wi] + 2 * lane;
+        const unsigned *bf = bfrag + w.boff + 2 * lane;
         const int base = (s0 + 8 * S * g + 2 * t) >> 1, row8 = 32 * S;
         float c0 = 0.f, c1 = 0.f, c2 = 0.f, c3 = 0.f;
-        for (int kk = 0; kk < K; ++kk) {
+        for (int kk = 0; kk < w.K; ++kk) {
             const int w0 = base + 8 * kk;
             const unsigned x0 = u2[w0], x1 = u2[w0 + row8], x2 = u2[w0 + 4], x3 = u2[w0 + row8 + 4];
             const uint2 b = __ldg(reinterpret_cast<const uint2 *>(bf + 64 * kk));
@@ -135,26 +148,32 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
                          : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
                          : "r"(x0), "r"(x1), "r"(x2), "r"(x3), "r"(b.x), "r"(b.y));
         }
-        const double e = e_coef[wi] * (au[min(s0 + TILE * S + d, m)] - au[s0]) + e_abs[wi];
+        const double e = w.ecoef * (au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs;
         const double lower = __longlong_as_double((long long)*lower_v);
-        const double ks = kscale[wi], a2w = a2[wi], smax = s_max[wi], inv = inv_scale[wi], rd = 1.0 / d;
         const float acc[4] = {c0, c1, c2, c3};
+        double ub[4];
+        bool any = false;
 #pragma unroll
         for (int h = 0; h < 4; ++h) {
-            const int s = tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * t + (h & 1);
-            const int i = s * S;
-            double ub = -1.0;
-            if (s < ns) {
+            const int s = tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * t + (h & 1), i = s * S;
+            ub[h] = -1.0;
+            if (s < w.ns) {
                 const double sum = cs[i + d] - cs[i];
-                if (sum <= smax) {
-                    const double k = (1.0 - sum * rd) * ks;
-                    const double x = 2.0 * k * ((double)acc[h] * inv), y = k * k * a2w;
+                if (sum <= w.smax) {
+                    const double k = (1.0 - sum * w.rd) * w.ks;
+                    const double x = 2.0 * k * ((double)acc[h] * w.inv), y = k * k * w.a2;
                     const double gh = x - y, pad = 2.0 * fabs(k) * e + tiny_rel * (fabs(x) + 2.0 * y);
-                    ub = gh + pad;
+                    ub[h] = gh + pad;
                     lb = fmax(lb, gh - pad);
                 }
             }
-            const bool take = ub >= lower;  // lower >= 0: no gain <= 0 wins
+            any |= ub[h] >= lower;  // lower >= 0: no gain <= 0 wins
+        }
+        if (lb > lower) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(lb));
+        if (!__any_sync(0xffffffffu, any)) continue;
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+            const bool take = ub[h] >= lower;
             const unsigned vote = __ballot_sync(0xffffffffu, take);
             if (!vote) continue;
             const int n_new = __popc(vote);
@@ -163,15 +182,12 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
                 if (lane == 0) overflow = 1;
             } else if (take) {
                 const int at = count + __popc(vote & below);
-                my_iw[at] = wi << 24 | i;
-                my_ub[at] = ub;
+                my_iw[at] = wi << 24 | (tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * t + (h & 1)) * S;
+                my_ub[at] = ub[h];
             }
             count = min(count + n_new, CAPW);
             kept += n_new;
         }
-        double wmax = lb;
-        for (int o = 16; o; o >>= 1) wmax = fmax(wmax, __shfl_xor_sync(0xffffffffu, wmax, o));
-        if (lane == 0 && wmax > lower) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(wmax));
     }
     __syncthreads();
 
