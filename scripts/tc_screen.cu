@@ -134,21 +134,23 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
     for (int job = warp; job < total; job += WARPS) {
         while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
-        const int wi = wlo + q, tile = job - tiles[q], d = w.d, S = w.S;
+        const int wi = wlo + q, tile = job - tiles[q], d = w.d, S = w.S, K = w.K;
         const int s0 = tile * TILE * S;
-        const unsigned *bf = bfrag + w.boff + 2 * lane;
-        const int base = (s0 + 8 * S * g + 2 * t) >> 1, row8 = 32 * S;
+        const uint2 *bf = reinterpret_cast<const uint2 *>(bfrag + w.boff) + lane;
+        const unsigned *ua = u2 + ((s0 + 8 * S * g + 2 * t) >> 1), *ub8 = ua + 32 * S;
         float c0 = 0.f, c1 = 0.f, c2 = 0.f, c3 = 0.f;
-        for (int kk = 0; kk < w.K; ++kk) {
-            const int w0 = base + 8 * kk;
-            const unsigned x0 = u2[w0], x1 = u2[w0 + row8], x2 = u2[w0 + 4], x3 = u2[w0 + row8 + 4];
-            const uint2 b = __ldg(reinterpret_cast<const uint2 *>(bf + 64 * kk));
+#pragma unroll 4
+        for (int kk = 0; kk < K; ++kk) {
+            const uint2 b = __ldg(bf + 32 * kk);
+            const unsigned x0 = ua[8 * kk], x1 = ub8[8 * kk], x2 = ua[8 * kk + 4], x3 = ub8[8 * kk + 4];
             asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
                          "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                          : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
                          : "r"(x0), "r"(x1), "r"(x2), "r"(x3), "r"(b.x), "r"(b.y));
         }
-        const double e = w.ecoef * (au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs;
+        const double e2 = 2.0 * (w.ecoef * (au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs);
+        const double smax = w.smax, rd = w.rd, ks = w.ks, a2w = w.a2, inv2 = 2.0 * w.inv;
+        const int ns = w.ns;
         const double lower = __longlong_as_double((long long)*lower_v);
         const float acc[4] = {c0, c1, c2, c3};
         double ub[4];
@@ -157,12 +159,12 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
         for (int h = 0; h < 4; ++h) {
             const int s = tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * t + (h & 1), i = s * S;
             ub[h] = -1.0;
-            if (s < w.ns) {
+            if (s < ns) {
                 const double sum = cs[i + d] - cs[i];
-                if (sum <= w.smax) {
-                    const double k = (1.0 - sum * w.rd) * w.ks;
-                    const double x = 2.0 * k * ((double)acc[h] * w.inv), y = k * k * w.a2;
-                    const double gh = x - y, pad = 2.0 * fabs(k) * e + tiny_rel * (fabs(x) + 2.0 * y);
+                if (sum <= smax) {
+                    const double k = (1.0 - sum * rd) * ks;
+                    const double x = k * ((double)acc[h] * inv2), y = k * (k * a2w);
+                    const double gh = x - y, pad = fabs(k) * e2 + tiny_rel * (fabs(x) + 2.0 * y);
                     ub[h] = gh + pad;
                     lb = fmax(lb, gh - pad);
                 }
