@@ -24,6 +24,12 @@
 #ifndef CAP
 #define CAP 1024  // kept shifts a block holds, CAP / WARPS a warp; past it the period is flagged
 #endif
+#ifndef TPJ
+#define TPJ 2  // tiles a warp's job takes: they share each k-step's B fragment
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
 #define WARPS (THREADS / 32)
 #define CAPW (CAP / WARPS)
 #define TILE 128
@@ -68,7 +74,7 @@ __device__ int compact(int *iw, double *ub, int count, unsigned long long lower_
     return left;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, const double *__restrict__ au_all,
           int m, int mp, double uscale, const int *__restrict__ lo, const int *__restrict__ nd,
           const int *__restrict__ wd, const int *__restrict__ ws, const int *__restrict__ wn,
@@ -115,7 +121,7 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
         int acc = 0;
         for (int q = 0; q < n_w; ++q) {
             tiles[q] = acc;
-            acc += (wn[wlo + q] + TILE - 1) / TILE;
+            acc += (wn[wlo + q] + TILE * TPJ - 1) / (TILE * TPJ);
         }
         tiles[n_w] = acc;
         n_kept = overflow = 0;
@@ -134,61 +140,67 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
     for (int job = warp; job < total; job += WARPS) {
         while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
-        const int wi = wlo + q, tile = job - tiles[q], d = w.d, S = w.S, K = w.K;
-        const int s0 = tile * TILE * S;
+        const int wi = wlo + q, tile0 = (job - tiles[q]) * TPJ, d = w.d, S = w.S, K = w.K;
         const uint2 *bf = reinterpret_cast<const uint2 *>(bfrag + w.boff) + lane;
-        const unsigned *ua = u2 + ((s0 + 8 * S * g + 2 * t) >> 1), *ub8 = ua + 32 * S;
-        float c0 = 0.f, c1 = 0.f, c2 = 0.f, c3 = 0.f;
-#pragma unroll 4
+        const unsigned *ua = u2 + ((tile0 * TILE * S + 8 * S * g + 2 * t) >> 1);
+        const int row8 = 32 * S, next = 64 * S;  // words: rows g + 8, the next tile
+        float c[TPJ][4] = {};
+#pragma unroll 2
         for (int kk = 0; kk < K; ++kk) {
             const uint2 b = __ldg(bf + 32 * kk);
-            const unsigned x0 = ua[8 * kk], x1 = ub8[8 * kk], x2 = ua[8 * kk + 4], x3 = ub8[8 * kk + 4];
-            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                         : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
-                         : "r"(x0), "r"(x1), "r"(x2), "r"(x3), "r"(b.x), "r"(b.y));
+#pragma unroll
+            for (int tt = 0; tt < TPJ; ++tt) {
+                const unsigned *x = ua + tt * next + 8 * kk;
+                asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                             "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                             : "+f"(c[tt][0]), "+f"(c[tt][1]), "+f"(c[tt][2]), "+f"(c[tt][3])
+                             : "r"(x[0]), "r"(x[row8]), "r"(x[4]), "r"(x[row8 + 4]), "r"(b.x), "r"(b.y));
+            }
         }
-        const double e2 = 2.0 * (w.ecoef * (au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs);
         const double smax = w.smax, rd = w.rd, ks = w.ks, a2w = w.a2, inv2 = 2.0 * w.inv;
         const int ns = w.ns;
-        const double lower = __longlong_as_double((long long)*lower_v);
-        const float acc[4] = {c0, c1, c2, c3};
-        double ub[4];
-        bool any = false;
 #pragma unroll
-        for (int h = 0; h < 4; ++h) {
-            const int s = tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * t + (h & 1), i = s * S;
-            ub[h] = -1.0;
-            if (s < ns) {
-                const double sum = cs[i + d] - cs[i];
-                if (sum <= smax) {
-                    const double k = (1.0 - sum * rd) * ks;
-                    const double x = k * ((double)acc[h] * inv2), y = k * (k * a2w);
-                    const double gh = x - y, pad = fabs(k) * e2 + tiny_rel * (fabs(x) + 2.0 * y);
-                    ub[h] = gh + pad;
-                    lb = fmax(lb, gh - pad);
+        for (int tt = 0; tt < TPJ; ++tt) {
+            const int tile = tile0 + tt, s0 = min(tile * TILE * S, m);  // a spare tile has no listed shift
+            const double e2 = 2.0 * (w.ecoef * (au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs);
+            const double lower = __longlong_as_double((long long)*lower_v);
+            double ub[4];
+            bool any = false;
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                const int s = tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * t + (h & 1), i = s * S;
+                ub[h] = -1.0;
+                if (s < ns) {
+                    const double sum = cs[i + d] - cs[i];
+                    if (sum <= smax) {
+                        const double k = (1.0 - sum * rd) * ks;
+                        const double x = k * ((double)c[tt][h] * inv2), y = k * (k * a2w);
+                        const double gh = x - y, pad = fabs(k) * e2 + tiny_rel * (fabs(x) + 2.0 * y);
+                        ub[h] = gh + pad;
+                        lb = fmax(lb, gh - pad);
+                    }
                 }
+                any |= ub[h] >= lower;  // lower >= 0: no gain <= 0 wins
             }
-            any |= ub[h] >= lower;  // lower >= 0: no gain <= 0 wins
-        }
-        if (lb > lower) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(lb));
-        if (!__any_sync(0xffffffffu, any)) continue;
+            if (lb > lower) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(lb));
+            if (!__any_sync(0xffffffffu, any)) continue;
 #pragma unroll
-        for (int h = 0; h < 4; ++h) {
-            const bool take = ub[h] >= lower;
-            const unsigned vote = __ballot_sync(0xffffffffu, take);
-            if (!vote) continue;
-            const int n_new = __popc(vote);
-            if (count + n_new > CAPW) count = compact(my_iw, my_ub, count, *lower_v, lane, below);
-            if (count + n_new > CAPW) {
-                if (lane == 0) overflow = 1;
-            } else if (take) {
-                const int at = count + __popc(vote & below);
-                my_iw[at] = wi << 24 | (tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * t + (h & 1)) * S;
-                my_ub[at] = ub[h];
+            for (int h = 0; h < 4; ++h) {
+                const bool take = ub[h] >= lower;
+                const unsigned vote = __ballot_sync(0xffffffffu, take);
+                if (!vote) continue;
+                const int n_new = __popc(vote);
+                if (count + n_new > CAPW) count = compact(my_iw, my_ub, count, *lower_v, lane, below);
+                if (count + n_new > CAPW) {
+                    if (lane == 0) overflow = 1;
+                } else if (take) {
+                    const int at = count + __popc(vote & below);
+                    my_iw[at] = wi << 24 | (tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * t + (h & 1)) * S;
+                    my_ub[at] = ub[h];
+                }
+                count = min(count + n_new, CAPW);
+                kept += n_new;
             }
-            count = min(count + n_new, CAPW);
-            kept += n_new;
         }
     }
     __syncthreads();

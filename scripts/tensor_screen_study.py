@@ -35,7 +35,7 @@ layout, and compares every tile's D with float64 dot products.
 
     PYTHONPATH=.:scripts python scripts/tensor_screen_study.py --periods 40
     PYTHONPATH=.:scripts python scripts/tensor_screen_study.py --emulate
-    PYTHONPATH=.:scripts python scripts/tensor_screen_study.py --gpu --cases k2 --repeats 5
+    PYTHONPATH=.:scripts python scripts/tensor_screen_study.py --gpu --cases k2 --shapes 512:2:2 256:1:1
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ import argparse
 import json
 import math
 import pathlib
-import time
 
 import numpy as np
 
@@ -183,7 +182,7 @@ class Tables:
                 + e_coef * m * 2.0 ** -51 * u1
             for key, value in zip(fields, (d, stride, n_shifts, ksteps, e_coef, e_abs, 1.0 / (su * sa))):
                 fields[key].append(value)
-            self.mp = max(self.mp, -(-n_shifts // TILE) * TILE * stride + 16 * ksteps + 2)
+            self.mp = max(self.mp, (-(-n_shifts // TILE) + 1) * TILE * stride + 16 * ksteps + 2)  # + a job's spare tile
         self.mp += self.mp % 2
         self.fields = {k: np.array(v, np.int32 if k in ("d", "stride", "n_shifts", "ksteps") else np.float64)
                        for k, v in fields.items()}
@@ -245,7 +244,7 @@ def emulate(case, n_periods=3, seed=0) -> float:
 class TensorScreen:
     """The search of one plan with ``tc_screen.cu`` in chunks of periods (CuPy)."""
 
-    def __init__(self, cupy, plan, periods, chunk=2048, threads=256, cap=1024):
+    def __init__(self, cupy, plan, periods, chunk=2048, threads=512, cap=1024, tpj=2, min_blocks=2):
         if not plan.lc.uniform_weight > 0:
             raise SystemExit("uniform weights only")
         self.cp, self.plan, self.periods, self.chunk = cupy, plan, np.asarray(periods, np.float64), chunk
@@ -262,7 +261,8 @@ class TensorScreen:
         self.t, self.y, self.w = put(lc.t), put(lc.y), put(lc.w)
         self.threads, self.cap = threads, cap
         self.kernel = cupy.RawModule(code=SOURCE.read_text(), options=(
-            "--std=c++17", f"-DTHREADS={threads}", f"-DCAP={cap}")).get_function("tc_screen")
+            "--std=c++17", f"-DTHREADS={threads}", f"-DCAP={cap}", f"-DTPJ={tpj}",
+            f"-DMIN_BLOCKS={min_blocks}")).get_function("tc_screen")
         self.smem = 2 * (tb.m + 1) * 8 + tb.mp * 2
         self.kernel.max_dynamic_shared_size_bytes = self.smem
         self.times = {}
@@ -305,32 +305,33 @@ class TensorScreen:
         return np.where(width < 0, 0.0, gain), width, shift
 
 
-def gpu_run(cases, repeats, chunk, threads) -> dict:
+def gpu_run(cases, repeats, chunk, shapes, pruned=True) -> dict:
+    """Per case and shape (THREADS:TPJ:MIN_BLOCKS): exactness against ``cpu``,
+    kept and re-checked shifts, warm medians of the fold and the scan, and
+    ``pruned``'s whole search in the same process."""
     import cupy
 
     out = {}
     for case in cases:
         plan, periods = case_plan(case)
-        search = TensorScreen(cupy, plan, periods, chunk, threads)
-        found = search.search()
-        entry = dict(case=case, periods=int(periods.size), n=plan.lc.size, threads=threads,
-                     kept=search.kept, rechecked=search.rechecked, overflow=search.overflow,
-                     smem=search.smem)
-        entry["chi2_worst_rel"], entry["rows_differ"] = compare(plan, periods, found)
-        warm, stages = [], []
-        for _ in range(repeats):
-            cupy.cuda.Device().synchronize()
-            start = time.perf_counter()
-            search.search()
-            cupy.cuda.Device().synchronize()
-            warm.append(time.perf_counter() - start)
-            stages.append(dict(search.times))
-        if repeats:
-            entry.update(warm_median_s=float(np.median(warm)),
-                         stages_median_s={k: float(np.median([s[k] for s in stages])) for k in stages[0]})
-            entry["pruned_warm_median_s"] = time_backend("pruned", plan, periods, repeats)[1]
-        out[case] = entry
-        print(json.dumps(entry), flush=True)
+        for shape in shapes:
+            threads, tpj, min_blocks = (int(x) for x in shape.split(":"))
+            search = TensorScreen(cupy, plan, periods, chunk, threads, tpj=tpj, min_blocks=min_blocks)
+            found = search.search()
+            entry = dict(case=case, shape=shape, periods=int(periods.size), n=plan.lc.size, kept=search.kept,
+                         rechecked=search.rechecked, overflow=search.overflow, smem=search.smem)
+            entry["chi2_worst_rel"], entry["rows_differ"] = compare(plan, periods, found)
+            stages = []
+            for _ in range(repeats):
+                search.search()
+                stages.append(dict(search.times))
+            if repeats:
+                entry["stages_median_s"] = {k: float(np.median([x[k] for x in stages])) for k in stages[0]}
+            out[f"{case}_{shape}"] = entry
+            print(json.dumps(entry), flush=True)
+        if repeats and pruned:
+            out[f"{case}_pruned_warm_median_s"] = time_backend("pruned", plan, periods, repeats)[1]
+            print(case, "pruned warm median", out[f"{case}_pruned_warm_median_s"], flush=True)
     return out
 
 
@@ -342,7 +343,8 @@ def main(argv=None):
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--chunk", type=int, default=2048)
-    parser.add_argument("--threads", type=int, default=256)
+    parser.add_argument("--shapes", nargs="+", default=["512:2:2"],
+                        help="THREADS:TILES_PER_JOB:MIN_BLOCKS of tc_screen.cu")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     if args.emulate:
@@ -350,7 +352,7 @@ def main(argv=None):
             print(case, "worst |D - AR| / E:", emulate(case))
         return
     if args.gpu:
-        result = gpu_run(args.cases, args.repeats, args.chunk, args.threads)
+        result = gpu_run(args.cases, args.repeats, args.chunk, args.shapes)
         if args.out:
             pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
         return
