@@ -31,6 +31,7 @@
 #define MIN_BLOCKS 1
 #endif
 #define WARPS (THREADS / 32)
+#define GATE_SLACK (1.0 - 0x1p-40)  // the gate's double rounding, many times over
 #define CAPW (CAP / WARPS)
 #define TILE 128
 #define MAXW 64
@@ -82,7 +83,7 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
           const double *__restrict__ a2, const double *__restrict__ e_coef, const double *__restrict__ e_abs,
           const double *__restrict__ inv_scale, const long long *__restrict__ b_off,
           const unsigned *__restrict__ bfrag, const long long *__restrict__ a_off, const double *__restrict__ a,
-          double tiny_rel, double *gain_out, int *width_out, int *shift_out, int *kept_out, int *rechecked_out)
+          double tiny_rel, double *gain_out, int *width_out, int *shift_out, int *kept_out, int *rechecked_out, int *screened_out)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     double *cs = reinterpret_cast<double *>(smem);  // m + 1: prefix sums of F
@@ -134,7 +135,7 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
     const unsigned below = (1u << lane) - 1u;
     int *my_iw = cand_iw + warp * CAPW;
     double *my_ub = cand_ub + warp * CAPW;
-    int count = 0, kept = 0;  // the warp's list, and all it ever took
+    int count = 0, kept = 0, screened = 0;  // the warp's list, all it ever took, tiles past the gate
     double lb = 0.0;
     int q = 0;
     for (int job = warp; job < total; job += WARPS) {
@@ -162,8 +163,13 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
 #pragma unroll
         for (int tt = 0; tt < TPJ; ++tt) {
             const int tile = tile0 + tt, s0 = min(tile * TILE * S, m);  // a spare tile has no listed shift
-            const double e2 = 2.0 * (w.ecoef * (au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs);
+            const double e = w.ecoef * (au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs, e2 = 2.0 * e;
             const double lower = __longlong_as_double((long long)*lower_v);
+            // k-free gate: 2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k, so a tile
+            // whose largest AR + e cannot reach the lower gain holds no shift that can
+            const double top = fmax(fmax(c[tt][0], c[tt][1]), fmax(c[tt][2], c[tt][3])) * w.inv + e;
+            if (!__any_sync(0xffffffffu, top > 0.0 && top * top >= lower * a2w * GATE_SLACK)) continue;
+            ++screened;
             double ub[4];
             bool any = false;
 #pragma unroll
@@ -206,7 +212,10 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
     __syncthreads();
 
     const double lower = __longlong_as_double((long long)lower_bits);
-    if (lane == 0) atomicAdd(&n_kept, kept);
+    if (lane == 0) {
+        atomicAdd(&n_kept, kept);
+        atomicAdd(&screened_out[p], screened);
+    }
     Best best = {0.0, -1, 0};
     int rechecked = 0;
     for (int c = 0; c < count; ++c) {

@@ -264,6 +264,8 @@ class TensorScreen:
             "--std=c++17", f"-DTHREADS={threads}", f"-DCAP={cap}", f"-DTPJ={tpj}",
             f"-DMIN_BLOCKS={min_blocks}")).get_function("tc_screen")
         self.smem = 2 * (tb.m + 1) * 8 + tb.mp * 2
+        n_shifts = f["n_shifts"]
+        self.tiles = int(sum((-(-n_shifts[lo_:hi_] // TILE)).sum() for lo_, hi_ in zip(lo, hi)))
         self.kernel.max_dynamic_shared_size_bytes = self.smem
         self.times = {}
 
@@ -278,7 +280,7 @@ class TensorScreen:
     def search(self):
         """(gain, width index or -1, shift) per period; ``kept`` and ``rechecked`` summed."""
         cp, tb = self.cp, self.tables
-        self.times, self.kept, self.rechecked, self.overflow = {}, 0, 0, 0
+        self.times, self.kept, self.rechecked, self.overflow, self.screened = {}, 0, 0, 0, 0
         out = []
         for p0 in range(0, self.periods.size, self.chunk):
             p1 = min(p0 + self.chunk, self.periods.size)
@@ -290,15 +292,17 @@ class TensorScreen:
             clock = self._clock("fold", clock)
             rows = p1 - p0
             gain, kept, rechecked = cp.empty(rows), cp.empty(rows, cp.int32), cp.zeros(rows, cp.int32)
+            screened = cp.zeros(rows, cp.int32)
             width, shift = cp.empty(rows, cp.int32), cp.empty(rows, cp.int32)
             self.kernel((rows,), (self.threads,), (
                 u, cs, au, np.int32(tb.m), np.int32(tb.mp), np.float64(tb.uscale), cp.asarray(self.lo[p0:p1]),
                 cp.asarray(self.nd[p0:p1]), *self.args, np.float64(2.0 ** -48), gain, width, shift, kept,
-                rechecked), shared_mem=self.smem)
+                rechecked, screened), shared_mem=self.smem)
             self._clock("scan", clock)
             kept, rechecked = kept.get(), rechecked.get()
             self.kept += int(kept[kept > 0].sum())
             self.rechecked += int(rechecked.sum())
+            self.screened += int(screened.sum())
             self.overflow += int((kept < 0).sum())
             out.append((gain.get(), width.get().astype(np.int64), shift.get().astype(np.int64)))
         gain, width, shift = (np.concatenate(x) for x in zip(*out))
@@ -319,7 +323,8 @@ def gpu_run(cases, repeats, chunk, shapes, pruned=True) -> dict:
             search = TensorScreen(cupy, plan, periods, chunk, threads, tpj=tpj, min_blocks=min_blocks)
             found = search.search()
             entry = dict(case=case, shape=shape, periods=int(periods.size), n=plan.lc.size, kept=search.kept,
-                         rechecked=search.rechecked, overflow=search.overflow, smem=search.smem)
+                         rechecked=search.rechecked, overflow=search.overflow, smem=search.smem,
+                         tiles=search.tiles, screened_tiles=search.screened)
             entry["chi2_worst_rel"], entry["rows_differ"] = compare(plan, periods, found)
             stages = []
             for _ in range(repeats):
