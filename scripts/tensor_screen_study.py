@@ -12,7 +12,7 @@ a power of two into range), every product carries a relative error of at most
 
 (2^-25 for u's values rounded to float16 subnormals) and sum |a||u| is at
 most min(max|a| sum_window |u|, ||a||_2 ||u_window||_2), both from prefix
-sums. Gains G = 2 k AR - k^2 A2 get the pad 2 |k| E_i; every listed shift
+sums (the GPU prototype takes the sum over its tile of 128 shifts' samples). Gains G = 2 k AR - k^2 A2 get the pad 2 |k| E_i; every listed shift
 whose upper gain reaches the period's best lower gain is re-checked in
 float64, so the best (width, shift) is the exact one. ``split``: u as a sum
 of two float16 numbers (two products; e falls to ~2^-11 + 2^-22, a's
@@ -22,7 +22,10 @@ The study computes AR16 from the rounded values exactly (float64), takes e
 with a generous accumulation term (L 2^-23, L the template's length: far
 more than fp32 accumulation of L terms, even truncating), and prints, per
 case and variant, the re-checks per period against the listed shifts and
-today's fine-stage survivors (the `cpu` backend's counters).
+today's fine-stage survivors (the `cpu` backend's counters), and the share of
+tiles of 128 shifts that pass ``tc_screen.cu``'s k-free gate
+(2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k) at the period's final
+lower gain: what the kernel's gate could skip once the lower gain is known.
 
 ``--gpu`` runs the whole search with ``tc_screen.cu`` (``TensorScreen``:
 CuPy's sort for the folds, then one block per period, float16 ``mma.sync``
@@ -85,7 +88,7 @@ def study(case, n_periods, seed=0) -> dict:
     tp, lc = plan.templates, plan.lc
     if not lc.uniform_weight > 0:
         raise SystemExit(f"{case}: uniform weights only")
-    tallies = {v: dict(periods=0, listed=0, rechecks=0, worst_error_of_bound=0.0) for v in VARIANTS}
+    tallies = {v: dict(periods=0, listed=0, rechecks=0, worst_error_of_bound=0.0, tiles=0, gated=0) for v in VARIANTS}
     for (u, _prefix, prefix2), widths, _threshold in sampled_folds(plan, periods, n_periods, seed):
         abs_prefix = np.concatenate([[0.0], np.cumsum(np.abs(u))])
         for variant, (_, rel) in VARIANTS.items():
@@ -111,9 +114,15 @@ def study(case, n_periods, seed=0) -> dict:
                     q = int(np.argmax(np.where(listed, g, -np.inf)))
                     if g[q] > exact_best[0]:
                         exact_best = (float(g[q]), wi, int(shifts[q]))
-                rows.append((wi, shifts, listed, g_hat + pad, g))
+                # tc_screen.cu's k-free gate per tile of 128 listed-or-not shifts: max(AR + e, 0)^2 / A2
+                tile = np.arange(shifts.size) // TILE
+                top = np.full(tile[-1] + 1, -np.inf)
+                np.maximum.at(top, tile, arq + e)
+                rows.append((wi, shifts, listed, g_hat + pad, g, np.maximum(top, 0.0) ** 2 / a2))
             best = (-np.inf, 0, 0)
-            for wi, shifts, listed, upper, g in rows:
+            for wi, shifts, listed, upper, g, gate in rows:
+                tallies[variant]["tiles"] += gate.size
+                tallies[variant]["gated"] += int((gate >= lower).sum())
                 candidate = listed & (upper >= lower)
                 tallies[variant]["listed"] += int(listed.sum())
                 tallies[variant]["rechecks"] += int(candidate.sum())
@@ -362,13 +371,13 @@ def main(argv=None):
             pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
         return
     print(f"{'case':6} {'variant':7} {'products':>8} {'periods':>7} {'listed/period':>13} "
-          f"{'rechecks/period':>15} {'of listed':>9} {'worst err/bound':>15}")
+          f"{'rechecks/period':>15} {'of listed':>9} {'worst err/bound':>15} {'tiles past gate':>15}")
     for case in args.cases:
         for variant, tally in study(case, args.periods).items():
             p = tally["periods"]
             print(f"{case:6} {variant:7} {VARIANTS[variant][0]:8d} {p:7d} {tally['listed'] / p:13.0f} "
                   f"{tally['rechecks'] / p:15.1f} {tally['rechecks'] / tally['listed']:9.2e} "
-                  f"{tally['worst_error_of_bound']:15.3f}")
+                  f"{tally['worst_error_of_bound']:15.3f} {tally['gated'] / tally['tiles']:15.2e}")
 
 
 if __name__ == "__main__":
