@@ -1,7 +1,10 @@
 // The exact chi2 scan with a float16 tensor-core screen (a study for issue 12,
 // uniform weights; scripts/tensor_screen_study.py --gpu runs it).
 //
-// One block per period. Per (width, tile of 128 strided shifts) a warp forms
+// One block per period: the fold (pruned's bucket sort, bucket_sort.cuh, in
+// shared memory; its order also to global memory for the re-checks), prefix
+// sums of F and |u| and u in float16 by runs of samples, then the scan. Per
+// (width, tile of 128 strided shifts) a warp forms
 // AR for the tile's shifts as one m16n8k16 matrix product per 16 template
 // samples: A[r, j] = u16[s0 + 8 S r + j] (the fold's Hankel rows, read from
 // shared memory as half2 pairs, always even-aligned), B[j, c] = a16[j - S c]
@@ -17,12 +20,13 @@
 // screen's k uses 1 / d for the division: the few ulps it moves the gain are
 // in tiny_rel's share of the pad.
 #include <cuda_fp16.h>
+#include <cub/block/block_scan.cuh>
 
 #ifndef THREADS
 #define THREADS 256
 #endif
 #ifndef CAP
-#define CAP 1024  // kept shifts a block holds, CAP / WARPS a warp; past it the period is flagged
+#define CAP 512  // kept shifts a block holds, CAP / WARPS a warp; past it the period is flagged
 #endif
 #ifndef TPJ
 #define TPJ 2  // tiles a warp's job takes: they share each k-step's B fragment
@@ -31,6 +35,8 @@
 #define MIN_BLOCKS 1
 #endif
 #define WARPS (THREADS / 32)
+#define BLOCK THREADS
+#include "bucket_sort.cuh"  // backends/cuda: the fold's order, as pruned sorts it
 #define GATE_SLACK (1.0 - 0x1p-40)  // the gate's double rounding, many times over
 #define CAPW (CAP / WARPS)
 #define TILE 128
@@ -41,12 +47,12 @@ struct Width {  // a period's allowed width, as its jobs read it
     double smax, ks, a2, inv, ecoef, eabs, rd;
 };
 
-struct Best {
+struct Top {  // a re-checked shift
     double gain;
     int wi, i;
 };
 
-__device__ __forceinline__ bool better(const Best &x, const Best &y)
+__device__ __forceinline__ bool better(const Top &x, const Top &y)
 {
     return x.gain > y.gain || (x.gain == y.gain && (x.wi < y.wi || (x.wi == y.wi && x.i < y.i)));
 }
@@ -75,41 +81,85 @@ __device__ int compact(int *iw, double *ub, int count, unsigned long long lower_
     return left;
 }
 
+struct Pair {  // prefix sums of F and of |u|
+    double f, a;
+};
+
+struct PairAdd {
+    __device__ __forceinline__ Pair operator()(const Pair &x, const Pair &y) const { return {x.f + y.f, x.a + y.a}; }
+};
+
+// Period p's fold in shared memory: the phases' order (also to order_g, for
+// the re-checks), cs = prefix sums of F, au = prefix sums of |u| (m + 1
+// each), u2 = u uscale in float16 (mp halves, zero past m). Each thread scans
+// its own run of samples twice (totals, a block scan, then its prefix sums),
+// F staged in au's place and read one sample ahead of the write over it.
+__device__ void fold_period(const double *t, const double *y, double w, int n, int m, int mp, double uscale,
+                            double period, int *order_g, double *cs, double *au, __half *u16)
+{
+    {
+        double *key = au;
+        int *count = reinterpret_cast<int *>(cs), *idx = count + n;
+        for (int i = threadIdx.x; i < n; i += THREADS) {
+            key[i] = fold_phase(t[i], period);
+            idx[i] = i;
+        }
+        __syncthreads();
+        bucket_sort_n(key, idx, n, count, n);
+        for (int k = threadIdx.x; k < n; k += THREADS) order_g[k] = idx[k];
+        for (int k = threadIdx.x; k < m; k += THREADS) au[k] = y[idx[k % n]];
+        __syncthreads();
+    }
+    typedef cub::BlockScan<Pair, THREADS> Scan;
+    __shared__ typename Scan::TempStorage scan;
+    const int run = (m + THREADS - 1) / THREADS, first = min(m, (int)threadIdx.x * run), last = min(m, first + run);
+    Pair own = {0.0, 0.0};
+    for (int k = first; k < last; ++k) own = PairAdd()(own, {au[k], fabs((1.0 - au[k]) * w)});
+    double next = first < last ? au[first] : 0.0;
+    Pair s;
+    Scan(scan).ExclusiveScan(own, s, Pair{0.0, 0.0}, PairAdd());
+    __syncthreads();  // every run's first sample is in a register before any is written over
+    for (int k = first; k < last; ++k) {
+        const double f = next, u = (1.0 - f) * w;
+        next = k + 1 < last ? au[k + 1] : 0.0;
+        s = PairAdd()(s, {f, fabs(u)});
+        cs[k + 1] = s.f;
+        au[k + 1] = s.a;
+        u16[k] = __double2half(u * uscale);
+    }
+    for (int k = m + threadIdx.x; k < mp; k += THREADS) u16[k] = __double2half(0.0);
+    if (threadIdx.x == 0) cs[0] = au[0] = 0.0;
+    __syncthreads();
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, const double *__restrict__ au_all,
-          int m, int mp, double uscale, const int *__restrict__ lo, const int *__restrict__ nd,
+tc_search(const double *__restrict__ t, const double *__restrict__ y, double w_uniform, int n, int m, int mp,
+          double uscale, const double *__restrict__ periods, int *__restrict__ order_all,
+          const int *__restrict__ lo, const int *__restrict__ nd,
           const int *__restrict__ wd, const int *__restrict__ ws, const int *__restrict__ wn,
           const int *__restrict__ wk, const double *__restrict__ s_max, const double *__restrict__ kscale,
           const double *__restrict__ a2, const double *__restrict__ e_coef, const double *__restrict__ e_abs,
           const double *__restrict__ inv_scale, const long long *__restrict__ b_off,
           const unsigned *__restrict__ bfrag, const long long *__restrict__ a_off, const double *__restrict__ a,
-          double tiny_rel, double *gain_out, int *width_out, int *shift_out, int *kept_out, int *rechecked_out, int *screened_out)
+          double tiny_rel, double *gain_out, int *width_out, int *shift_out, int *kept_out, int *rechecked_out,
+          int *screened_out)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     double *cs = reinterpret_cast<double *>(smem);  // m + 1: prefix sums of F
     double *au = cs + (m + 1);                      // m + 1: prefix sums of |u|
-    unsigned *u2 = reinterpret_cast<unsigned *>(au + (m + 1));  // mp / 2 half2: u * uscale
+    __half *u16 = reinterpret_cast<__half *>(au + (m + 1));  // mp: u * uscale
+    const unsigned *u2 = reinterpret_cast<const unsigned *>(u16);
     __shared__ int tiles[MAXW + 1];
     __shared__ Width slot[MAXW];
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
     __shared__ double cand_ub[CAP];
     __shared__ int n_kept, overflow;
     __shared__ unsigned long long lower_bits;
-    __shared__ Best red[WARPS];
+    __shared__ Top red[WARPS];
 
     const int p = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const double *u = u_all + (size_t)p * m;
-    const double *csg = cs_all + (size_t)p * (m + 1), *aug = au_all + (size_t)p * (m + 1);
-    for (int i = tid; i <= m; i += THREADS) {
-        cs[i] = csg[i];
-        au[i] = aug[i];
-    }
-    for (int i = tid; i < mp / 2; i += THREADS) {
-        const int j = 2 * i;
-        const __half x0 = __double2half(j < m ? u[j] * uscale : 0.0);
-        const __half x1 = __double2half(j + 1 < m ? u[j + 1] * uscale : 0.0);
-        u2[i] = (unsigned)__half_as_ushort(x0) | ((unsigned)__half_as_ushort(x1) << 16);
-    }
+    int *order = order_all + (size_t)p * n;
+    fold_period(t, y, w_uniform, n, m, mp, uscale, periods[p], order, cs, au, u16);
     const int wlo = lo[p], n_w = nd[p];
     for (int q = tid; q < n_w; q += THREADS) {
         const int wi = wlo + q;
@@ -131,7 +181,7 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
     __syncthreads();
 
     volatile unsigned long long *lower_v = &lower_bits;
-    const int total = tiles[n_w], g = lane >> 2, t = lane & 3;
+    const int total = tiles[n_w], g = lane >> 2, tg = lane & 3;
     const unsigned below = (1u << lane) - 1u;
     int *my_iw = cand_iw + warp * CAPW;
     double *my_ub = cand_ub + warp * CAPW;
@@ -143,7 +193,7 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * TPJ, d = w.d, S = w.S, K = w.K;
         const uint2 *bf = reinterpret_cast<const uint2 *>(bfrag + w.boff) + lane;
-        const unsigned *ua = u2 + ((tile0 * TILE * S + 8 * S * g + 2 * t) >> 1);
+        const unsigned *ua = u2 + ((tile0 * TILE * S + 8 * S * g + 2 * tg) >> 1);
         const int row8 = 32 * S, next = 64 * S;  // words: rows g + 8, the next tile
         float c[TPJ][4] = {};
 #pragma unroll 2
@@ -174,7 +224,7 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
             bool any = false;
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
-                const int s = tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * t + (h & 1), i = s * S;
+                const int s = tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * tg + (h & 1), i = s * S;
                 ub[h] = -1.0;
                 if (s < ns) {
                     const double sum = cs[i + d] - cs[i];
@@ -201,7 +251,7 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
                     if (lane == 0) overflow = 1;
                 } else if (take) {
                     const int at = count + __popc(vote & below);
-                    my_iw[at] = wi << 24 | (tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * t + (h & 1)) * S;
+                    my_iw[at] = wi << 24 | (tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * tg + (h & 1)) * S;
                     my_ub[at] = ub[h];
                 }
                 count = min(count + n_new, CAPW);
@@ -216,7 +266,7 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
         atomicAdd(&n_kept, kept);
         atomicAdd(&screened_out[p], screened);
     }
-    Best best = {0.0, -1, 0};
+    Top best = {0.0, -1, 0};
     int rechecked = 0;
     for (int c = 0; c < count; ++c) {
         if (my_ub[c] < lower) continue;
@@ -224,10 +274,10 @@ tc_screen(const double *__restrict__ u_all, const double *__restrict__ cs_all, c
         const double *aa = a + a_off[wi];
         const int len = (int)(a_off[wi + 1] - a_off[wi]), d = wd[wi];
         double dot = 0.0;
-        for (int j = lane; j < len; j += 32) dot += aa[j] * u[i + j];
+        for (int j = lane; j < len; j += 32) dot += aa[j] * ((1.0 - y[order[(i + j) % n]]) * w_uniform);
         for (int o = 16; o; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
         const double k = (1.0 - (cs[i + d] - cs[i]) / d) * kscale[wi];
-        const Best x = {2.0 * k * dot - k * k * a2[wi], wi, i};
+        const Top x = {2.0 * k * dot - k * k * a2[wi], wi, i};
         if (better(x, best)) best = x;
         ++rechecked;
     }

@@ -27,11 +27,11 @@ tiles of 128 shifts that pass ``tc_screen.cu``'s k-free gate
 (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k) at the period's final
 lower gain: what the kernel's gate could skip once the lower gain is known.
 
-``--gpu`` runs the whole search with ``tc_screen.cu`` (``TensorScreen``:
-CuPy's sort for the folds, then one block per period, float16 ``mma.sync``
-for every listed shift's AR, the screen and the float64 re-checks), checks
-every period's chi2 against the ``cpu`` backend and times it, warm medians
-with CUDA events, against ``pruned`` in the same process. ``--emulate``
+``--gpu`` runs the whole search with ``tc_screen.cu`` (``TensorScreen``: one
+block per period does its fold with ``pruned``'s bucket sort, the prefix
+sums, float16 ``mma.sync`` for every listed shift's AR, the screen and the
+float64 re-checks), checks every period's chi2 against the ``cpu`` backend
+and times it, warm medians, against ``pruned`` in the same process. ``--emulate``
 checks the kernel's fragment addressing on the CPU: it rebuilds each lane's
 A and B registers as the kernel reads them, multiplies by PTX's m16n8k16
 layout, and compares every tile's D with float64 dot products.
@@ -47,14 +47,16 @@ import argparse
 import json
 import math
 import pathlib
+import time
 
 import numpy as np
 
 from backends import pruning
 from backends.implementations.cpu import shift_end
+from backends.kernel_cache import CUDA_DIR
 
 from block_bound_study import sampled_folds  # scripts/ is on sys.path when run as a script
-from fft_study import compare, patched_folds
+from fft_study import compare
 from gpu_timing import case_plan, time_backend
 
 U16 = 2.0 ** -11
@@ -251,77 +253,71 @@ def emulate(case, n_periods=3, seed=0) -> float:
 
 
 class TensorScreen:
-    """The search of one plan with ``tc_screen.cu`` in chunks of periods (CuPy)."""
+    """The search of one plan with ``tc_screen.cu`` (CuPy, nvcc), ``chunk``
+    periods a launch: the fold, prefix sums, screen and re-checks of each
+    period in one block."""
 
-    def __init__(self, cupy, plan, periods, chunk=2048, threads=512, cap=1024, tpj=2, min_blocks=2):
-        if not plan.lc.uniform_weight > 0:
+    def __init__(self, cupy, plan, periods, chunk=16384, threads=384, cap=512, tpj=2, min_blocks=2):
+        lc = plan.lc
+        if not lc.uniform_weight > 0:
             raise SystemExit("uniform weights only")
-        self.cp, self.plan, self.periods, self.chunk = cupy, plan, np.asarray(periods, np.float64), chunk
+        self.cp, self.plan, self.chunk = cupy, plan, chunk
+        self.periods = np.asarray(periods, np.float64)
         self.tables = tb = Tables(plan)
         lo, hi = plan.width_windows(self.periods)
-        self.lo, self.nd = lo.astype(np.int32), (hi - lo).astype(np.int32)
         f = tb.fields
         put = cupy.asarray
+        self.dev = dict(periods=put(self.periods), lo=put(lo.astype(np.int32)), nd=put((hi - lo).astype(np.int32)))
         self.args = [put(f[k]) for k in ("d", "stride", "n_shifts", "ksteps", "s_max", "kscale", "a2", "e_coef",
                                           "e_abs", "inv_scale")]
         self.args += [put(tb.b_off), put(tb.bfrag), put(plan.templates.offsets.astype(np.int64)),
                       put(plan.templates.a)]
-        lc = plan.lc
-        self.t, self.y, self.w = put(lc.t), put(lc.y), put(lc.w)
+        self.t, self.y, self.w, self.n = put(lc.t), put(lc.y), float(lc.uniform_weight), lc.size
+        self.order = cupy.empty((min(chunk, self.periods.size), lc.size), np.int32)
         self.threads, self.cap = threads, cap
-        self.kernel = cupy.RawModule(code=SOURCE.read_text(), options=(
-            "--std=c++17", f"-DTHREADS={threads}", f"-DCAP={cap}", f"-DTPJ={tpj}",
-            f"-DMIN_BLOCKS={min_blocks}")).get_function("tc_screen")
+        self.kernel = cupy.RawModule(code=SOURCE.read_text(), backend="nvcc", options=(
+            "-std=c++17", f"-I{CUDA_DIR}", f"-DTHREADS={threads}", f"-DCAP={cap}", f"-DTPJ={tpj}",
+            f"-DMIN_BLOCKS={min_blocks}")).get_function("tc_search")
         self.smem = 2 * (tb.m + 1) * 8 + tb.mp * 2
+        self.kernel.max_dynamic_shared_size_bytes = self.smem
         n_shifts = f["n_shifts"]
         self.tiles = int(sum((-(-n_shifts[lo_:hi_] // TILE)).sum() for lo_, hi_ in zip(lo, hi)))
-        self.kernel.max_dynamic_shared_size_bytes = self.smem
-        self.times = {}
-
-    def _clock(self, name, start):
-        cp = self.cp
-        end = cp.cuda.Event()
-        end.record()
-        end.synchronize()
-        self.times[name] = self.times.get(name, 0.0) + cp.cuda.get_elapsed_time(start, end) / 1e3
-        return end
+        self.kernel_s = 0.0
 
     def search(self):
-        """(gain, width index or -1, shift) per period; ``kept`` and ``rechecked`` summed."""
-        cp, tb = self.cp, self.tables
-        self.times, self.kept, self.rechecked, self.overflow, self.screened = {}, 0, 0, 0, 0
-        out = []
-        for p0 in range(0, self.periods.size, self.chunk):
-            p1 = min(p0 + self.chunk, self.periods.size)
-            clock = cp.cuda.Event()
-            clock.record()
-            u, cs, _ = patched_folds(cp, self.t, self.y, self.w, self.periods[p0:p1], tb.m)
-            au = cp.zeros_like(cs)
-            cp.cumsum(cp.abs(u), axis=1, out=au[:, 1:])
-            clock = self._clock("fold", clock)
-            rows = p1 - p0
-            gain, kept, rechecked = cp.empty(rows), cp.empty(rows, cp.int32), cp.zeros(rows, cp.int32)
-            screened = cp.zeros(rows, cp.int32)
-            width, shift = cp.empty(rows, cp.int32), cp.empty(rows, cp.int32)
+        """(gain, width index or -1, shift) per period; the kernels' seconds in
+        ``kernel_s`` (CUDA events), ``kept``, ``rechecked``, ``screened`` and
+        ``overflow`` summed."""
+        cp, tb, dev = self.cp, self.tables, self.dev
+        self.kernel_s, self.kept, self.rechecked, self.overflow, self.screened = 0.0, 0, 0, 0, 0
+        size = self.periods.size
+        gain, kept = cp.empty(size), cp.empty(size, cp.int32)
+        rechecked, screened = cp.zeros(size, cp.int32), cp.zeros(size, cp.int32)
+        width, shift = cp.empty(size, cp.int32), cp.empty(size, cp.int32)
+        for p0 in range(0, size, self.chunk):
+            rows = min(self.chunk, size - p0)
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
             self.kernel((rows,), (self.threads,), (
-                u, cs, au, np.int32(tb.m), np.int32(tb.mp), np.float64(tb.uscale), cp.asarray(self.lo[p0:p1]),
-                cp.asarray(self.nd[p0:p1]), *self.args, np.float64(2.0 ** -48), gain, width, shift, kept,
-                rechecked, screened), shared_mem=self.smem)
-            self._clock("scan", clock)
-            kept, rechecked = kept.get(), rechecked.get()
-            self.kept += int(kept[kept > 0].sum())
-            self.rechecked += int(rechecked.sum())
-            self.screened += int(screened.sum())
-            self.overflow += int((kept < 0).sum())
-            out.append((gain.get(), width.get().astype(np.int64), shift.get().astype(np.int64)))
-        gain, width, shift = (np.concatenate(x) for x in zip(*out))
-        return np.where(width < 0, 0.0, gain), width, shift
+                self.t, self.y, np.float64(self.w), np.int32(self.n), np.int32(tb.m), np.int32(tb.mp),
+                np.float64(tb.uscale), dev["periods"][p0:], self.order, dev["lo"][p0:], dev["nd"][p0:], *self.args,
+                np.float64(2.0 ** -48), gain[p0:], width[p0:], shift[p0:], kept[p0:], rechecked[p0:],
+                screened[p0:]), shared_mem=self.smem)
+            end.record()
+            end.synchronize()
+            self.kernel_s += cp.cuda.get_elapsed_time(start, end) / 1e3
+        kept, width = kept.get(), width.get().astype(np.int64)
+        self.kept = int(kept[kept > 0].sum())
+        self.overflow = int((kept < 0).sum())
+        self.rechecked, self.screened = int(rechecked.sum()), int(screened.sum())
+        return np.where(width < 0, 0.0, gain.get()), width, shift.get().astype(np.int64)
 
 
 def gpu_run(cases, repeats, chunk, shapes, pruned=True) -> dict:
     """Per case and shape (THREADS:TPJ:MIN_BLOCKS): exactness against ``cpu``,
-    kept and re-checked shifts, warm medians of the fold and the scan, and
-    ``pruned``'s whole search in the same process."""
+    kept, re-checked and screened counts, warm medians of the whole search
+    (wall, synchronized) and of its kernels (CUDA events), and ``pruned``'s
+    whole search in the same process."""
     import cupy
 
     out = {}
@@ -335,12 +331,16 @@ def gpu_run(cases, repeats, chunk, shapes, pruned=True) -> dict:
                          rechecked=search.rechecked, overflow=search.overflow, smem=search.smem,
                          tiles=search.tiles, screened_tiles=search.screened)
             entry["chi2_worst_rel"], entry["rows_differ"] = compare(plan, periods, found)
-            stages = []
+            walls, kernels = [], []
             for _ in range(repeats):
+                cupy.cuda.Device().synchronize()
+                start = time.perf_counter()
                 search.search()
-                stages.append(dict(search.times))
+                walls.append(time.perf_counter() - start)
+                kernels.append(search.kernel_s)
             if repeats:
-                entry["stages_median_s"] = {k: float(np.median([x[k] for x in stages])) for k in stages[0]}
+                entry.update(search_warm_median_s=float(np.median(walls)),
+                             kernel_warm_median_s=float(np.median(kernels)))
             out[f"{case}_{shape}"] = entry
             print(json.dumps(entry), flush=True)
         if repeats and pruned:
@@ -356,8 +356,8 @@ def main(argv=None):
     parser.add_argument("--emulate", action="store_true")
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--chunk", type=int, default=2048)
-    parser.add_argument("--shapes", nargs="+", default=["512:2:2"],
+    parser.add_argument("--chunk", type=int, default=16384, help="periods a launch")
+    parser.add_argument("--shapes", nargs="+", default=["384:2:2"],
                         help="THREADS:TILES_PER_JOB:MIN_BLOCKS of tc_screen.cu")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
