@@ -26,7 +26,7 @@
 #define THREADS 256
 #endif
 #ifndef CAP
-#define CAP 512  // kept shifts a block holds, CAP / WARPS a warp; past it the period is flagged
+#define CAP 1024  // kept shifts a block holds, CAP / WARPS a warp; past it the period is flagged
 #endif
 #ifndef TPJ
 #define TPJ 2  // tiles a warp's job takes: they share each k-step's B fragment
@@ -60,14 +60,14 @@ __device__ __forceinline__ bool better(const Top &x, const Top &y)
 // Drops the warp's kept shifts whose upper gain is below ``lower`` (keeping
 // their order); returns how many are left. Each round reads 32 entries before
 // writing any, and writes only at or below what it read.
-__device__ int compact(int *iw, double *ub, int count, unsigned long long lower_bits, int lane, unsigned below)
+__device__ int compact(int *iw, float *ub, int count, unsigned long long lower_bits, int lane, unsigned below)
 {
     const double lower = __longlong_as_double((long long)lower_bits);
     int left = 0;
     for (int c0 = 0; c0 < count; c0 += 32) {
         const int c = c0 + lane;
         const int x = c < count ? iw[c] : 0;
-        const double y = c < count ? ub[c] : -1.0;
+        const float y = c < count ? ub[c] : -1.0f;
         const bool keep = c < count && y >= lower;
         const unsigned vote = __ballot_sync(0xffffffffu, keep);
         __syncwarp();
@@ -152,7 +152,7 @@ tc_search(const double *__restrict__ t, const double *__restrict__ y, double w_u
     __shared__ int tiles[MAXW + 1];
     __shared__ Width slot[MAXW];
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
-    __shared__ double cand_ub[CAP];
+    __shared__ float cand_ub[CAP];  // upper gains rounded up: compared with lower gains only
     __shared__ int n_kept, overflow;
     __shared__ unsigned long long lower_bits;
     __shared__ Top red[WARPS];
@@ -184,7 +184,7 @@ tc_search(const double *__restrict__ t, const double *__restrict__ y, double w_u
     const int total = tiles[n_w], g = lane >> 2, tg = lane & 3;
     const unsigned below = (1u << lane) - 1u;
     int *my_iw = cand_iw + warp * CAPW;
-    double *my_ub = cand_ub + warp * CAPW;
+    float *my_ub = cand_ub + warp * CAPW;
     int count = 0, kept = 0, screened = 0;  // the warp's list, all it ever took, tiles past the gate
     double lb = 0.0;
     int q = 0;
@@ -247,14 +247,16 @@ tc_search(const double *__restrict__ t, const double *__restrict__ y, double w_u
                 if (!vote) continue;
                 const int n_new = __popc(vote);
                 if (count + n_new > CAPW) count = compact(my_iw, my_ub, count, *lower_v, lane, below);
-                if (count + n_new > CAPW) {
+                if (count + n_new > CAPW) {  // flagged: the period's result is not to be used
                     if (lane == 0) overflow = 1;
-                } else if (take) {
-                    const int at = count + __popc(vote & below);
-                    my_iw[at] = wi << 24 | (tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * tg + (h & 1)) * S;
-                    my_ub[at] = ub[h];
+                } else {
+                    if (take) {
+                        const int at = count + __popc(vote & below);
+                        my_iw[at] = wi << 24 | (tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * tg + (h & 1)) * S;
+                        my_ub[at] = __double2float_ru(ub[h]);
+                    }
+                    count += n_new;
                 }
-                count = min(count + n_new, CAPW);
                 kept += n_new;
             }
         }

@@ -276,7 +276,7 @@ class TensorScreen:
         self.order = cupy.empty((min(chunk, self.periods.size), lc.size), np.int32)
         self.threads, self.cap = threads, cap
         self.kernel = cupy.RawModule(code=SOURCE.read_text(), backend="nvcc", options=(
-            "-std=c++17", f"-I{CUDA_DIR}", f"-DTHREADS={threads}", f"-DCAP={cap}", f"-DTPJ={tpj}",
+            "-std=c++17", "-lineinfo", f"-I{CUDA_DIR}", f"-DTHREADS={threads}", f"-DCAP={cap}", f"-DTPJ={tpj}",
             f"-DMIN_BLOCKS={min_blocks}")).get_function("tc_search")
         self.smem = 2 * (tb.m + 1) * 8 + tb.mp * 2
         self.kernel.max_dynamic_shared_size_bytes = self.smem
