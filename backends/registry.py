@@ -31,6 +31,7 @@ _BUILTIN = {
     "simple": "backends.implementations.simple:SimpleBackend",
     "thrust": "backends.implementations.thrust:ThrustBackend",
     "pruned": "backends.implementations.pruned:PrunedBackend",
+    "tensor": "backends.implementations.tensor:TensorBackend",
     "cupy": "backends.implementations.cupy_backend:CuPyBackend",
     "numba": "backends.implementations.numba_cuda:NumbaCUDABackend",
 }

@@ -19,6 +19,7 @@ KERNELS = {
                                  "thrust_scan", "scan_folded"}),
     "pruned.cu": ({}, {"pruned_fold", "pruned_fold_shared", "pruned_prefix", "pruned_seed", "pruned_scan",
                       "pruned_period", "reduce_jobs"}),
+    "tensor_screen.cu": ({}, {"tensor_search"}),
 }
 REGISTER_BUDGET = 128  # keeps 256-thread blocks at full residency
 # Measured exceptions, bytes: pruned_scan keeps its job in registers and spills
@@ -141,3 +142,24 @@ def test_k2_like_folds_fit_pruned_period_beside_its_queues(case, tmp_path):
     uniform = case == "k2"
     assert plan.lc.size == 4320 and (plan.lc.uniform_weight > 0) == uniform
     assert static + 8 * PrunedBackend.shared_doubles(plan, uniform) <= H100_SHARED_OPTIN
+
+
+def test_tensor_search_keeps_two_k2_like_blocks_per_sm_without_spills(tmp_path):
+    """tensor_search at its block and defines: no spills, at most the
+    registers two blocks per SM allow, and its static shared memory beside a
+    K2-like fold's (TensorTables.shared_bytes) twice within an SM's 228 KB (1 KB
+    a block reserved): the shape measured (reports/gpu/tensor_screen_2026-12-02_H200/)."""
+    from backends.implementations.tensor import TENSOR_BLOCK, TensorBackend
+    from backends.tensor_tables import TensorTables
+    from gpu_timing import case_plan
+
+    defines = {"BLOCK": TENSOR_BLOCK, **TensorBackend().kernel_defines(TENSOR_BLOCK)}
+    cmd = nvcc_command("tensor_screen.cu", "sm_90", defines, ["-Xptxas", "-v"], tmp_path / "k.cubin")
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    registers, *spills = parse_ptxas(done.stderr)["tensor_search"]
+    assert spills == [0, 0, 0] and registers * TENSOR_BLOCK * 2 <= 65536
+    static = int(re.search(r"Function properties for tensor_search\n.*\n.*?(\d+) bytes smem", done.stderr).group(1))
+    plan = case_plan("k2")[0]
+    dynamic = TensorTables(plan.templates, plan.lc.size).shared_bytes()
+    assert 2 * (static + dynamic + 1024) <= 228 * 1024

@@ -1,30 +1,29 @@
-// The exact chi2 scan with a float16 tensor-core screen (a study for issue 12,
-// uniform weights; scripts/tensor_screen_study.py --gpu runs it).
-//
-// One block per period: the fold (pruned's bucket sort, bucket_sort.cuh, in
-// shared memory; its order also to global memory for the re-checks), prefix
-// sums of F and |u| and u in float16 by runs of samples, then the scan. Per
-// (width, tile of 128 strided shifts) a warp forms
-// AR for the tile's shifts as one m16n8k16 matrix product per 16 template
-// samples: A[r, j] = u16[s0 + 8 S r + j] (the fold's Hankel rows, read from
-// shared memory as half2 pairs, always even-aligned), B[j, c] = a16[j - S c]
-// (the template banded over 8 sub-shifts, prepared on the host in fragment
-// order), D[r, c] = AR(s0 + S (8 r + c)). Each listed shift's gain
-// G = 2 k AR - k^2 A2 gets the pad 2 |k| E, E = e_coef (sum |u| over the
-// tile's samples) + e_abs (the study's docstring derives both); shifts whose
-// upper gain reaches the block's running best lower gain are kept in their
-// warp's list (compacted against the running lower gain when full: it only
-// rises), and after the scan those reaching the final one are re-checked in
-// float64 (a warp per shift). The best is the largest re-checked gain, ties
-// to the lowest width index, then the lowest shift, as the cpu backend. The
-// screen's k uses 1 / d for the division: the few ulps it moves the gain are
-// in tiny_rel's share of the pad.
+// tensor: TLS's exact statistic with a float16 tensor-core screen
+// (backends/implementations/tensor.py; uniform weights, folds in shared
+// memory). One block of BLOCK threads per period:
+//   fold: pruned's bucket sort (bucket_sort.cuh) in shared memory, its order
+//     also to global memory for the re-checks; prefix sums of F and |u| and
+//     u * uscale in float16, by runs of samples;
+//   screen: per (width, TPJ tiles of 128 strided shifts) a warp forms AR of
+//     every shift as one mma.sync.m16n8k16 per 16 template samples, A[r, j] =
+//     u16[s0 + 8 S r + j] (half2 pairs, always even-aligned), B[j, c] =
+//     a16[j - S c] (backends/tensor_tables.py), D[r, c] = AR(s0 + S (8 r +
+//     c)); a k-free gate per tile (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for
+//     every k) skips tiles whose largest AR + E cannot reach the running
+//     lower gain; per listed shift the gain 2 k AR - k^2 A2 with the pad
+//     2 |k| E (E = e_coef x the tile's sum |u| + e_abs, tensor_tables.py)
+//     gives an upper and a lower gain; shifts whose upper gain reaches the
+//     period's running best lower gain (the block's, and the warp's own) go to
+//     the warp's list, compacted against the rising lower gain when full;
+//   re-checks: the listed shifts reaching the final lower gain, in float64 (a
+//     warp per shift); the best is the largest, ties to the lowest width
+//     index, then the lowest shift, as the cpu backend's scan.
+// A period whose lists overflowed is flagged (flag_out) with its final lower
+// gain (lower_out); the host searches it again from that gain (lower_in),
+// which keeps only the few shifts that can reach it.
 #include <cuda_fp16.h>
 #include <cub/block/block_scan.cuh>
 
-#ifndef THREADS
-#define THREADS 256
-#endif
 #ifndef CAP
 #define CAP 1024  // kept shifts a block holds, CAP / WARPS a warp; past it the period is flagged
 #endif
@@ -34,10 +33,10 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
 #endif
-#define WARPS (THREADS / 32)
-#define BLOCK THREADS
-#include "bucket_sort.cuh"  // backends/cuda: the fold's order, as pruned sorts it
+#define WARPS (BLOCK / 32)
+#include "bucket_sort.cuh"  // the fold's order, as pruned sorts it
 #define GATE_SLACK (1.0 - 0x1p-40)  // the gate's double rounding, many times over
+#define TINY_REL 0x1p-48  // the screen's gain arithmetic (k from 1 / d, a few roundings), many times over
 #define CAPW (CAP / WARPS)
 #define TILE 128
 #define MAXW 64
@@ -100,19 +99,19 @@ __device__ void fold_period(const double *t, const double *y, double w, int n, i
     {
         double *key = au;
         int *count = reinterpret_cast<int *>(cs), *idx = count + n;
-        for (int i = threadIdx.x; i < n; i += THREADS) {
+        for (int i = threadIdx.x; i < n; i += BLOCK) {
             key[i] = fold_phase(t[i], period);
             idx[i] = i;
         }
         __syncthreads();
         bucket_sort_n(key, idx, n, count, n);
-        for (int k = threadIdx.x; k < n; k += THREADS) order_g[k] = idx[k];
-        for (int k = threadIdx.x; k < m; k += THREADS) au[k] = y[idx[k % n]];
+        for (int k = threadIdx.x; k < n; k += BLOCK) order_g[k] = idx[k];
+        for (int k = threadIdx.x; k < m; k += BLOCK) au[k] = y[idx[k % n]];
         __syncthreads();
     }
-    typedef cub::BlockScan<Pair, THREADS> Scan;
+    typedef cub::BlockScan<Pair, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
-    const int run = (m + THREADS - 1) / THREADS, first = min(m, (int)threadIdx.x * run), last = min(m, first + run);
+    const int run = (m + BLOCK - 1) / BLOCK, first = min(m, (int)threadIdx.x * run), last = min(m, first + run);
     Pair own = {0.0, 0.0};
     for (int k = first; k < last; ++k) own = PairAdd()(own, {au[k], fabs((1.0 - au[k]) * w)});
     double next = first < last ? au[first] : 0.0;
@@ -127,22 +126,30 @@ __device__ void fold_period(const double *t, const double *y, double w, int n, i
         au[k + 1] = s.a;
         u16[k] = __double2half(u * uscale);
     }
-    for (int k = m + threadIdx.x; k < mp; k += THREADS) u16[k] = __double2half(0.0);
+    for (int k = m + threadIdx.x; k < mp; k += BLOCK) u16[k] = __double2half(0.0);
     if (threadIdx.x == 0) cs[0] = au[0] = 0.0;
     __syncthreads();
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-tc_search(const double *__restrict__ t, const double *__restrict__ y, double w_uniform, int n, int m, int mp,
-          double uscale, const double *__restrict__ periods, int *__restrict__ order_all,
-          const int *__restrict__ lo, const int *__restrict__ nd,
-          const int *__restrict__ wd, const int *__restrict__ ws, const int *__restrict__ wn,
-          const int *__restrict__ wk, const double *__restrict__ s_max, const double *__restrict__ kscale,
-          const double *__restrict__ a2, const double *__restrict__ e_coef, const double *__restrict__ e_abs,
-          const double *__restrict__ inv_scale, const long long *__restrict__ b_off,
-          const unsigned *__restrict__ bfrag, const long long *__restrict__ a_off, const double *__restrict__ a,
-          double tiny_rel, double *gain_out, int *width_out, int *shift_out, int *kept_out, int *rechecked_out,
-          int *screened_out)
+// The screen's counters (one atomic add per block each): tiles past the k-free
+// gate, shifts kept, re-checked, and their multiply-adds.
+#define COUNT_SCREENED 0
+#define COUNT_KEPT 1
+#define COUNT_RECHECKED 2
+#define COUNT_MACS 3
+
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
+tensor_search(const double *__restrict__ t, const double *__restrict__ y, double w_uniform, int n, int m, int mp,
+              double uscale, const double *__restrict__ periods, const int *__restrict__ lo,
+              const int *__restrict__ hi, const int *__restrict__ wd, const int *__restrict__ ws,
+              const int *__restrict__ wn, const int *__restrict__ wk, const int *__restrict__ wlen,
+              const double *__restrict__ s_max, const double *__restrict__ kscale,
+              const double *__restrict__ sum_a2, const double *__restrict__ a1, const double *__restrict__ e_coef,
+              const double *__restrict__ inv_sa, const double *__restrict__ overshoot,
+              const long long *__restrict__ b_off, const unsigned *__restrict__ bfrag,
+              const long long *__restrict__ a_off, const double *__restrict__ a, const double *lower_in,
+              int *__restrict__ order_all, double *gain_out, int *index_out, double *depth_out, int *flag_out,
+              double *lower_out, unsigned long long *counters)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     double *cs = reinterpret_cast<double *>(smem);  // m + 1: prefix sums of F
@@ -153,20 +160,23 @@ tc_search(const double *__restrict__ t, const double *__restrict__ y, double w_u
     __shared__ Width slot[MAXW];
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
     __shared__ float cand_ub[CAP];  // upper gains rounded up: compared with lower gains only
-    __shared__ int n_kept, overflow;
-    __shared__ unsigned long long lower_bits;
+    __shared__ int overflow;
+    __shared__ unsigned long long lower_bits, block_counts[4];
     __shared__ Top red[WARPS];
 
     const int p = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     int *order = order_all + (size_t)p * n;
     fold_period(t, y, w_uniform, n, m, mp, uscale, periods[p], order, cs, au, u16);
-    const int wlo = lo[p], n_w = nd[p];
-    for (int q = tid; q < n_w; q += THREADS) {
+    const int wlo = lo[p], n_w = hi[p] - wlo;
+    const double inv_su = 1.0 / uscale, u1 = au[m];  // powers of two: exact
+    for (int q = tid; q < n_w; q += BLOCK) {
         const int wi = wlo + q;
         Width &w = slot[q];
         w.d = wd[wi]; w.S = ws[wi]; w.ns = wn[wi]; w.K = wk[wi]; w.boff = (int)b_off[wi];
-        w.smax = s_max[wi]; w.ks = kscale[wi]; w.a2 = a2[wi]; w.inv = inv_scale[wi];
-        w.ecoef = e_coef[wi]; w.eabs = e_abs[wi]; w.rd = 1.0 / w.d;
+        w.smax = s_max[wi]; w.ks = kscale[wi]; w.a2 = w_uniform * sum_a2[wi]; w.inv = inv_sa[wi] * inv_su;
+        w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
+        // float16 subnormals of a and u, and the prefix sums of |u| (M 2^-52 of their total, twice over)
+        w.eabs = 0x1p-24 * a1[wi] * inv_su + wlen[wi] * 0x1p-49 * w.inv + w.ecoef * m * 0x1p-51 * u1;
     }
     if (tid == 0) {
         int acc = 0;
@@ -175,9 +185,10 @@ tc_search(const double *__restrict__ t, const double *__restrict__ y, double w_u
             acc += (wn[wlo + q] + TILE * TPJ - 1) / (TILE * TPJ);
         }
         tiles[n_w] = acc;
-        n_kept = overflow = 0;
-        lower_bits = 0ull;
+        overflow = 0;
+        lower_bits = lower_in ? (unsigned long long)__double_as_longlong(lower_in[p]) : 0ull;
     }
+    if (tid < 4) block_counts[tid] = 0;
     __syncthreads();
 
     volatile unsigned long long *lower_v = &lower_bits;
@@ -231,7 +242,7 @@ tc_search(const double *__restrict__ t, const double *__restrict__ y, double w_u
                     if (sum <= smax) {
                         const double k = (1.0 - sum * rd) * ks;
                         const double x = k * ((double)c[tt][h] * inv2), y = k * (k * a2w);
-                        const double gh = x - y, pad = fabs(k) * e2 + tiny_rel * (fabs(x) + 2.0 * y);
+                        const double gh = x - y, pad = fabs(k) * e2 + TINY_REL * (fabs(x) + 2.0 * y);
                         ub[h] = gh + pad;
                         lb = fmax(lb, gh - pad);
                     }
@@ -240,9 +251,12 @@ tc_search(const double *__restrict__ t, const double *__restrict__ y, double w_u
             }
             if (lb > lower) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(lb));
             if (!__any_sync(0xffffffffu, any)) continue;
+            double reach = lb;  // the warp's own best lower gain, at least lower: keep less while lower is young
+            for (int o = 16; o; o >>= 1) reach = fmax(reach, __shfl_xor_sync(0xffffffffu, reach, o));
+            reach = fmax(reach, lower);
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
-                const bool take = ub[h] >= lower;
+                const bool take = ub[h] >= reach;
                 const unsigned vote = __ballot_sync(0xffffffffu, take);
                 if (!vote) continue;
                 const int n_new = __popc(vote);
@@ -264,34 +278,41 @@ tc_search(const double *__restrict__ t, const double *__restrict__ y, double w_u
     __syncthreads();
 
     const double lower = __longlong_as_double((long long)lower_bits);
-    if (lane == 0) {
-        atomicAdd(&n_kept, kept);
-        atomicAdd(&screened_out[p], screened);
-    }
     Top best = {0.0, -1, 0};
     int rechecked = 0;
+    unsigned long long macs = 0;
     for (int c = 0; c < count; ++c) {
         if (my_ub[c] < lower) continue;
         const int i = my_iw[c] & 0xFFFFFF, wi = my_iw[c] >> 24;
         const double *aa = a + a_off[wi];
-        const int len = (int)(a_off[wi + 1] - a_off[wi]), d = wd[wi];
+        const int len = wlen[wi], d = wd[wi];
         double dot = 0.0;
         for (int j = lane; j < len; j += 32) dot += aa[j] * ((1.0 - y[order[(i + j) % n]]) * w_uniform);
         for (int o = 16; o; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
         const double k = (1.0 - (cs[i + d] - cs[i]) / d) * kscale[wi];
-        const Top x = {2.0 * k * dot - k * k * a2[wi], wi, i};
+        const Top x = {2.0 * k * dot - k * k * (w_uniform * sum_a2[wi]), wi, i};
         if (better(x, best)) best = x;
         ++rechecked;
+        macs += len;
     }
-    if (lane == 0) red[warp] = best;
-    if (lane == 0) atomicAdd(&rechecked_out[p], rechecked);
+    if (lane == 0) {
+        red[warp] = best;
+        atomicAdd(&block_counts[COUNT_SCREENED], (unsigned long long)screened);
+        atomicAdd(&block_counts[COUNT_KEPT], (unsigned long long)kept);
+        atomicAdd(&block_counts[COUNT_RECHECKED], (unsigned long long)rechecked);
+        atomicAdd(&block_counts[COUNT_MACS], macs);
+    }
     __syncthreads();
     if (tid == 0) {
         for (int w = 1; w < WARPS; ++w)
             if (better(red[w], best)) best = red[w];
         gain_out[p] = best.gain;
-        width_out[p] = best.wi;
-        shift_out[p] = best.i;
-        kept_out[p] = overflow ? -1 : n_kept;
+        index_out[p] = best.wi;
+        // the flux at transit bottom, as the cpu backend: 1 - box * overshoot (0 where no shift passed)
+        depth_out[p] = best.wi < 0 ? 0.0 : 1.0 - (1.0 - (cs[best.i + wd[best.wi]] - cs[best.i]) / wd[best.wi])
+                                                   * overshoot[best.wi];
+        flag_out[p] = overflow;
+        lower_out[p] = lower;
     }
+    if (tid < 4) atomicAdd(&counters[tid], block_counts[tid]);
 }

@@ -1,0 +1,169 @@
+"""``tensor``: TLS's exact statistic with a float16 tensor-core screen and
+float64 re-checks (``backends/cuda/tensor_screen.cu``).
+
+Per period, one block folds (``pruned``'s bucket sort), forms every listed
+shift's AR for 128 shifts of a width at a time with ``mma.sync`` on float16
+copies of the fold and the template, and bounds each shift's gain by it with a
+proven allowance (``backends.tensor_tables``); only shifts whose upper gain
+reaches the period's best lower gain are re-checked in float64, ~6 a K2-like
+period, so the best (width, shift) and chi2 are the exact ones. A period
+whose kept-shift lists overflowed is searched again from its final lower gain,
+which keeps only the shifts that can reach it.
+
+For light curves of equal weights whose fold fits in shared memory (K2-size);
+``refuses`` says so for others (``pruned`` takes any). PyCUDA, as ``pruned``:
+one nvcc cubin from the shared kernel cache with CUB and the bucket sort.
+Not yet run on a GPU as a backend: the same kernel as
+``scripts/tensor_screen_study.py`` at 17e166d, which was exact on the K2-like
+case (``reports/gpu/tensor_screen_2026-12-02_H200/``), plus the second pass,
+the depth output and a warp's own lower gain for what it keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from backends import pruning
+from backends.implementations.device_pool import DevicePool
+from backends.implementations.pycuda_base import PyCUDABackend
+from backends.implementations.staged import Staged
+from backends.protocol import PeriodStats
+from backends.tensor_tables import TensorTables, power_of_two_scale
+
+TENSOR_BLOCK = 384  # threads: 80 registers, two blocks per SM with a K2-like fold (fastest of four shapes, H200)
+TILES_PER_JOB = 2  # tiles of 128 shifts a warp's job takes (they share each k-step's B fragment)
+KEPT = 1024  # shifts a block keeps for re-checks (CAP), KEPT / 12 a warp
+MIN_ARCH = (8, 0)  # mma.sync.m16n8k16 with float16 inputs and fp32 accumulation
+MAX_PERIODS = 16384
+ORDER_BYTES = 1 << 29  # a batch's fold orders (4 n bytes a period) at most
+COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs")  # tensor_screen.cu's COUNT_*
+FIELDS = (*TensorTables.INT_FIELDS, *TensorTables.FLOAT_FIELDS)
+OUTS = ("gain", "index", "depth", "flag", "lower")
+
+
+@dataclass
+class TensorState:
+    """The plan on the device (``DeviceState``: samples and TLS's template
+    arrays) and its ``TensorTables`` with their device copy ``dev``."""
+
+    base: object
+    tables: TensorTables
+    dev: Staged
+
+
+class TensorBackend(PyCUDABackend):
+    """Exact scan: float16 tensor-core screen, float64 re-checks."""
+
+    name = "tensor"
+    summary = "exact, PyCUDA: float16 tensor-core screen, float64 re-checks; equal weights, K2-size folds"
+    variant = "tensor_screen"
+    fuses_fold_sort = True  # each block folds its period
+
+    def __init__(self):
+        super().__init__()
+        self._kept_tables = None  # (templates, n, TensorTables, Staged) of the last upload
+        self._pool = None
+
+    def kernel_defines(self, block):
+        return {"TPJ": TILES_PER_JOB, "CAP": KEPT, "MIN_BLOCKS": 2}
+
+    def _allocate(self, nbytes):
+        if self._pool is None:
+            self._pool = DevicePool()
+        return self._pool.allocate(nbytes)
+
+    def refuses(self, plan):
+        why = super().refuses(plan)
+        if why is not None:
+            return why
+        if not plan.lc.uniform_weight > 0:
+            return ("backend 'tensor' searches light curves whose points all weigh the same (one error bar); "
+                    "this one's weights differ (use 'pruned')")
+        with self.context():
+            arch = self._device().compute_capability()
+            if arch < MIN_ARCH:
+                return (f"backend 'tensor' needs tensor cores of compute capability 8.0 or later; "
+                        f"this GPU's is {arch[0]}.{arch[1]} (use 'pruned')")
+            need, limit = self.tables(plan).shared_bytes(), self.shared_limit("tensor_search", TENSOR_BLOCK)
+        if need > limit:
+            return (f"backend 'tensor' holds a fold of {plan.lc.size} points in {need} bytes of shared memory; "
+                    f"this GPU allows {limit} (use 'pruned')")
+        return None
+
+    def tables(self, plan) -> TensorTables:
+        """``TensorTables`` of the plan's templates on its N (with their device
+        copy), kept for the next search of the same templates object and N (a
+        survey's curves). Call inside the backend's context."""
+        tp, n = plan.templates, plan.lc.size
+        kept = self._kept_tables
+        if kept is None or kept[0] is not tp or kept[1] != n:
+            tables = TensorTables(tp, n)
+            dev = Staged([*((name, tables.fields[name]) for name in FIELDS), ("b_off", tables.b_off),
+                          ("bfrag", tables.bfrag)], self._device_alloc)
+            self._kept_tables = kept = (tp, n, tables, dev)
+        return kept[2]
+
+    @staticmethod
+    def _device_alloc(nbytes):
+        import pycuda.driver as cuda
+
+        return cuda.mem_alloc(nbytes)
+
+    def upload(self, plan):
+        base = super().upload(plan)  # inside, refuses() built the tables
+        with self.context():
+            tables = self.tables(plan)
+            return TensorState(base, tables, self._kept_tables[3])
+
+    def fold_sort(self, state, periods):
+        raise NotImplementedError("backend 'tensor' folds each period inside its scan (fuses_fold_sort)")
+
+    def max_batch_periods(self, plan):
+        return int(np.clip(ORDER_BYTES // (4 * plan.lc.size), 1, MAX_PERIODS))
+
+    def chi2_scan(self, state, folded, periods, lo, hi):
+        with self.context():
+            periods = np.asarray(periods, np.float64)
+            found = self._launch(state, periods, np.asarray(lo), np.asarray(hi))
+            again = np.flatnonzero(found["flag"])
+            if again.size:  # from their final lower gains: only the shifts that can reach them are kept
+                second = self._launch(state, periods[again], np.asarray(lo)[again], np.asarray(hi)[again],
+                                      found["lower"][again])
+                if second["flag"].any():
+                    raise RuntimeError(f"backend 'tensor': {int(second['flag'].sum())} period(s) kept more than "
+                                       f"{KEPT} shifts even from their final lower gain")
+                for name in ("gain", "index", "depth"):
+                    found[name][again] = second[name]
+                self.work["second_pass_periods"] += int(again.size)
+        for name, value in pruning.host_work(state.base.plan, lo, hi).items():
+            self.work[name] += value
+        return PeriodStats.from_gains(state.base.plan, found["gain"], found["index"], found["depth"])
+
+    def _launch(self, state, periods, lo, hi, lower=None) -> dict:
+        """tensor_search over ``periods`` (from ``lower`` where given): OUTS,
+        copied back; the screen's counters added to ``work``."""
+        base, tables, dev = state.base, state.tables, state.dev
+        b, n = periods.size, base.n
+        # what the host writes first (one copy), then what comes back (one span), then the fold orders
+        sections = [("periods", periods), ("lo", lo.astype(np.int32)), ("hi", hi.astype(np.int32))]
+        if lower is not None:
+            sections.append(("lower_in", np.asarray(lower, np.float64)))
+        sections += [("counters", np.zeros(len(COUNTERS), np.uint64)), ("gain", (np.float64, b)),
+                     ("index", (np.int32, b)), ("depth", (np.float64, b)), ("flag", (np.int32, b)),
+                     ("lower", (np.float64, b)), ("order", (np.int32, b * n))]
+        staged = Staged(sections, self._allocate)
+        lc = base.plan.lc
+        self.function("tensor_search", TENSOR_BLOCK, tables.shared_bytes())(
+            base.t, base.y, np.float64(lc.uniform_weight), np.int32(n), np.int32(tables.m), np.int32(tables.mp),
+            np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)), *staged.pointers("periods", "lo", "hi"),
+            *dev.pointers(*FIELDS[:5]), *dev.pointers(*FIELDS[5:]), base.tables.pointer("overshoot"),
+            *dev.pointers("b_off", "bfrag"), *base.tables.pointers("offsets", "a"),
+            staged.pointer("lower_in") if lower is not None else np.intp(0), staged.pointer("order"),
+            *staged.pointers(*OUTS), staged.pointer("counters"),
+            block=(TENSOR_BLOCK, 1, 1), grid=(b, 1), shared=tables.shared_bytes())
+        found = {name: value.copy() for name, value in staged.read(["counters", *OUTS]).items()}
+        for name, value in zip(COUNTERS, found.pop("counters")):
+            self.work[name] += int(value)
+        return found

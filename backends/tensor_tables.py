@@ -1,0 +1,107 @@
+"""What ``tensor_screen.cu`` reads of a template set: per width its sizes,
+the depth filter's limit, the screen's allowance coefficients and the
+template banded over 8 sub-shifts as float16 ``mma.sync`` B fragments.
+
+The screen forms AR(i) = sum_j a_j u_(i+j) for 128 strided shifts of one width
+at once: D[r, c] = sum_j A[r, j] B[j, c] with A[r, j] = u16[s0 + 8 S r + j]
+(the fold's Hankel rows) and B[j, c] = a16[j - S c], so D[r, c] = AR(s0 +
+S (8 r + c)). With u and a rounded to float16 after power-of-two scalings (u's
+in the kernel, a's here), every product errs by at most a relative
+(1 + 2^-11)^2 - 1 plus float16's subnormal steps, the fp32 accumulation by an
+allowed L 2^-23 relative (an assumption, ~8x a truncation of 2^-22 per k-step
+of 16 products: NVIDIA publishes no bound), and the float64 reference sum by
+(L + 2) 2^-53, so |AR - AR16| <= e_coef sum|u| + e_abs over the window's
+samples (``e_coef``; ``e_abs``'s per-light-curve terms the kernel adds).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from backends import pruning
+
+TILE = 128  # strided shifts per tile: 16 rows x 8 columns of one m16n8 product
+U16 = 2.0 ** -11  # float16's unit roundoff
+
+
+def power_of_two_scale(x) -> float:
+    """2^e with max|x| 2^e in (2^13, 2^14]: float16's range with room to round."""
+    top = float(np.abs(x).max())
+    return 1.0 if top == 0.0 else 2.0 ** (14 - math.ceil(math.log2(top)))
+
+
+def half_bits(x) -> np.ndarray:
+    """float16 bit patterns of ``x`` (round to nearest), as uint32."""
+    return np.asarray(x, np.float64).astype(np.float16).view(np.uint16).astype(np.uint32)
+
+
+def halves(x):
+    """(low, high) float16 halves of half2 registers, as float64."""
+    return tuple((y & 0xFFFF).astype(np.uint16).view(np.float16).astype(np.float64) for y in (x, x >> 16))
+
+
+def banded_fragments(a, stride, ksteps, scale) -> np.ndarray:
+    """B[j, c] = a[j - stride c] * scale (zero outside the template) as
+    m16n8k16 B fragments: k-steps x 32 lanes x (b0, b1), each a half2 (low
+    half the smaller k). Lane (g, t) = (lane / 4, lane % 4) holds b0 = (B[2t,
+    g], B[2t + 1, g]) and b1 = (B[2t + 8, g], B[2t + 9, g]) of each k-step."""
+    band = np.zeros((16 * ksteps, 8))
+    for c in range(8):
+        band[stride * c:stride * c + a.size, c] = a * scale
+    bits = half_bits(band)
+    lane = np.arange(32)
+    g, t = lane >> 2, lane & 3
+    rows = 16 * np.arange(ksteps)[:, None] + 2 * t[None, :]
+    b0 = bits[rows, g] | (bits[rows + 1, g] << 16)
+    b1 = bits[rows + 8, g] | (bits[rows + 9, g] << 16)
+    return np.stack([b0, b1], axis=-1).ravel().astype(np.uint32)
+
+
+class TensorTables:
+    """Per width of a template set on folds of ``n`` samples (M = n +
+    maxwidth): ``fields`` (d, stride, listed shifts, k-steps, length as int32;
+    the depth filter's flux-sum limit, k per unit box, sum a^2, ||a||_1, the
+    allowance's e_coef, 1 / a's scale as float64), the B fragments ``bfrag``
+    and their offsets ``b_off``, and ``mp``, the float16 fold's length (every
+    tile of 128 shifts, a job's spare one, and a template past the last)."""
+
+    INT_FIELDS = ("d", "stride", "n_shifts", "ksteps", "length")
+    FLOAT_FIELDS = ("s_max", "kscale", "sum_a2", "a1", "e_coef", "inv_sa")
+
+    def __init__(self, templates, n: int):
+        from backends.implementations.cpu import shift_end
+
+        tp = templates
+        self.n, self.m = n, n + tp.maxwidth
+        ints = {k: [] for k in self.INT_FIELDS}
+        floats = {k: [] for k in ("sum_a2", "a1", "e_coef", "inv_sa")}
+        frags, offsets, mp = [], [0], 0
+        for wi in range(tp.widths.size):
+            a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
+            d, stride, length = int(tp.widths[wi]), int(tp.strides[wi]), a.size
+            n_shifts = (shift_end(self.m, n, d, stride) - 1) // stride + 1
+            ksteps = -(-(length + 7 * stride) // 16)
+            sa = power_of_two_scale(a)
+            frags.append(banded_fragments(a, stride, ksteps, sa))
+            offsets.append(offsets[-1] + frags[-1].size)
+            rel = (1 + U16) ** 2 - 1 + length * 2.0 ** -23 + (length + 2) * 2.0 ** -53
+            for key, value in zip(self.INT_FIELDS, (d, stride, n_shifts, ksteps, length)):
+                ints[key].append(value)
+            for key, value in zip(floats, (float(a @ a), float(np.abs(a).sum()),
+                                           rel * float(np.abs(a).max()) + 2.0 ** -24 / sa, 1.0 / sa)):
+                floats[key].append(value)
+            mp = max(mp, (-(-n_shifts // TILE) + 1) * TILE * stride + 16 * ksteps)
+        self.mp = mp + mp % 2
+        self.fields = {k: np.array(v, np.int32) for k, v in ints.items()}
+        self.fields.update({k: np.array(v, np.float64) for k, v in floats.items()})
+        self.fields["s_max"] = pruning.depth_limits(tp.widths, tp.depth_min)
+        self.fields["kscale"] = np.asarray(tp.overshoot / tp.signal_depth, np.float64)
+        self.bfrag = np.concatenate(frags)
+        self.b_off = np.array(offsets[:-1], np.int64)
+
+    def shared_bytes(self) -> int:
+        """The kernel's dynamic shared memory: prefix sums of F and |u| (M + 1
+        doubles each) and the float16 fold (mp halves)."""
+        return 16 * (self.m + 1) + 2 * self.mp

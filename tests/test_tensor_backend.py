@@ -1,0 +1,141 @@
+"""``tensor``: its tables (banded float16 fragments, room for every tile the
+kernel reads, the allowance's coefficients), its refusals, and on a GPU the
+same chi2, rows and depths as ``cpu`` with its second pass and counters."""
+
+import numpy as np
+import pytest
+
+import backends
+from backends.gpu import cuda_device_count
+from backends.implementations.tensor import TENSOR_BLOCK, TILES_PER_JOB, TensorBackend
+from backends.tensor_tables import TILE, U16, TensorTables, banded_fragments, halves, power_of_two_scale
+from gpu_timing import case_plan
+from tests.conftest import box_light_curve
+
+
+@pytest.fixture(scope="module")
+def k2():
+    plan, periods = case_plan("k2")
+    return plan, periods, TensorTables(plan.templates, plan.lc.size)
+
+
+def unband(frag, ksteps):
+    """B (16 ksteps x 8) back from its fragments."""
+    frag = frag.reshape(ksteps, 32, 2)
+    band = np.zeros((16 * ksteps, 8))
+    lane = np.arange(32)
+    for kk in range(ksteps):
+        for reg, dk in enumerate((0, 8)):
+            low, high = halves(frag[kk, :, reg])
+            band[16 * kk + 2 * (lane & 3) + dk, lane >> 2] = low
+            band[16 * kk + 2 * (lane & 3) + dk + 1, lane >> 2] = high
+    return band
+
+
+@pytest.mark.parametrize("stride", [1, 2, 5])
+def test_the_banded_fragments_hold_the_template_shifted_by_the_stride_per_column(stride):
+    a = np.linspace(0.1, 1.0, 23) ** 2
+    ksteps = -(-(a.size + 7 * stride) // 16)
+    scale = power_of_two_scale(a)
+    band = unband(banded_fragments(a, stride, ksteps, scale), ksteps) / scale
+    for c in range(8):
+        np.testing.assert_allclose(band[stride * c:stride * c + a.size, c], a, rtol=U16)
+        assert not band[:stride * c, c].any() and not band[stride * c + a.size:, c].any()
+
+
+def test_scales_put_the_largest_value_just_under_float16s_top_and_zero_is_left_alone():
+    for top in (3e-6, 0.7, 1.0, 5e3):
+        scaled = top * power_of_two_scale(np.array([top, -top / 2]))
+        assert 2.0 ** 13 < scaled <= 2.0 ** 14
+    assert power_of_two_scale(np.zeros(3)) == 1.0
+
+
+def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_reads(k2):
+    plan, _, tables = k2
+    f = tables.fields
+    for wi in range(f["d"].size):
+        tiles = -(-int(f["n_shifts"][wi]) // TILE)
+        jobs = -(-tiles // TILES_PER_JOB)
+        last_word = (jobs * TILES_PER_JOB * TILE * f["stride"][wi] + 16 * f["ksteps"][wi]) // 2
+        assert last_word <= tables.mp // 2, wi
+        assert 16 * f["ksteps"][wi] >= f["length"][wi] + 7 * f["stride"][wi]  # the band's last column fits
+    assert tables.shared_bytes() == 16 * (tables.m + 1) + 2 * tables.mp
+
+
+def test_the_allowance_covers_float16_rounding_accumulation_and_subnormals(k2):
+    plan, _, tables = k2
+    tp, f = plan.templates, tables.fields
+    for wi in range(tp.widths.size):
+        a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
+        rel = (1 + U16) ** 2 - 1 + a.size * 2.0 ** -23
+        assert f["e_coef"][wi] >= rel * np.abs(a).max()
+        assert f["a1"][wi] == pytest.approx(np.abs(a).sum()) and f["sum_a2"][wi] == pytest.approx(a @ a)
+
+
+def test_weights_that_differ_are_refused_with_the_backend_to_use_instead():
+    plan = backends.make_plan(*box_light_curve())[0]  # errors that vary
+    assert not plan.lc.uniform_weight > 0
+    why = TensorBackend().refuses(plan)
+    assert "weights differ" in why and "'pruned'" in why
+
+
+def test_the_registry_names_it_but_auto_does_not_choose_it_yet():
+    assert "tensor" in backends.backend_names()
+    assert "tensor" not in backends.registry.AUTO_ORDER
+    assert backends.registry.backend_class("tensor") is TensorBackend
+    assert TensorBackend.exact and TensorBackend.fuses_fold_sort
+
+
+def test_its_fold_sort_stage_is_not_a_separate_one():
+    with pytest.raises(NotImplementedError, match="folds each period inside its scan"):
+        TensorBackend().fold_sort(None, np.array([1.0]))
+
+
+gpu = pytest.mark.skipif(cuda_device_count() == 0 or backends.available_backends()["tensor"] is not None,
+                         reason="needs a CUDA GPU and PyCUDA")
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("every", [97, 1])
+def test_the_k2_like_search_equals_cpu(k2, every):
+    plan, periods, _ = k2
+    periods = periods[::every]
+    backend = backends.get_backend("tensor")
+    got = backend.search(plan, periods)
+    ref = backends.get_backend("cpu").search(plan, periods)
+    np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-10)
+    np.testing.assert_array_equal(got.rows, ref.rows)
+    np.testing.assert_allclose(got.depths, ref.depths, rtol=1e-12, atol=1e-15)
+    work = backend.work
+    assert periods.size <= work["rechecked"] <= 20 * periods.size
+    assert 0 < work["tiles_screened"] and work["exact_macs"] > 0
+
+
+@gpu
+@pytest.mark.gpu
+def test_a_period_whose_lists_overflow_is_searched_again_from_its_lower_gain(k2, monkeypatch):
+    """With room for 8 kept shifts a block, most periods overflow; the second
+    pass from their final lower gains gives the same results."""
+    from backends.implementations import tensor
+
+    plan, periods, _ = k2
+    periods = periods[::97]
+    monkeypatch.setattr(tensor, "KEPT", 8 * (TENSOR_BLOCK // 32))
+    backend = tensor.TensorBackend()
+    got = backend.search(plan, periods)
+    ref = backends.get_backend("cpu").search(plan, periods)
+    np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-10)
+    np.testing.assert_array_equal(got.rows, ref.rows)
+    assert backend.work["second_pass_periods"] > 0
+
+
+@gpu
+@pytest.mark.gpu
+def test_a_time_axis_near_3000_days_folds_without_losing_samples():
+    t, y, _ = box_light_curve(epoch=3000.0, seed=2, dy=None)
+    plan, periods = backends.make_plan(t, y)
+    got = backends.get_backend("tensor").search(plan, periods[:300])
+    ref = backends.get_backend("cpu").search(plan, periods[:300])
+    np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-10)
+    np.testing.assert_array_equal(got.rows, ref.rows)
