@@ -47,7 +47,7 @@ install_wheels .whl/*.whl $(ls .whl-bench/*.whl .whl-dask/*.whl 2>/dev/null) || 
 'cupy', cupy.__version__, 'pycuda', pycuda.VERSION_TEXT)"
 } 2>&1 | tee "$OUT/header.txt"
 
-GPU_BACKENDS="pruned basic simple thrust cupy numba"
+GPU_BACKENDS="pruned tensor basic simple thrust cupy numba"
 PARTS=${PARTS:-tests exact timing}
 rc=0
 part() { [[ " $PARTS " == *" $1 "* ]]; }

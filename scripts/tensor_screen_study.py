@@ -184,6 +184,70 @@ def emulate(case, n_periods=3, seed=0) -> float:
     return worst
 
 
+def weighted_study(case, n_periods, seed=0) -> dict:
+    """The screen on a light curve whose weights differ (``k2w``): AR16 from
+    u = (1 - F) W as with equal weights, and A2 = sum a^2 W (which then varies
+    by shift) from a second float16 product of a^2 and the folded weights.
+    Its terms are all positive, so |A2 - A2_16| <= e A2_16 / (1 - e): gains get
+    2 |k| E from AR and k^2 e A2 / (1 - e) from A2; the depth filter and k are
+    as before. Per variant as ``study`` (fp16 only), the best (width, shift)
+    asserted, and the share of tiles past the k-free gate max(AR + E, 0)^2 / A2_lo."""
+    from backends.implementations.cpu import fold_sort_period, shift_end
+
+    plan, periods = case_plan(case)
+    tp, lc = plan.templates, plan.lc
+    lo, hi = plan.width_windows(periods)
+    rel = VARIANTS["fp16"][1]
+    tally = dict(periods=0, listed=0, rechecks=0, tiles=0, gated=0, worst_a2_error_of_bound=0.0)
+    window = np.lib.stride_tricks.sliding_window_view
+    for p in np.random.default_rng(seed).choice(periods.size, min(n_periods, periods.size), replace=False):
+        fy, fw = fold_sort_period(lc.t, lc.y, lc.w, periods[p], tp.maxwidth)
+        u = (1.0 - fy) * fw
+        uq, wq = rounded(u, "fp16"), rounded(fw, "fp16")
+        cs, absu = (np.concatenate([[0.0], np.cumsum(x)]) for x in (fy, np.abs(u)))
+        exact_best, lower, rows = (-np.inf, 0, 0), -np.inf, []
+        for wi in range(lo[p], hi[p]):
+            a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
+            d, stride = int(tp.widths[wi]), int(tp.strides[wi])
+            shifts = np.arange((shift_end(lc.size + tp.maxwidth, lc.size, d, stride) - 1) // stride + 1) * stride
+            box = 1.0 - (cs[shifts + d] - cs[shifts]) / d
+            listed, k = box > tp.depth_min, box * tp.overshoot[wi] / tp.signal_depth
+            aq, a2q = rounded(a, "fp16"), rounded(a * a, "fp16")
+            ar, a2 = window(u, a.size)[shifts] @ a, window(fw, a.size)[shifts] @ (a * a)
+            arq, a2_16 = window(uq, a.size)[shifts] @ aq, window(wq, a.size)[shifts] @ a2q
+            e_a2 = (rel + a.size * 2.0 ** -23) / (1 - rel - a.size * 2.0 ** -23)
+            tally["worst_a2_error_of_bound"] = max(tally["worst_a2_error_of_bound"],
+                                                   float((np.abs(a2 - a2_16) / (e_a2 * a2_16)).max()))
+            e = (rel + a.size * 2.0 ** -23) * np.abs(a).max() * (absu[shifts + a.size] - absu[shifts])
+            a2_lo, a2_hi = a2_16 * (1 - e_a2), a2_16 * (1 + e_a2)
+            upper = 2 * k * arq + 2 * np.abs(k) * e - k * k * a2_lo
+            lower_gain = 2 * k * arq - 2 * np.abs(k) * e - k * k * a2_hi
+            g = 2 * k * ar - k * k * a2
+            if listed.any():
+                lower = max(lower, float(lower_gain[listed].max()))
+                q = int(np.argmax(np.where(listed, g, -np.inf)))
+                if g[q] > exact_best[0]:
+                    exact_best = (float(g[q]), wi, int(shifts[q]))
+            tile = np.arange(shifts.size) // TILE
+            top = np.full(tile[-1] + 1, -np.inf)
+            np.maximum.at(top, tile, (np.maximum(arq + e, 0.0) ** 2) / a2_lo)
+            rows.append((wi, shifts, listed, upper, g, top))
+        best = (-np.inf, 0, 0)
+        for wi, shifts, listed, upper, g, gate in rows:
+            candidate = listed & (upper >= lower)
+            tally["listed"] += int(listed.sum())
+            tally["rechecks"] += int(candidate.sum())
+            tally["tiles"] += gate.size
+            tally["gated"] += int((gate >= lower).sum())
+            if candidate.any():
+                q = int(np.argmax(np.where(candidate, g, -np.inf)))
+                if g[q] > best[0]:
+                    best = (float(g[q]), wi, int(shifts[q]))
+        assert best == exact_best, (case, best, exact_best)
+        tally["periods"] += 1
+    return tally
+
+
 def gpu_run(cases, repeats) -> dict:
     """Per case: the ``tensor`` backend's search against ``cpu`` (worst
     relative chi2, rows that differ), its work counters, and warm medians of
@@ -214,10 +278,14 @@ def main(argv=None):
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])
     parser.add_argument("--periods", type=int, default=40)
     parser.add_argument("--emulate", action="store_true")
+    parser.add_argument("--weighted", action="store_true", help="weighted_study on the k2w case")
     parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out")
     args = parser.parse_args(argv)
+    if args.weighted:
+        print(json.dumps(weighted_study("k2w", args.periods)))
+        return
     if args.emulate:
         for case in args.cases:
             print(case, "worst |D - AR| / E:", emulate(case))

@@ -79,6 +79,24 @@ def test_weights_that_differ_are_refused_with_the_backend_to_use_instead():
     assert "weights differ" in why and "'pruned'" in why
 
 
+def test_a_grid_of_more_widths_than_the_kernel_holds_is_refused(monkeypatch):
+    from backends.implementations import tensor
+
+    t, y, _ = box_light_curve(dy=None)
+    plan = backends.make_plan(t, y)[0]
+    monkeypatch.setattr(tensor, "MAX_WIDTHS", plan.templates.widths.size - 1)
+    assert "template widths" in TensorBackend().refuses(plan)
+
+
+def test_the_kernels_width_slots_match_the_backends_limit():
+    from pathlib import Path
+
+    from backends.implementations.tensor import MAX_WIDTHS
+
+    source = (Path(backends.__file__).parent / "cuda" / "tensor_screen.cu").read_text()
+    assert f"#define MAXW {MAX_WIDTHS}" in source
+
+
 def test_the_registry_names_it_but_auto_does_not_choose_it_yet():
     assert "tensor" in backends.backend_names()
     assert "tensor" not in backends.registry.AUTO_ORDER

@@ -18,3 +18,11 @@ def test_the_half_precision_screen_and_its_recheck_find_brute_forces_best_shift(
 def test_the_kernels_fragments_form_each_tiles_ar_within_the_allowance():
     worst = tss.emulate("k2", n_periods=1)
     assert 1e-3 < worst < 1  # a wrong lane or register mapping is off by the data's size
+
+
+def test_with_weights_that_differ_a_second_product_for_a2_keeps_the_screen_as_tight():
+    t = tss.weighted_study("k2w", n_periods=2)  # asserts the best (gain, width, shift) per period
+    assert t["periods"] == 2
+    assert 2 <= t["rechecks"] < t["listed"] / 1000
+    assert 0 < t["worst_a2_error_of_bound"] < 1
+    assert t["gated"] < t["tiles"] / 20

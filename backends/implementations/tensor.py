@@ -36,6 +36,7 @@ TENSOR_BLOCK = 384  # threads: 80 registers, two blocks per SM with a K2-like fo
 TILES_PER_JOB = 2  # tiles of 128 shifts a warp's job takes (they share each k-step's B fragment)
 KEPT = 1024  # shifts a block keeps for re-checks (CAP), KEPT / 12 a warp
 MIN_ARCH = (8, 0)  # mma.sync.m16n8k16 with float16 inputs and fp32 accumulation
+MAX_WIDTHS = 64  # template widths a grid may hold (tensor_screen.cu's MAXW; TLS's grids: ~45)
 MAX_PERIODS = 16384
 ORDER_BYTES = 1 << 29  # a batch's fold orders (4 n bytes a period) at most
 COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs")  # tensor_screen.cu's COUNT_*
@@ -78,6 +79,9 @@ class TensorBackend(PyCUDABackend):
         why = super().refuses(plan)
         if why is not None:
             return why
+        if plan.templates.widths.size > MAX_WIDTHS:
+            return (f"backend 'tensor' takes at most {MAX_WIDTHS} template widths; this grid has "
+                    f"{plan.templates.widths.size} (use 'pruned')")
         if not plan.lc.uniform_weight > 0:
             return ("backend 'tensor' searches light curves whose points all weigh the same (one error bar); "
                     "this one's weights differ (use 'pruned')")
