@@ -162,7 +162,7 @@ class TensorBackend(PyCUDABackend):
         self.function("tensor_search", TENSOR_BLOCK, tables.shared_bytes())(
             base.t, base.y, np.float64(lc.uniform_weight), np.int32(n), np.int32(tables.m), np.int32(tables.mp),
             np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)), *staged.pointers("periods", "lo", "hi"),
-            *dev.pointers(*FIELDS[:5]), *dev.pointers(*FIELDS[5:]), base.tables.pointer("overshoot"),
+            *dev.pointers(*FIELDS), base.tables.pointer("overshoot"),
             *dev.pointers("b_off", "bfrag"), *base.tables.pointers("offsets", "a"),
             staged.pointer("lower_in") if lower is not None else np.intp(0), staged.pointer("order"),
             *staged.pointers(*OUTS), staged.pointer("counters"),
