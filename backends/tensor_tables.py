@@ -12,6 +12,9 @@ allowed L 2^-23 relative (an assumption, ~8x a truncation of 2^-22 per k-step
 of 16 products: NVIDIA publishes no bound), and the float64 reference sum by
 (L + 2) 2^-53, so |AR - AR16| <= e_coef sum|u| + e_abs over the window's
 samples (``e_coef``; ``e_abs``'s per-light-curve terms the kernel adds).
+With weights that differ, A2 = sum_j a_j^2 W_(i+j) varies by shift and comes
+from a second product, of a^2 against the folded weights: its terms are all
+positive, so |A2 - A2_16| <= e_rel A2 plus subnormal terms (the kernel's).
 """
 
 from __future__ import annotations
@@ -63,12 +66,14 @@ class TensorTables:
     """Per width of a template set on folds of ``n`` samples (M = n +
     maxwidth): ``fields`` (d, stride, listed shifts, k-steps, length as int32;
     the depth filter's flux-sum limit, k per unit box, sum a^2, ||a||_1, the
-    allowance's e_coef, 1 / a's scale as float64), the B fragments ``bfrag``
-    and their offsets ``b_off``, and ``mp``, the float16 fold's length (every
-    tile of 128 shifts, a job's spare one, and a template past the last)."""
+    allowance's e_coef, 1 / a's scale, the relative allowance e_rel of one
+    product sum, 1 / a^2's scale as float64), the B fragments of a (``bfrag``)
+    and of a^2 (``bfrag2``, for A2 with weights that differ) at offsets
+    ``b_off``, and ``mp``, the float16 fold's length (every tile of 128
+    shifts, a job's spare one, and a template past the last)."""
 
     INT_FIELDS = ("d", "stride", "n_shifts", "ksteps", "length")
-    FLOAT_FIELDS = ("s_max", "kscale", "sum_a2", "a1", "e_coef", "inv_sa")
+    FLOAT_FIELDS = ("s_max", "kscale", "sum_a2", "a1", "e_coef", "inv_sa", "e_rel", "inv_sa2")
 
     def __init__(self, templates, n: int):
         from backends.implementations.cpu import shift_end
@@ -76,21 +81,22 @@ class TensorTables:
         tp = templates
         self.n, self.m = n, n + tp.maxwidth
         ints = {k: [] for k in self.INT_FIELDS}
-        floats = {k: [] for k in ("sum_a2", "a1", "e_coef", "inv_sa")}
-        frags, offsets, mp = [], [0], 0
+        floats = {k: [] for k in ("sum_a2", "a1", "e_coef", "inv_sa", "e_rel", "inv_sa2")}
+        frags, squares, offsets, mp = [], [], [0], 0
         for wi in range(tp.widths.size):
             a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
             d, stride, length = int(tp.widths[wi]), int(tp.strides[wi]), a.size
             n_shifts = (shift_end(self.m, n, d, stride) - 1) // stride + 1
             ksteps = -(-(length + 7 * stride) // 16)
-            sa = power_of_two_scale(a)
+            sa, sa2 = power_of_two_scale(a), power_of_two_scale(a * a)
             frags.append(banded_fragments(a, stride, ksteps, sa))
+            squares.append(banded_fragments(a * a, stride, ksteps, sa2))
             offsets.append(offsets[-1] + frags[-1].size)
             rel = (1 + U16) ** 2 - 1 + length * 2.0 ** -23 + (length + 2) * 2.0 ** -53
             for key, value in zip(self.INT_FIELDS, (d, stride, n_shifts, ksteps, length)):
                 ints[key].append(value)
             for key, value in zip(floats, (float(a @ a), float(np.abs(a).sum()),
-                                           rel * float(np.abs(a).max()) + 2.0 ** -24 / sa, 1.0 / sa)):
+                                           rel * float(np.abs(a).max()) + 2.0 ** -24 / sa, 1.0 / sa, rel, 1.0 / sa2)):
                 floats[key].append(value)
             mp = max(mp, (-(-n_shifts // TILE) + 1) * TILE * stride + 16 * ksteps)
         self.mp = mp + mp % 2
@@ -98,10 +104,11 @@ class TensorTables:
         self.fields.update({k: np.array(v, np.float64) for k, v in floats.items()})
         self.fields["s_max"] = pruning.depth_limits(tp.widths, tp.depth_min)
         self.fields["kscale"] = np.asarray(tp.overshoot / tp.signal_depth, np.float64)
-        self.bfrag = np.concatenate(frags)
-        self.b_off = np.array(offsets[:-1], np.int64)
+        self.bfrag, self.bfrag2 = np.concatenate(frags), np.concatenate(squares)
+        self.b_off = np.array(offsets[:-1], np.int64)  # of a's fragments and of a^2's
 
-    def shared_bytes(self) -> int:
+    def shared_bytes(self, weighted: bool = False) -> int:
         """The kernel's dynamic shared memory: prefix sums of F and |u| (M + 1
-        doubles each) and the float16 fold (mp halves)."""
-        return 16 * (self.m + 1) + 2 * self.mp
+        doubles each) and the float16 fold (mp halves), with ``weighted`` the
+        float16 weights too (mp halves)."""
+        return 16 * (self.m + 1) + (4 if weighted else 2) * self.mp

@@ -19,7 +19,7 @@ KERNELS = {
                                  "thrust_scan", "scan_folded"}),
     "pruned.cu": ({}, {"pruned_fold", "pruned_fold_shared", "pruned_prefix", "pruned_seed", "pruned_scan",
                       "pruned_period", "reduce_jobs"}),
-    "tensor_screen.cu": ({}, {"tensor_search"}),
+    "tensor_screen.cu": ({}, {"tensor_search", "tensor_search_w"}),
 }
 REGISTER_BUDGET = 128  # keeps 256-thread blocks at full residency
 # Measured exceptions, bytes: pruned_scan keeps its job in registers and spills
@@ -148,7 +148,8 @@ def test_tensor_search_keeps_two_k2_like_blocks_per_sm_without_spills(tmp_path):
     """tensor_search at its block and defines: no spills, at most the
     registers two blocks per SM allow, and its static shared memory beside a
     K2-like fold's (TensorTables.shared_bytes) twice within an SM's 228 KB (1 KB
-    a block reserved): the shape measured (reports/gpu/tensor_screen_2026-12-02_H200/)."""
+    a block reserved): the shape measured (reports/gpu/tensor_screen_2026-12-02_H200/).
+    tensor_search_w (weights that differ): no spills, one block's room."""
     from backends.implementations.tensor import TENSOR_BLOCK, TensorBackend
     from backends.tensor_tables import TensorTables
     from gpu_timing import case_plan
@@ -157,9 +158,12 @@ def test_tensor_search_keeps_two_k2_like_blocks_per_sm_without_spills(tmp_path):
     cmd = nvcc_command("tensor_screen.cu", "sm_90", defines, ["-Xptxas", "-v"], tmp_path / "k.cubin")
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    registers, *spills = parse_ptxas(done.stderr)["tensor_search"]
+    report = parse_ptxas(done.stderr)
+    registers, *spills = report["tensor_search"]
     assert spills == [0, 0, 0] and registers * TENSOR_BLOCK * 2 <= 65536
+    assert report["tensor_search_w"][1:] == (0, 0, 0)  # one block per SM: its registers are not held to two
     static = int(re.search(r"Function properties for tensor_search\n.*\n.*?(\d+) bytes smem", done.stderr).group(1))
     plan = case_plan("k2")[0]
-    dynamic = TensorTables(plan.templates, plan.lc.size).shared_bytes()
-    assert 2 * (static + dynamic + 1024) <= 228 * 1024
+    tables = TensorTables(plan.templates, plan.lc.size)
+    assert 2 * (static + tables.shared_bytes() + 1024) <= 228 * 1024
+    assert static + tables.shared_bytes(weighted=True) <= H100_SHARED_OPTIN  # weighted: one block of a K2-like fold

@@ -1,6 +1,7 @@
-"""``tensor``: its tables (banded float16 fragments, room for every tile the
-kernel reads, the allowance's coefficients), its refusals, and on a GPU the
-same chi2, rows and depths as ``cpu`` with its second pass and counters."""
+"""``tensor``: its tables (banded float16 fragments of a and a^2, room for
+every tile the kernel reads, the allowance's coefficients), its refusals and
+kernels, and on a GPU the same chi2, rows and depths as ``cpu``, with equal
+weights and with weights that differ, its second pass and counters."""
 
 import numpy as np
 import pytest
@@ -72,11 +73,24 @@ def test_the_allowance_covers_float16_rounding_accumulation_and_subnormals(k2):
         assert f["a1"][wi] == pytest.approx(np.abs(a).sum()) and f["sum_a2"][wi] == pytest.approx(a @ a)
 
 
-def test_weights_that_differ_are_refused_with_the_backend_to_use_instead():
-    plan = backends.make_plan(*box_light_curve())[0]  # errors that vary
-    assert not plan.lc.uniform_weight > 0
-    why = TensorBackend().refuses(plan)
-    assert "weights differ" in why and "'pruned'" in why
+def test_weights_that_differ_take_the_kernel_with_a_second_product():
+    varying = backends.make_plan(*box_light_curve())[0]
+    equal = backends.make_plan(*box_light_curve(dy=None))[0]
+    assert TensorBackend.kernel_for(varying) == ("tensor_search_w", True)
+    assert TensorBackend.kernel_for(equal) == ("tensor_search", False)
+
+
+def test_the_squares_fragments_hold_a_squared_and_share_the_offsets(k2):
+    plan, _, tables = k2
+    tp, f = plan.templates, tables.fields
+    for wi in (0, tp.widths.size - 1):
+        a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
+        ksteps, stride = int(f["ksteps"][wi]), int(f["stride"][wi])
+        span = slice(tables.b_off[wi], tables.b_off[wi] + 64 * ksteps)
+        band = unband(tables.bfrag2[span], ksteps) * f["inv_sa2"][wi]
+        np.testing.assert_allclose(band[stride * 3:stride * 3 + a.size, 3], a * a, rtol=U16)
+    assert tables.bfrag2.size == tables.bfrag.size
+    assert tables.shared_bytes(True) == tables.shared_bytes() + 2 * tables.mp
 
 
 def test_a_grid_of_more_widths_than_the_kernel_holds_is_refused(monkeypatch):
@@ -128,6 +142,20 @@ def test_the_k2_like_search_equals_cpu(k2, every):
     work = backend.work
     assert periods.size <= work["rechecked"] <= 20 * periods.size
     assert 0 < work["tiles_screened"] and work["exact_macs"] > 0
+
+
+@gpu
+@pytest.mark.gpu
+def test_the_k2_like_search_with_weights_that_differ_equals_cpu():
+    plan, periods = case_plan("k2w")
+    periods = periods[::97]
+    backend = backends.get_backend("tensor")
+    got = backend.search(plan, periods)
+    ref = backends.get_backend("cpu").search(plan, periods)
+    np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-10)
+    np.testing.assert_array_equal(got.rows, ref.rows)
+    np.testing.assert_allclose(got.depths, ref.depths, rtol=1e-12, atol=1e-15)
+    assert periods.size <= backend.work["rechecked"] <= 20 * periods.size
 
 
 @gpu

@@ -1,6 +1,9 @@
 // tensor: TLS's exact statistic with a float16 tensor-core screen
-// (backends/implementations/tensor.py; uniform weights, folds in shared
-// memory). One block of BLOCK threads per period:
+// (backends/implementations/tensor.py; folds in shared memory). Kernels:
+// tensor_search (equal weights), tensor_search_w (weights that differ: A2 =
+// sum a^2 W varies by shift, formed by a second product of a^2 against the
+// folded weights in float16; its terms are all positive, so its error is
+// relative to itself). One block of BLOCK threads per period:
 //   fold: pruned's bucket sort (bucket_sort.cuh) in shared memory, its order
 //     also to global memory for the re-checks; prefix sums of F and |u| and
 //     u * uscale in float16, by runs of samples;
@@ -44,7 +47,18 @@
 struct Width {  // a period's allowed width, as its jobs read it
     int d, S, ns, K, boff;
     double smax, ks, a2, inv, ecoef, eabs, rd;
+    double inv_w, erel, eabs2;  // weights that differ: A2's scale and its relative and absolute allowances
 };
+
+// d += A B for one m16n8k16 tile: A's registers from the Hankel rows at x
+// (half2 words; rows g + 8 at x + row8, columns + 8 at x + 4), B's in b.
+__device__ __forceinline__ void mma16816(float *d, const unsigned *x, int row8, uint2 b)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(x[0]), "r"(x[row8]), "r"(x[4]), "r"(x[row8 + 4]), "r"(b.x), "r"(b.y));
+}
 
 struct Top {  // a re-checked shift
     double gain;
@@ -90,11 +104,14 @@ struct PairAdd {
 
 // Period p's fold in shared memory: the phases' order (also to order_g, for
 // the re-checks), cs = prefix sums of F, au = prefix sums of |u| (m + 1
-// each), u2 = u uscale in float16 (mp halves, zero past m). Each thread scans
-// its own run of samples twice (totals, a block scan, then its prefix sums),
-// F staged in au's place and read one sample ahead of the write over it.
-__device__ void fold_period(const double *t, const double *y, double w, int n, int m, int mp, double uscale,
-                            double period, int *order_g, double *cs, double *au, __half *u16)
+// each), u16 = u uscale in float16 (mp halves, zero past m), with W the
+// weights' w16 = W wscale too (read through order_g). Each thread scans its
+// own run of samples twice (totals, a block scan, then its prefix sums), F
+// staged in au's place and read one sample ahead of the write over it.
+template <bool W>
+__device__ void fold_period(const double *t, const double *y, const double *wt, double w_uniform, int n, int m,
+                            int mp, double uscale, double wscale, double period, int *order_g, double *cs,
+                            double *au, __half *u16, __half *w16)
 {
     {
         double *key = au;
@@ -112,21 +129,26 @@ __device__ void fold_period(const double *t, const double *y, double w, int n, i
     typedef cub::BlockScan<Pair, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
     const int run = (m + BLOCK - 1) / BLOCK, first = min(m, (int)threadIdx.x * run), last = min(m, first + run);
+    const auto weight = [&](int k) { return W ? wt[order_g[k % n]] : w_uniform; };
     Pair own = {0.0, 0.0};
-    for (int k = first; k < last; ++k) own = PairAdd()(own, {au[k], fabs((1.0 - au[k]) * w)});
+    for (int k = first; k < last; ++k) own = PairAdd()(own, {au[k], fabs((1.0 - au[k]) * weight(k))});
     double next = first < last ? au[first] : 0.0;
     Pair s;
     Scan(scan).ExclusiveScan(own, s, Pair{0.0, 0.0}, PairAdd());
     __syncthreads();  // every run's first sample is in a register before any is written over
     for (int k = first; k < last; ++k) {
-        const double f = next, u = (1.0 - f) * w;
+        const double f = next, wk = weight(k), u = (1.0 - f) * wk;
         next = k + 1 < last ? au[k + 1] : 0.0;
         s = PairAdd()(s, {f, fabs(u)});
         cs[k + 1] = s.f;
         au[k + 1] = s.a;
         u16[k] = __double2half(u * uscale);
+        if (W) w16[k] = __double2half(wk * wscale);
     }
-    for (int k = m + threadIdx.x; k < mp; k += BLOCK) u16[k] = __double2half(0.0);
+    for (int k = m + threadIdx.x; k < mp; k += BLOCK) {
+        u16[k] = __double2half(0.0);
+        if (W) w16[k] = __double2half(0.0);
+    }
     if (threadIdx.x == 0) cs[0] = au[0] = 0.0;
     __syncthreads();
 }
@@ -138,24 +160,38 @@ __device__ void fold_period(const double *t, const double *y, double w, int n, i
 #define COUNT_RECHECKED 2
 #define COUNT_MACS 3
 
-extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
-tensor_search(const double *__restrict__ t, const double *__restrict__ y, double w_uniform, int n, int m, int mp,
-              double uscale, const double *__restrict__ periods, const int *__restrict__ lo,
-              const int *__restrict__ hi, const int *__restrict__ wd, const int *__restrict__ ws,
-              const int *__restrict__ wn, const int *__restrict__ wk, const int *__restrict__ wlen,
-              const double *__restrict__ s_max, const double *__restrict__ kscale,
-              const double *__restrict__ sum_a2, const double *__restrict__ a1, const double *__restrict__ e_coef,
-              const double *__restrict__ inv_sa, const double *__restrict__ overshoot,
-              const long long *__restrict__ b_off, const unsigned *__restrict__ bfrag,
-              const long long *__restrict__ a_off, const double *__restrict__ a, const double *lower_in,
-              int *__restrict__ order_all, double *gain_out, int *index_out, double *depth_out, int *flag_out,
-              double *lower_out, unsigned long long *counters)
+// The kernels' parameters: the light curve (t, y, w: weights that differ, read
+// by tensor_search_w only), its scales, the periods and width windows, the
+// width tables (tensor_tables.py's fields, TLS's overshoot, the B fragments of
+// a and of a^2, the templates), the lower gains to start from (or null), the
+// fold orders' scratch, the outputs and the counters.
+#define SEARCH_PARAMS                                                                                              \
+    const double *__restrict__ t, const double *__restrict__ y, const double *__restrict__ wt, double w_uniform,   \
+        double w_max, int n, int m, int mp, double uscale, double wscale, const double *__restrict__ periods,      \
+        const int *__restrict__ lo, const int *__restrict__ hi, const int *__restrict__ wd,                        \
+        const int *__restrict__ ws, const int *__restrict__ wn, const int *__restrict__ wk,                        \
+        const int *__restrict__ wlen, const double *__restrict__ s_max, const double *__restrict__ kscale,         \
+        const double *__restrict__ sum_a2, const double *__restrict__ a1, const double *__restrict__ e_coef,       \
+        const double *__restrict__ inv_sa, const double *__restrict__ e_rel, const double *__restrict__ inv_sa2,   \
+        const double *__restrict__ overshoot, const long long *__restrict__ b_off,                                 \
+        const unsigned *__restrict__ bfrag, const unsigned *__restrict__ bfrag2,                                   \
+        const long long *__restrict__ a_off, const double *__restrict__ a, const double *lower_in,                \
+        int *__restrict__ order_all, double *gain_out, int *index_out, double *depth_out, int *flag_out,           \
+        double *lower_out, unsigned long long *counters
+#define SEARCH_ARGS                                                                                                \
+    t, y, wt, w_uniform, w_max, n, m, mp, uscale, wscale, periods, lo, hi, wd, ws, wn, wk, wlen, s_max, kscale,    \
+        sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, b_off, bfrag, bfrag2, a_off, a, lower_in,           \
+        order_all, gain_out, index_out, depth_out, flag_out, lower_out, counters
+
+template <bool W>
+__device__ __forceinline__ void search(SEARCH_PARAMS)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     double *cs = reinterpret_cast<double *>(smem);  // m + 1: prefix sums of F
     double *au = cs + (m + 1);                      // m + 1: prefix sums of |u|
     __half *u16 = reinterpret_cast<__half *>(au + (m + 1));  // mp: u * uscale
-    const unsigned *u2 = reinterpret_cast<const unsigned *>(u16);
+    __half *w16 = u16 + mp;                                    // mp with W: the weights * wscale
+    const unsigned *u2 = reinterpret_cast<const unsigned *>(u16), *w2 = reinterpret_cast<const unsigned *>(w16);
     __shared__ int tiles[MAXW + 1];
     __shared__ Width slot[MAXW];
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
@@ -166,7 +202,7 @@ tensor_search(const double *__restrict__ t, const double *__restrict__ y, double
 
     const int p = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     int *order = order_all + (size_t)p * n;
-    fold_period(t, y, w_uniform, n, m, mp, uscale, periods[p], order, cs, au, u16);
+    fold_period<W>(t, y, wt, w_uniform, n, m, mp, uscale, wscale, periods[p], order, cs, au, u16, w16);
     const int wlo = lo[p], n_w = hi[p] - wlo;
     const double inv_su = 1.0 / uscale, u1 = au[m];  // powers of two: exact
     for (int q = tid; q < n_w; q += BLOCK) {
@@ -177,6 +213,11 @@ tensor_search(const double *__restrict__ t, const double *__restrict__ y, double
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
         // float16 subnormals of a and u, and the prefix sums of |u| (M 2^-52 of their total, twice over)
         w.eabs = 0x1p-24 * a1[wi] * inv_su + wlen[wi] * 0x1p-49 * w.inv + w.ecoef * m * 0x1p-51 * u1;
+        if (W) {  // A2's float16 subnormals: of a^2 (times at most L w_max) and of the weights (times sum a^2)
+            w.inv_w = inv_sa2[wi] / wscale;
+            w.erel = e_rel[wi];
+            w.eabs2 = 0x1p-24 * (wlen[wi] * w_max * inv_sa2[wi] + sum_a2[wi] / wscale) + wlen[wi] * 0x1p-49 * w.inv_w;
+        }
     }
     if (tid == 0) {
         int acc = 0;
@@ -204,19 +245,19 @@ tensor_search(const double *__restrict__ t, const double *__restrict__ y, double
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * TPJ, d = w.d, S = w.S, K = w.K;
         const uint2 *bf = reinterpret_cast<const uint2 *>(bfrag + w.boff) + lane;
-        const unsigned *ua = u2 + ((tile0 * TILE * S + 8 * S * g + 2 * tg) >> 1);
+        const uint2 *bf2 = reinterpret_cast<const uint2 *>(bfrag2 + w.boff) + lane;
+        const int at = (tile0 * TILE * S + 8 * S * g + 2 * tg) >> 1;
         const int row8 = 32 * S, next = 64 * S;  // words: rows g + 8, the next tile
-        float c[TPJ][4] = {};
+        float c[TPJ][4] = {}, cw[TPJ][4] = {};   // AR; with W, A2
 #pragma unroll 2
         for (int kk = 0; kk < K; ++kk) {
             const uint2 b = __ldg(bf + 32 * kk);
 #pragma unroll
-            for (int tt = 0; tt < TPJ; ++tt) {
-                const unsigned *x = ua + tt * next + 8 * kk;
-                asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                             "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                             : "+f"(c[tt][0]), "+f"(c[tt][1]), "+f"(c[tt][2]), "+f"(c[tt][3])
-                             : "r"(x[0]), "r"(x[row8]), "r"(x[4]), "r"(x[row8 + 4]), "r"(b.x), "r"(b.y));
+            for (int tt = 0; tt < TPJ; ++tt) mma16816(c[tt], u2 + at + tt * next + 8 * kk, row8, b);
+            if (W) {
+                const uint2 b2 = __ldg(bf2 + 32 * kk);
+#pragma unroll
+                for (int tt = 0; tt < TPJ; ++tt) mma16816(cw[tt], w2 + at + tt * next + 8 * kk, row8, b2);
             }
         }
         const double smax = w.smax, rd = w.rd, ks = w.ks, a2w = w.a2, inv2 = 2.0 * w.inv;
@@ -228,8 +269,22 @@ tensor_search(const double *__restrict__ t, const double *__restrict__ y, double
             const double lower = __longlong_as_double((long long)*lower_v);
             // k-free gate: 2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k, so a tile
             // whose largest AR + e cannot reach the lower gain holds no shift that can
-            const double top = fmax(fmax(c[tt][0], c[tt][1]), fmax(c[tt][2], c[tt][3])) * w.inv + e;
-            if (!__any_sync(0xffffffffu, top > 0.0 && top * top >= lower * a2w * GATE_SLACK)) continue;
+            // with W: A2 in [a2_lo, a2_hi] from its float16 product and allowances (a2_lo 0: no gate)
+            double a2_lo[4], a2_hi[4];
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                const double a2h = (double)cw[tt][h] * w.inv_w;
+                a2_lo[h] = W ? fmax((a2h - w.eabs2) / (1.0 + w.erel), 0.0) : a2w;
+                a2_hi[h] = W ? (a2h + w.eabs2) / (1.0 - w.erel) : a2w;
+            }
+            bool open = false;
+#pragma unroll
+            for (int h = 0; h < (W ? 4 : 1); ++h) {
+                const double top = (W ? c[tt][h] : fmax(fmax(c[tt][0], c[tt][1]), fmax(c[tt][2], c[tt][3])))
+                                   * w.inv + e;
+                open |= top > 0.0 && (a2_lo[h] == 0.0 || top * top >= lower * a2_lo[h] * GATE_SLACK);
+            }
+            if (!__any_sync(0xffffffffu, open)) continue;
             ++screened;
             double ub[4];
             bool any = false;
@@ -241,10 +296,11 @@ tensor_search(const double *__restrict__ t, const double *__restrict__ y, double
                     const double sum = cs[i + d] - cs[i];
                     if (sum <= smax) {
                         const double k = (1.0 - sum * rd) * ks;
-                        const double x = k * ((double)c[tt][h] * inv2), y = k * (k * a2w);
-                        const double gh = x - y, pad = fabs(k) * e2 + TINY_REL * (fabs(x) + 2.0 * y);
-                        ub[h] = gh + pad;
-                        lb = fmax(lb, gh - pad);
+                        const double x = k * ((double)c[tt][h] * inv2), ylo = k * (k * a2_lo[h]),
+                                     yhi = k * (k * a2_hi[h]);
+                        const double pad = fabs(k) * e2 + TINY_REL * (fabs(x) + 2.0 * yhi);
+                        ub[h] = x - ylo + pad;
+                        lb = fmax(lb, x - yhi - pad);
                     }
                 }
                 any |= ub[h] >= lower;  // lower >= 0: no gain <= 0 wins
@@ -286,11 +342,19 @@ tensor_search(const double *__restrict__ t, const double *__restrict__ y, double
         const int i = my_iw[c] & 0xFFFFFF, wi = my_iw[c] >> 24;
         const double *aa = a + a_off[wi];
         const int len = wlen[wi], d = wd[wi];
-        double dot = 0.0;
-        for (int j = lane; j < len; j += 32) dot += aa[j] * ((1.0 - y[order[(i + j) % n]]) * w_uniform);
-        for (int o = 16; o; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+        double dot = 0.0, a2 = 0.0;  // as the cpu backend's exact_gain: u = (1 - F) W, A2 = sum a^2 W
+        for (int j = lane; j < len; j += 32) {
+            const int o = order[(i + j) % n];
+            const double wj = W ? wt[o] : w_uniform;
+            dot += aa[j] * ((1.0 - y[o]) * wj);
+            if (W) a2 += aa[j] * aa[j] * wj;
+        }
+        for (int o = 16; o; o >>= 1) {
+            dot += __shfl_xor_sync(0xffffffffu, dot, o);
+            if (W) a2 += __shfl_xor_sync(0xffffffffu, a2, o);
+        }
         const double k = (1.0 - (cs[i + d] - cs[i]) / d) * kscale[wi];
-        const Top x = {2.0 * k * dot - k * k * (w_uniform * sum_a2[wi]), wi, i};
+        const Top x = {2.0 * k * dot - k * k * (W ? a2 : w_uniform * sum_a2[wi]), wi, i};
         if (better(x, best)) best = x;
         ++rechecked;
         macs += len;
@@ -315,4 +379,14 @@ tensor_search(const double *__restrict__ t, const double *__restrict__ y, double
         lower_out[p] = lower;
     }
     if (tid < 4) atomicAdd(&counters[tid], block_counts[tid]);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_search(SEARCH_PARAMS)
+{
+    search<false>(SEARCH_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, 1) tensor_search_w(SEARCH_PARAMS)
+{
+    search<true>(SEARCH_ARGS);
 }

@@ -10,13 +10,15 @@ period, so the best (width, shift) and chi2 are the exact ones. A period
 whose kept-shift lists overflowed is searched again from its final lower gain,
 which keeps only the shifts that can reach it.
 
-For light curves of equal weights whose fold fits in shared memory (K2-size);
+With weights that differ, A2 = sum a^2 W comes from a second float16 product
+(``tensor_search_w``). For folds that fit in shared memory (K2-size);
 ``refuses`` says so for others (``pruned`` takes any). PyCUDA, as ``pruned``:
 one nvcc cubin from the shared kernel cache with CUB and the bucket sort.
 Not yet run on a GPU as a backend: the same kernel as
 ``scripts/tensor_screen_study.py`` at 17e166d, which was exact on the K2-like
 case (``reports/gpu/tensor_screen_2026-12-02_H200/``), plus the second pass,
-the depth output and a warp's own lower gain for what it keeps.
+the depth output, a warp's own lower gain for what it keeps, and the weighted
+kernel (its screen studied on the CPU: ``--weighted``).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class TensorBackend(PyCUDABackend):
     """Exact scan: float16 tensor-core screen, float64 re-checks."""
 
     name = "tensor"
-    summary = "exact, PyCUDA: float16 tensor-core screen, float64 re-checks; equal weights, K2-size folds"
+    summary = "exact, PyCUDA: float16 tensor-core screen, float64 re-checks; K2-size folds"
     variant = "tensor_screen"
     fuses_fold_sort = True  # each block folds its period
 
@@ -82,19 +84,24 @@ class TensorBackend(PyCUDABackend):
         if plan.templates.widths.size > MAX_WIDTHS:
             return (f"backend 'tensor' takes at most {MAX_WIDTHS} template widths; this grid has "
                     f"{plan.templates.widths.size} (use 'pruned')")
-        if not plan.lc.uniform_weight > 0:
-            return ("backend 'tensor' searches light curves whose points all weigh the same (one error bar); "
-                    "this one's weights differ (use 'pruned')")
         with self.context():
             arch = self._device().compute_capability()
             if arch < MIN_ARCH:
                 return (f"backend 'tensor' needs tensor cores of compute capability 8.0 or later; "
                         f"this GPU's is {arch[0]}.{arch[1]} (use 'pruned')")
-            need, limit = self.tables(plan).shared_bytes(), self.shared_limit("tensor_search", TENSOR_BLOCK)
+            kernel, weighted = self.kernel_for(plan)
+            need, limit = self.tables(plan).shared_bytes(weighted), self.shared_limit(kernel, TENSOR_BLOCK)
         if need > limit:
             return (f"backend 'tensor' holds a fold of {plan.lc.size} points in {need} bytes of shared memory; "
                     f"this GPU allows {limit} (use 'pruned')")
         return None
+
+    @staticmethod
+    def kernel_for(plan) -> tuple:
+        """(kernel, weighted): tensor_search for equal weights, tensor_search_w
+        (A2 by a second product) for weights that differ."""
+        weighted = not plan.lc.uniform_weight > 0
+        return ("tensor_search_w" if weighted else "tensor_search"), weighted
 
     def tables(self, plan) -> TensorTables:
         """``TensorTables`` of the plan's templates on its N (with their device
@@ -105,7 +112,7 @@ class TensorBackend(PyCUDABackend):
         if kept is None or kept[0] is not tp or kept[1] != n:
             tables = TensorTables(tp, n)
             dev = Staged([*((name, tables.fields[name]) for name in FIELDS), ("b_off", tables.b_off),
-                          ("bfrag", tables.bfrag)], self._device_alloc)
+                          ("bfrag", tables.bfrag), ("bfrag2", tables.bfrag2)], self._device_alloc)
             self._kept_tables = kept = (tp, n, tables, dev)
         return kept[2]
 
@@ -159,14 +166,16 @@ class TensorBackend(PyCUDABackend):
                      ("lower", (np.float64, b)), ("order", (np.int32, b * n))]
         staged = Staged(sections, self._allocate)
         lc = base.plan.lc
-        self.function("tensor_search", TENSOR_BLOCK, tables.shared_bytes())(
-            base.t, base.y, np.float64(lc.uniform_weight), np.int32(n), np.int32(tables.m), np.int32(tables.mp),
-            np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)), *staged.pointers("periods", "lo", "hi"),
-            *dev.pointers(*FIELDS), base.tables.pointer("overshoot"),
-            *dev.pointers("b_off", "bfrag"), *base.tables.pointers("offsets", "a"),
-            staged.pointer("lower_in") if lower is not None else np.intp(0), staged.pointer("order"),
-            *staged.pointers(*OUTS), staged.pointer("counters"),
-            block=(TENSOR_BLOCK, 1, 1), grid=(b, 1), shared=tables.shared_bytes())
+        kernel, weighted = self.kernel_for(base.plan)
+        shared = tables.shared_bytes(weighted)
+        self.function(kernel, TENSOR_BLOCK, shared)(
+            base.t, base.y, base.w, np.float64(lc.uniform_weight), np.float64(lc.w.max()), np.int32(n),
+            np.int32(tables.m), np.int32(tables.mp), np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)),
+            np.float64(power_of_two_scale(lc.w)), *staged.pointers("periods", "lo", "hi"),
+            *dev.pointers(*FIELDS), base.tables.pointer("overshoot"), *dev.pointers("b_off", "bfrag", "bfrag2"),
+            *base.tables.pointers("offsets", "a"), staged.pointer("lower_in") if lower is not None else np.intp(0),
+            staged.pointer("order"), *staged.pointers(*OUTS), staged.pointer("counters"),
+            block=(TENSOR_BLOCK, 1, 1), grid=(b, 1), shared=shared)
         found = {name: value.copy() for name, value in staged.read(["counters", *OUTS]).items()}
         for name, value in zip(COUNTERS, found.pop("counters")):
             self.work[name] += int(value)
