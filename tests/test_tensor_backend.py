@@ -127,35 +127,25 @@ gpu = pytest.mark.skipif(cuda_device_count() == 0 or backends.available_backends
                          reason="needs a CUDA GPU and PyCUDA")
 
 
-@gpu
-@pytest.mark.gpu
-@pytest.mark.parametrize("every", [97, 1])
-def test_the_k2_like_search_equals_cpu(k2, every):
-    plan, periods, _ = k2
-    periods = periods[::every]
-    backend = backends.get_backend("tensor")
-    got = backend.search(plan, periods)
+def assert_same_as_cpu(got, plan, periods):
     ref = backends.get_backend("cpu").search(plan, periods)
     np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-10)
     np.testing.assert_array_equal(got.rows, ref.rows)
     np.testing.assert_allclose(got.depths, ref.depths, rtol=1e-12, atol=1e-15)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("case, every", [("k2", 97), ("k2", 1), ("k2w", 97)])
+def test_the_k2_like_search_equals_cpu(case, every):
+    """Equal weights (tensor_search) and weights that differ (tensor_search_w)."""
+    plan, periods = case_plan(case)
+    periods = periods[::every]
+    backend = backends.get_backend("tensor")
+    assert_same_as_cpu(backend.search(plan, periods), plan, periods)
     work = backend.work
     assert periods.size <= work["rechecked"] <= 20 * periods.size
     assert 0 < work["tiles_screened"] and work["exact_macs"] > 0
-
-
-@gpu
-@pytest.mark.gpu
-def test_the_k2_like_search_with_weights_that_differ_equals_cpu():
-    plan, periods = case_plan("k2w")
-    periods = periods[::97]
-    backend = backends.get_backend("tensor")
-    got = backend.search(plan, periods)
-    ref = backends.get_backend("cpu").search(plan, periods)
-    np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-10)
-    np.testing.assert_array_equal(got.rows, ref.rows)
-    np.testing.assert_allclose(got.depths, ref.depths, rtol=1e-12, atol=1e-15)
-    assert periods.size <= backend.work["rechecked"] <= 20 * periods.size
 
 
 @gpu
@@ -169,10 +159,7 @@ def test_a_period_whose_lists_overflow_is_searched_again_from_its_lower_gain(k2,
     periods = periods[::97]
     monkeypatch.setattr(tensor, "KEPT", 8 * (TENSOR_BLOCK // 32))
     backend = tensor.TensorBackend()
-    got = backend.search(plan, periods)
-    ref = backends.get_backend("cpu").search(plan, periods)
-    np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-10)
-    np.testing.assert_array_equal(got.rows, ref.rows)
+    assert_same_as_cpu(backend.search(plan, periods), plan, periods)
     assert backend.work["second_pass_periods"] > 0
 
 
@@ -181,7 +168,4 @@ def test_a_period_whose_lists_overflow_is_searched_again_from_its_lower_gain(k2,
 def test_a_time_axis_near_3000_days_folds_without_losing_samples():
     t, y, _ = box_light_curve(epoch=3000.0, seed=2, dy=None)
     plan, periods = backends.make_plan(t, y)
-    got = backends.get_backend("tensor").search(plan, periods[:300])
-    ref = backends.get_backend("cpu").search(plan, periods[:300])
-    np.testing.assert_allclose(got.chi2, ref.chi2, rtol=1e-10)
-    np.testing.assert_array_equal(got.rows, ref.rows)
+    assert_same_as_cpu(backends.get_backend("tensor").search(plan, periods[:300]), plan, periods[:300])
