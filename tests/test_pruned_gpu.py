@@ -198,7 +198,7 @@ def test_queued_batches_give_one_batch_results_progress_and_device_stage_times(l
 
 
 def test_memory_pool_keeps_its_blocks_across_shapes_only_while_small(case, layout, monkeypatch):
-    from backends.implementations import pruned as module
+    from backends.implementations import device_pool
 
     plan, periods, _, _ = case
     other = backends.make_plan(*box_light_curve(days=21.3, seed=14))[0]
@@ -209,7 +209,7 @@ def test_memory_pool_keeps_its_blocks_across_shapes_only_while_small(case, layou
     assert gpu._pool.held_blocks == held > 0  # the same shape reuses its blocks
     gpu.search(other, periods[:50])
     assert gpu._pool.held_blocks >= held  # another shape, a small pool: kept
-    monkeypatch.setattr(module, "POOL_KEEP_BYTES", 0)
+    monkeypatch.setattr(device_pool, "POOL_KEEP_BYTES", 0)
     gpu.search(plan, periods[:50])  # another shape, a pool above the limit: given back first
     fresh = pruned_in(layout, plan)
     fresh.search(plan, periods[:50])

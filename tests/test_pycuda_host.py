@@ -528,6 +528,7 @@ def test_pruned_batch_size_is_asked_once_per_scratch_size_while_the_pool_holds_i
     so does the same size after the pool let its memory go."""
     import contextlib
 
+    from backends.implementations import device_pool
     from backends.implementations import pruned as module
     from backends.protocol import TLSBackend
 
@@ -544,7 +545,7 @@ def test_pruned_batch_size_is_asked_once_per_scratch_size_while_the_pool_holds_i
     assert gpu.max_batch_periods(plan["a"]) == 4608 and len(asked) == 1
     assert gpu.max_batch_periods(plan["b"]) == (4 << 30) // (3 << 20) and len(asked) == 2
     monkeypatch.setattr(TLSBackend, "search", lambda self, plan, periods, progress=None: None)
-    gpu._pool = SimpleNamespace(managed_bytes=module.POOL_KEEP_BYTES + 1, free_held=lambda: None)
+    gpu._pool = SimpleNamespace(managed_bytes=device_pool.POOL_KEEP_BYTES + 1, free_held=lambda: None)
     gpu.search(plan["a"], None)  # another shape while the pool holds much: it lets go
     assert gpu.max_batch_periods(plan["b"]) == (7 << 29) // (3 << 20) and len(asked) == 3  # 7 GiB free now
     per_period["c"] = 1 << 10

@@ -14,6 +14,39 @@ context.
 
 from __future__ import annotations
 
+POOL_KEEP_BYTES = 1 << 28  # pool memory kept across light-curve shapes (a K2-size search holds < 1 MB)
+
+
+class PooledScratch:
+    """For a PyCUDA backend whose searches take their scratch from one
+    ``DevicePool`` (no cuMemAlloc per batch): ``_allocate`` for ``Staged``,
+    and ``_pool_for(plan)`` before each search, which keeps the pool's blocks
+    for the next light curve of the same shape, and of another only while it
+    holds little (``POOL_KEEP_BYTES``): processes sharing a GPU (validation
+    --jobs) that kept every size they ever made held 80 GB on the H100 and fell
+    to one-period batches, while re-allocating for each search costs ~10 ms
+    on a TESS sector, and a K2 survey's curves differ in length."""
+
+    _pool = None
+    _pool_shape = None
+
+    def _allocate(self, nbytes):
+        """Device memory from this backend's pool. Call in its context."""
+        if self._pool is None:
+            self._pool = DevicePool()
+        return self._pool.allocate(nbytes)
+
+    def _pool_for(self, plan) -> bool:
+        """Before a search of ``plan``: whether the pool gave its blocks back
+        (another shape while it holds more than POOL_KEEP_BYTES)."""
+        shape = (plan.lc.size, plan.templates.maxwidth)
+        freed = self._pool is not None and shape != self._pool_shape and self._pool.managed_bytes > POOL_KEEP_BYTES
+        if freed:
+            with self.context():
+                self._pool.free_held()
+        self._pool_shape = shape
+        return freed
+
 
 class DevicePool:
     """``pycuda.tools.DeviceMemoryPool`` whose blocks (``Block``) go back to it

@@ -37,7 +37,7 @@ import numpy as np
 
 from backends import pruning
 from backends.bounded_cache import BoundedCache
-from backends.implementations.device_pool import DevicePool
+from backends.implementations.device_pool import PooledScratch
 from backends.implementations.event_clock import EventClock, mark
 from backends.implementations.pycuda_base import OUTS, PyCUDABackend
 from backends.implementations.staged import PINNED, Staged
@@ -55,7 +55,6 @@ MAX_PERIODS = 16384
 FOLD_BLOCK, FOLD_BLOCK_MIN_N = 1024, 8192  # light curves this long fold with 1,024 threads
 FOLD_BUCKETS = 24576  # pruned_fold's bucket counts in shared memory (96 KB: two blocks per SM)
 FOLD_ORDER_BYTES = 110 << 10  # pruned_fold's order and counts in shared memory up to this (two blocks per SM)
-POOL_KEEP_BYTES = 1 << 28  # pool memory kept across light-curve shapes (a K2-size search holds < 1 MB)
 # device memory a batch may take (and at most half the free memory): 78-day 89 -> 81.5 ms from 4 GiB (16: 78 ms)
 BATCH_BYTES = 8 << 30
 SCAN_JOBS = 8  # widths per pruned_scan block at most (pruned.cu's SCAN_JOBS, set from here)
@@ -154,7 +153,7 @@ class ScanArrays:
         return tuple(self.arg(name) for name in names)
 
 
-class PrunedBackend(PyCUDABackend):
+class PrunedBackend(PooledScratch, PyCUDABackend):
     """Exact pruned scan: seed, one-piece bound, K-piece bound, exact survivors."""
 
     name = "pruned"
@@ -189,29 +188,12 @@ class PrunedBackend(PyCUDABackend):
         self.layout = layout
         self.fine_bound = fine_bound
         self.stage_min = (prune_min, fine_min)
-        self._pool = None
-        self._pool_shape = None
         self._batch = None  # (scratch bytes per period, periods per batch) while the pool holds that batch
 
-    def _allocate(self, nbytes):
-        """Device memory from this backend's memory pool (no cuMemAlloc per batch)."""
-        if self._pool is None:
-            self._pool = DevicePool()
-        return self._pool.allocate(nbytes)
-
     def search(self, plan, periods, progress=None):
-        """As every backend; the memory pool keeps its blocks for the next
-        light curve of the same shape, and of another only while it holds
-        little (``POOL_KEEP_BYTES``): processes sharing a GPU (validation
-        --jobs) that kept every size they ever made held 80 GB on the H100 and
-        fell to one-period batches, while re-allocating for each search costs
-        ~10 ms on a TESS sector, and a K2 survey's curves differ in length."""
-        shape = (plan.lc.size, plan.templates.maxwidth)
-        if self._pool is not None and shape != self._pool_shape and self._pool.managed_bytes > POOL_KEEP_BYTES:
-            with self.context():
-                self._pool.free_held()
+        """As every backend, the memory pool kept or let go (``PooledScratch``)."""
+        if self._pool_for(plan):
             self._batch = None
-        self._pool_shape = shape
         return super().search(plan, periods, progress)
 
     def upload(self, plan):

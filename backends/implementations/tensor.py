@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends import pruning
-from backends.implementations.device_pool import DevicePool
+from backends.implementations.device_pool import PooledScratch
 from backends.implementations.pycuda_base import PyCUDABackend
 from backends.implementations.staged import Staged
 from backends.protocol import PeriodStats
@@ -56,7 +56,7 @@ class TensorState:
     dev: Staged
 
 
-class TensorBackend(PyCUDABackend):
+class TensorBackend(PooledScratch, PyCUDABackend):
     """Exact scan: float16 tensor-core screen, float64 re-checks."""
 
     name = "tensor"
@@ -67,15 +67,14 @@ class TensorBackend(PyCUDABackend):
     def __init__(self):
         super().__init__()
         self._kept_tables = None  # (templates, n, TensorTables, Staged) of the last upload
-        self._pool = None
 
     def kernel_defines(self, block):
         return {"TPJ": TILES_PER_JOB, "CAP": KEPT, "MIN_BLOCKS": 2}
 
-    def _allocate(self, nbytes):
-        if self._pool is None:
-            self._pool = DevicePool()
-        return self._pool.allocate(nbytes)
+    def search(self, plan, periods, progress=None):
+        """As every backend, the memory pool kept or let go (``PooledScratch``)."""
+        self._pool_for(plan)
+        return super().search(plan, periods, progress)
 
     def refuses(self, plan):
         why = super().refuses(plan)
