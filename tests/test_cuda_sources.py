@@ -167,3 +167,10 @@ def test_tensor_search_keeps_two_k2_like_blocks_per_sm_without_spills(tmp_path):
     tables = TensorTables(plan.templates, plan.lc.size)
     assert 2 * (static + tables.shared_bytes() + 1024) <= 228 * 1024
     assert static + tables.shared_bytes(weighted=True) <= H100_SHARED_OPTIN  # weighted: one block of a K2-like fold
+
+
+def test_tensor_search_compiles_in_debug_mode(tmp_path):
+    from backends.implementations.tensor import TENSOR_BLOCK, TensorBackend
+
+    defines = {"BLOCK": TENSOR_BLOCK, **TensorBackend(debug=True).kernel_defines(TENSOR_BLOCK)}
+    assert {"tensor_search", "tensor_search_w"} <= set(ptxas_report("tensor_screen.cu", TENSOR_BLOCK, defines, tmp_path))

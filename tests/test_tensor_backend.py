@@ -118,6 +118,11 @@ def test_the_registry_names_it_but_auto_does_not_choose_it_yet():
     assert TensorBackend.exact and TensorBackend.fuses_fold_sort
 
 
+def test_debug_mode_compiles_its_checks_in_and_is_off_by_default():
+    assert TensorBackend().kernel_defines(TENSOR_BLOCK)["DEBUG"] == 0
+    assert TensorBackend(debug=True).kernel_defines(TENSOR_BLOCK)["DEBUG"] == 1
+
+
 def test_its_fold_sort_stage_is_not_a_separate_one():
     with pytest.raises(NotImplementedError, match="folds each period inside its scan"):
         TensorBackend().fold_sort(None, np.array([1.0]))
@@ -146,6 +151,17 @@ def test_the_k2_like_search_equals_cpu(case, every):
     work = backend.work
     assert periods.size <= work["rechecked"] <= 20 * periods.size
     assert 0 < work["tiles_screened"] and work["exact_macs"] > 0
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ["k2", "k2w"])
+def test_debug_mode_finds_every_bound_holding_on_every_screened_and_gated_shift(case):
+    plan, periods = case_plan(case)
+    periods = periods[::499]
+    backend = backends.registry.backend_class("tensor")(debug=True)
+    assert_same_as_cpu(backend.search(plan, periods), plan, periods)
+    assert backend.work["bound_violations"] == 0
 
 
 @gpu

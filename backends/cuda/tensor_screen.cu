@@ -36,6 +36,9 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
 #endif
+#ifndef DEBUG
+#define DEBUG 0  // 1: every shift the screen skips gets its exact gain, checked against the bound that skipped it
+#endif
 #define WARPS (BLOCK / 32)
 #include "bucket_sort.cuh"  // the fold's order, as pruned sorts it
 #define GATE_SLACK (1.0 - 0x1p-40)  // the gate's double rounding, many times over
@@ -159,6 +162,8 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 #define COUNT_KEPT 1
 #define COUNT_RECHECKED 2
 #define COUNT_MACS 3
+#define COUNT_VIOLATIONS 4  // DEBUG: skipped shifts whose exact gain beat their bound
+#define N_COUNTS 5
 
 // The kernels' parameters: the light curve (t, y, w: weights that differ, read
 // by tensor_search_w only), its scales, the periods and width windows, the
@@ -183,6 +188,27 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, b_off, bfrag, bfrag2, a_off, a, lower_in,           \
         order_all, gain_out, index_out, depth_out, flag_out, lower_out, counters
 
+// The exact gain of shift i of width wi by one thread (DEBUG's checks), as
+// the re-checks form it.
+template <bool W>
+__device__ double lane_gain(const double *a, const long long *a_off, const int *wlen, const int *wd,
+                            const double *kscale, const double *sum_a2, const double *y, const double *wt,
+                            double w_uniform, const int *order, int n, const double *cs, int wi, int i)
+{
+    const double *aa = a + a_off[wi];
+    double dot = 0.0, a2 = 0.0;
+    for (int j = 0; j < wlen[wi]; ++j) {
+        const int o = order[(i + j) % n];
+        const double wj = W ? wt[o] : w_uniform;
+        dot += aa[j] * ((1.0 - y[o]) * wj);
+        if (W) a2 += aa[j] * aa[j] * wj;
+    }
+    const double k = (1.0 - (cs[i + wd[wi]] - cs[i]) / wd[wi]) * kscale[wi];
+    return 2.0 * k * dot - k * k * (W ? a2 : w_uniform * sum_a2[wi]);
+}
+
+#define DEBUG_SLACK (1.0 + 0x1p-30)  // the exact gain's own rounding against a bound's
+
 template <bool W>
 __device__ __forceinline__ void search(SEARCH_PARAMS)
 {
@@ -197,7 +223,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
     __shared__ float cand_ub[CAP];  // upper gains rounded up: compared with lower gains only
     __shared__ int overflow;
-    __shared__ unsigned long long lower_bits, block_counts[4];
+    __shared__ unsigned long long lower_bits, block_counts[N_COUNTS];
     __shared__ Top red[WARPS];
 
     const int p = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -229,7 +255,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         overflow = 0;
         lower_bits = lower_in ? (unsigned long long)__double_as_longlong(lower_in[p]) : 0ull;
     }
-    if (tid < 4) block_counts[tid] = 0;
+    if (tid < N_COUNTS) block_counts[tid] = 0;
     __syncthreads();
 
     volatile unsigned long long *lower_v = &lower_bits;
@@ -238,6 +264,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     int *my_iw = cand_iw + warp * CAPW;
     float *my_ub = cand_ub + warp * CAPW;
     int count = 0, kept = 0, screened = 0;  // the warp's list, all it ever took, tiles past the gate
+    unsigned violations = 0;                // DEBUG
     double lb = 0.0;
     int q = 0;
     for (int job = warp; job < total; job += WARPS) {
@@ -284,7 +311,18 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                                    * w.inv + e;
                 open |= top > 0.0 && (a2_lo[h] == 0.0 || top * top >= lower * a2_lo[h] * GATE_SLACK);
             }
-            if (!__any_sync(0xffffffffu, open)) continue;
+            if (!__any_sync(0xffffffffu, open)) {
+                if (DEBUG)  // every listed shift of the tile: its gain at most max(AR + e, 0)^2 / A2_lo
+                    for (int h = 0; h < 4; ++h) {
+                        const int s = tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * tg + (h & 1), i = s * S;
+                        if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
+                        const double top = fmax((double)c[tt][h] * w.inv + e, 0.0);
+                        const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, order,
+                                                         n, cs, wi, i);
+                        violations += a2_lo[h] > 0.0 && gain > top * top / a2_lo[h] * DEBUG_SLACK;
+                    }
+                continue;
+            }
             ++screened;
             double ub[4];
             bool any = false;
@@ -301,6 +339,12 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                         const double pad = fabs(k) * e2 + TINY_REL * (fabs(x) + 2.0 * yhi);
                         ub[h] = x - ylo + pad;
                         lb = fmax(lb, x - yhi - pad);
+                        if (DEBUG) {  // every screened shift's exact gain between its two bounds
+                            const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform,
+                                                             order, n, cs, wi, i);
+                            const double slack = (fabs(gain) + fabs(x) + yhi) * (DEBUG_SLACK - 1.0);
+                            violations += gain > ub[h] + slack || gain < x - yhi - pad - slack;
+                        }
                     }
                 }
                 any |= ub[h] >= lower;  // lower >= 0: no gain <= 0 wins
@@ -359,8 +403,10 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         ++rechecked;
         macs += len;
     }
+    for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
     if (lane == 0) {
         red[warp] = best;
+        atomicAdd(&block_counts[COUNT_VIOLATIONS], (unsigned long long)violations);
         atomicAdd(&block_counts[COUNT_SCREENED], (unsigned long long)screened);
         atomicAdd(&block_counts[COUNT_KEPT], (unsigned long long)kept);
         atomicAdd(&block_counts[COUNT_RECHECKED], (unsigned long long)rechecked);
@@ -378,7 +424,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         flag_out[p] = overflow;
         lower_out[p] = lower;
     }
-    if (tid < 4) atomicAdd(&counters[tid], block_counts[tid]);
+    if (tid < N_COUNTS) atomicAdd(&counters[tid], block_counts[tid]);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_search(SEARCH_PARAMS)

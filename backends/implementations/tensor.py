@@ -41,7 +41,7 @@ MIN_ARCH = (8, 0)  # mma.sync.m16n8k16 with float16 inputs and fp32 accumulation
 MAX_WIDTHS = 64  # template widths a grid may hold (tensor_screen.cu's MAXW; TLS's grids: ~45)
 MAX_PERIODS = 16384
 ORDER_BYTES = 1 << 29  # a batch's fold orders (4 n bytes a period) at most
-COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs")  # tensor_screen.cu's COUNT_*
+COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations")  # tensor_screen.cu's COUNT_*
 FIELDS = (*TensorTables.INT_FIELDS, *TensorTables.FLOAT_FIELDS)
 OUTS = ("gain", "index", "depth", "flag", "lower")
 
@@ -64,12 +64,16 @@ class TensorBackend(PooledScratch, PyCUDABackend):
     variant = "tensor_screen"
     fuses_fold_sort = True  # each block folds its period
 
-    def __init__(self):
+    def __init__(self, debug: bool = False):
+        """``debug``: every shift the screen skips or bounds gets its exact
+        gain too (brute force's work), and a gain beyond the bound that
+        skipped it raises ``pruning.BoundViolation``, as ``pruned``'s debug mode."""
         super().__init__()
+        self.debug = bool(debug)
         self._kept_tables = None  # (templates, n, TensorTables, Staged) of the last upload
 
     def kernel_defines(self, block):
-        return {"TPJ": TILES_PER_JOB, "CAP": KEPT, "MIN_BLOCKS": 2}
+        return {"TPJ": TILES_PER_JOB, "CAP": KEPT, "MIN_BLOCKS": 2, "DEBUG": int(self.debug)}
 
     def search(self, plan, periods, progress=None):
         """As every backend, the memory pool kept or let go (``PooledScratch``)."""
@@ -149,6 +153,8 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 self.work["second_pass_periods"] += int(again.size)
         for name, value in pruning.host_work(state.base.plan, lo, hi).items():
             self.work[name] += value
+        if self.debug and self.work["bound_violations"]:
+            raise pruning.BoundViolation(f"{self.work['bound_violations']} screened shift(s) beat their bound")
         return PeriodStats.from_gains(state.base.plan, found["gain"], found["index"], found["depth"])
 
     def _launch(self, state, periods, lo, hi, lower=None) -> dict:
