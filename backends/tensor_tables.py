@@ -63,43 +63,34 @@ def banded_fragments(a, stride, ksteps, scale) -> np.ndarray:
 
 
 class TensorTables:
-    """Per width of a template set on folds of ``n`` samples (M = n +
-    maxwidth): ``fields`` (d, stride, listed shifts, k-steps, length as int32;
-    the depth filter's flux-sum limit, k per unit box, sum a^2, ||a||_1, the
-    allowance's e_coef, 1 / a's scale, the relative allowance e_rel of one
-    product sum, 1 / a^2's scale as float64), the B fragments of a (``bfrag``)
-    and of a^2 (``bfrag2``, for A2 with weights that differ) at offsets
-    ``b_off``, and ``mp``, the float16 fold's length (every tile of 128
-    shifts, a job's spare one, and a template past the last)."""
+    """Per width of a template set: ``fields`` (k-steps and length as int32; the depth filter's flux-sum limit, k per unit box, sum a^2,
+    ||a||_1, the allowance's e_coef, 1 / a's scale, the relative allowance
+    e_rel of one product sum, 1 / a^2's scale as float64) and the B fragments
+    of a (``bfrag``) and of a^2 (``bfrag2``, for A2 with weights that differ)
+    at offsets ``b_off``; ``sections()`` for ``Staged``. What depends on the
+    light curve's N (the shifts listed, the float16 fold's length) is
+    ``fold_shape``'s."""
 
-    INT_FIELDS = ("d", "stride", "n_shifts", "ksteps", "length")
+    INT_FIELDS = ("ksteps", "length")  # the widths and strides are TLS's template arrays
     FLOAT_FIELDS = ("s_max", "kscale", "sum_a2", "a1", "e_coef", "inv_sa", "e_rel", "inv_sa2")
 
-    def __init__(self, templates, n: int):
-        from backends.implementations.cpu import shift_end
-
+    def __init__(self, templates):
         tp = templates
-        self.n, self.m = n, n + tp.maxwidth
         ints = {k: [] for k in self.INT_FIELDS}
         floats = {k: [] for k in ("sum_a2", "a1", "e_coef", "inv_sa", "e_rel", "inv_sa2")}
-        frags, squares, offsets, mp = [], [], [0], 0
-        for wi in range(tp.widths.size):
+        frags, squares, offsets = [], [], [0]
+        for wi, (stride, ksteps) in enumerate(zip(tp.strides, ksteps_of(tp))):
             a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
-            d, stride, length = int(tp.widths[wi]), int(tp.strides[wi]), a.size
-            n_shifts = (shift_end(self.m, n, d, stride) - 1) // stride + 1
-            ksteps = -(-(length + 7 * stride) // 16)
             sa, sa2 = power_of_two_scale(a), power_of_two_scale(a * a)
-            frags.append(banded_fragments(a, stride, ksteps, sa))
-            squares.append(banded_fragments(a * a, stride, ksteps, sa2))
+            frags.append(banded_fragments(a, int(stride), int(ksteps), sa))
+            squares.append(banded_fragments(a * a, int(stride), int(ksteps), sa2))
             offsets.append(offsets[-1] + frags[-1].size)
-            rel = (1 + U16) ** 2 - 1 + length * 2.0 ** -23 + (length + 2) * 2.0 ** -53
-            for key, value in zip(self.INT_FIELDS, (d, stride, n_shifts, ksteps, length)):
+            rel = (1 + U16) ** 2 - 1 + a.size * 2.0 ** -23 + (a.size + 2) * 2.0 ** -53
+            for key, value in zip(self.INT_FIELDS, (ksteps, a.size)):
                 ints[key].append(value)
             for key, value in zip(floats, (float(a @ a), float(np.abs(a).sum()),
                                            rel * float(np.abs(a).max()) + 2.0 ** -24 / sa, 1.0 / sa, rel, 1.0 / sa2)):
                 floats[key].append(value)
-            mp = max(mp, (-(-n_shifts // TILE) + 1) * TILE * stride + 16 * ksteps)
-        self.mp = mp + mp % 2
         self.fields = {k: np.array(v, np.int32) for k, v in ints.items()}
         self.fields.update({k: np.array(v, np.float64) for k, v in floats.items()})
         self.fields["s_max"] = pruning.depth_limits(tp.widths, tp.depth_min)
@@ -107,8 +98,31 @@ class TensorTables:
         self.bfrag, self.bfrag2 = np.concatenate(frags), np.concatenate(squares)
         self.b_off = np.array(offsets[:-1], np.int64)  # of a's fragments and of a^2's
 
-    def shared_bytes(self, weighted: bool = False) -> int:
-        """The kernel's dynamic shared memory: prefix sums of F and |u| (M + 1
-        doubles each) and the float16 fold (mp halves), with ``weighted`` the
-        float16 weights too (mp halves)."""
-        return 16 * (self.m + 1) + (4 if weighted else 2) * self.mp
+    def sections(self) -> list:
+        """(name, array) pairs: the fields in ``INT_FIELDS``, ``FLOAT_FIELDS``
+        order (the kernel's), then the offsets and both fragment sets."""
+        return [*((name, self.fields[name]) for name in (*self.INT_FIELDS, *self.FLOAT_FIELDS)),
+                ("b_off", self.b_off), ("bfrag", self.bfrag), ("bfrag2", self.bfrag2)]
+
+
+def ksteps_of(templates) -> np.ndarray:
+    """k-steps of 16 samples per width: the template and the band's 7 further columns."""
+    return -(-(templates.lengths + 7 * templates.strides) // 16)
+
+
+def fold_shape(templates, n: int):
+    """(listed shifts per width as int32, mp) on folds of ``n`` samples: mp,
+    the float16 fold's length in halves, holds every tile of 128 shifts, a
+    job's spare one and a template past the last."""
+    from backends.scan_jobs import shift_counts
+
+    n_shifts = shift_counts(templates.widths, templates.strides, n + templates.maxwidth, n)
+    mp = int(np.max((-(-n_shifts // TILE) + 1) * TILE * templates.strides + 16 * ksteps_of(templates)))
+    return n_shifts.astype(np.int32), mp + mp % 2
+
+
+def shared_bytes(templates, n: int, weighted: bool = False) -> int:
+    """The kernel's dynamic shared memory: prefix sums of F and |u| (M + 1
+    doubles each) and the float16 fold (mp halves), with ``weighted`` the
+    float16 weights too (mp halves)."""
+    return 16 * (n + templates.maxwidth + 1) + (4 if weighted else 2) * fold_shape(templates, n)[1]

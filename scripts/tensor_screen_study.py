@@ -51,7 +51,7 @@ import pathlib
 import numpy as np
 
 import backends
-from backends.tensor_tables import TILE, TensorTables, halves, power_of_two_scale
+from backends.tensor_tables import TILE, TensorTables, fold_shape, halves, power_of_two_scale
 
 from block_bound_study import sampled_folds  # scripts/ is on sys.path when run as a script
 from gpu_timing import case_plan
@@ -166,8 +166,9 @@ def emulate(case, n_periods=3, seed=0) -> dict:
 
     plan, periods = case_plan(case)
     tp, lc = plan.templates, plan.lc
-    tb = TensorTables(tp, lc.size)
-    f, m = tb.fields, tb.m
+    tb = TensorTables(tp)
+    f, m = tb.fields, lc.size + tp.maxwidth
+    listed_shifts, mp = fold_shape(tp, lc.size)
     weighted = not lc.uniform_weight > 0
     su, sw = power_of_two_scale((1.0 - lc.y) * lc.w), power_of_two_scale(lc.w)
     worst = {"ar": 0.0, "a2": 0.0}
@@ -176,12 +177,12 @@ def emulate(case, n_periods=3, seed=0) -> dict:
     for p in np.random.default_rng(seed).choice(periods.size, min(n_periods, periods.size), replace=False):
         fy, fw = fold_sort_period(lc.t, lc.y, lc.w, periods[p], tp.maxwidth)
         u = (1.0 - fy) * fw
-        u16, w16 = (np.concatenate([x[:m] * scale, np.zeros(tb.mp - m)]).astype(np.float16).astype(np.float64)
+        u16, w16 = (np.concatenate([x[:m] * scale, np.zeros(mp - m)]).astype(np.float16).astype(np.float64)
                     for x, scale in ((u, su), (fw, sw)))
         absu = np.concatenate([[0.0], np.cumsum(np.abs(u[:m]))])
         for wi in range(lo[p], hi[p]):
             a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
-            stride, n_shifts, ksteps = int(f["stride"][wi]), int(f["n_shifts"][wi]), int(f["ksteps"][wi])
+            stride, n_shifts, ksteps = int(tp.strides[wi]), int(listed_shifts[wi]), int(f["ksteps"][wi])
             inv, inv_w = f["inv_sa"][wi] / su, f["inv_sa2"][wi] / sw
             e_abs = (2.0 ** -24 * f["a1"][wi] / su + a.size * 2.0 ** -49 * inv
                      + f["e_coef"][wi] * m * 2.0 ** -51 * absu[m])

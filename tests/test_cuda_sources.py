@@ -2,6 +2,7 @@
 kernel the backends launch present, no register spills and no stack frame (measured
 exceptions in SPILLS_ALLOWED)."""
 
+import functools
 import re
 import shutil
 import subprocess
@@ -147,11 +148,11 @@ def test_k2_like_folds_fit_pruned_period_beside_its_queues(case, tmp_path):
 def test_tensor_search_keeps_two_k2_like_blocks_per_sm_without_spills(tmp_path):
     """tensor_search at its block and defines: no spills, at most the
     registers two blocks per SM allow, and its static shared memory beside a
-    K2-like fold's (TensorTables.shared_bytes) twice within an SM's 228 KB (1 KB
+    K2-like fold's (tensor_tables.shared_bytes) twice within an SM's 228 KB (1 KB
     a block reserved): the shape measured (reports/gpu/tensor_screen_2026-12-02_H200/).
     tensor_search_w (weights that differ): no spills, one block's room."""
     from backends.implementations.tensor import TENSOR_BLOCK, TensorBackend
-    from backends.tensor_tables import TensorTables
+    from backends.tensor_tables import shared_bytes
     from gpu_timing import case_plan
 
     defines = {"BLOCK": TENSOR_BLOCK, **TensorBackend().kernel_defines(TENSOR_BLOCK)}
@@ -164,9 +165,9 @@ def test_tensor_search_keeps_two_k2_like_blocks_per_sm_without_spills(tmp_path):
     assert report["tensor_search_w"][1:] == (0, 0, 0)  # one block per SM: its registers are not held to two
     static = int(re.search(r"Function properties for tensor_search\n.*\n.*?(\d+) bytes smem", done.stderr).group(1))
     plan = case_plan("k2")[0]
-    tables = TensorTables(plan.templates, plan.lc.size)
-    assert 2 * (static + tables.shared_bytes() + 1024) <= 228 * 1024
-    assert static + tables.shared_bytes(weighted=True) <= H100_SHARED_OPTIN  # weighted: one block of a K2-like fold
+    fold = functools.partial(shared_bytes, plan.templates, plan.lc.size)
+    assert 2 * (static + fold() + 1024) <= 228 * 1024
+    assert static + fold(weighted=True) <= H100_SHARED_OPTIN  # weighted: one block of a K2-like fold
 
 
 def test_tensor_search_compiles_in_debug_mode(tmp_path):

@@ -9,7 +9,8 @@ import pytest
 import backends
 from backends.gpu import cuda_device_count
 from backends.implementations.tensor import TENSOR_BLOCK, TILES_PER_JOB, TensorBackend
-from backends.tensor_tables import TILE, U16, TensorTables, banded_fragments, halves, power_of_two_scale
+from backends.tensor_tables import (TILE, U16, TensorTables, banded_fragments, fold_shape, halves,
+                                    power_of_two_scale, shared_bytes)
 from gpu_timing import case_plan
 from tests.conftest import box_light_curve
 
@@ -17,7 +18,7 @@ from tests.conftest import box_light_curve
 @pytest.fixture(scope="module")
 def k2():
     plan, periods = case_plan("k2")
-    return plan, periods, TensorTables(plan.templates, plan.lc.size)
+    return plan, periods, TensorTables(plan.templates)
 
 
 def unband(frag, ksteps):
@@ -53,14 +54,25 @@ def test_scales_put_the_largest_value_just_under_float16s_top_and_zero_is_left_a
 
 def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_reads(k2):
     plan, _, tables = k2
-    f = tables.fields
-    for wi in range(f["d"].size):
-        tiles = -(-int(f["n_shifts"][wi]) // TILE)
+    tp, f, n = plan.templates, tables.fields, plan.lc.size
+    n_shifts, mp = fold_shape(tp, n)
+    np.testing.assert_array_equal(n_shifts, pruning_shifts(plan))
+    for wi in range(tp.widths.size):
+        tiles = -(-int(n_shifts[wi]) // TILE)
         jobs = -(-tiles // TILES_PER_JOB)
-        last_word = (jobs * TILES_PER_JOB * TILE * f["stride"][wi] + 16 * f["ksteps"][wi]) // 2
-        assert last_word <= tables.mp // 2, wi
-        assert 16 * f["ksteps"][wi] >= f["length"][wi] + 7 * f["stride"][wi]  # the band's last column fits
-    assert tables.shared_bytes() == 16 * (tables.m + 1) + 2 * tables.mp
+        last_word = (jobs * TILES_PER_JOB * TILE * tp.strides[wi] + 16 * f["ksteps"][wi]) // 2
+        assert last_word <= mp // 2, wi
+        assert 16 * f["ksteps"][wi] >= f["length"][wi] + 7 * tp.strides[wi]  # the band's last column fits
+    assert shared_bytes(tp, n) == 16 * (n + tp.maxwidth + 1) + 2 * mp
+    assert shared_bytes(tp, n, weighted=True) == shared_bytes(tp, n) + 2 * mp
+
+
+def pruning_shifts(plan):
+    """Shifts per width as the cpu backend scans them (its shift_end)."""
+    from backends.implementations.cpu import shift_end
+
+    tp, n = plan.templates, plan.lc.size
+    return [(shift_end(n + tp.maxwidth, n, int(d), int(s)) - 1) // int(s) + 1 for d, s in zip(tp.widths, tp.strides)]
 
 
 def test_the_allowance_covers_float16_rounding_accumulation_and_subnormals(k2):
@@ -85,12 +97,11 @@ def test_the_squares_fragments_hold_a_squared_and_share_the_offsets(k2):
     tp, f = plan.templates, tables.fields
     for wi in (0, tp.widths.size - 1):
         a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
-        ksteps, stride = int(f["ksteps"][wi]), int(f["stride"][wi])
+        ksteps, stride = int(f["ksteps"][wi]), int(tp.strides[wi])
         span = slice(tables.b_off[wi], tables.b_off[wi] + 64 * ksteps)
         band = unband(tables.bfrag2[span], ksteps) * f["inv_sa2"][wi]
         np.testing.assert_allclose(band[stride * 3:stride * 3 + a.size, 3], a * a, rtol=U16)
     assert tables.bfrag2.size == tables.bfrag.size
-    assert tables.shared_bytes(True) == tables.shared_bytes() + 2 * tables.mp
 
 
 def test_a_grid_of_more_widths_than_the_kernel_holds_is_refused(monkeypatch):

@@ -23,8 +23,6 @@ kernel (its screen studied on the CPU: ``--weighted``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from backends import pruning
@@ -32,7 +30,7 @@ from backends.implementations.device_pool import PooledScratch
 from backends.implementations.pycuda_base import PyCUDABackend
 from backends.implementations.staged import Staged
 from backends.protocol import PeriodStats
-from backends.tensor_tables import TensorTables, power_of_two_scale
+from backends.tensor_tables import TensorTables, fold_shape, power_of_two_scale, shared_bytes
 
 TENSOR_BLOCK = 384  # threads: 80 registers, two blocks per SM with a K2-like fold (fastest of four shapes, H200)
 TILES_PER_JOB = 2  # tiles of 128 shifts a warp's job takes (they share each k-step's B fragment)
@@ -42,18 +40,7 @@ MAX_WIDTHS = 64  # template widths a grid may hold (tensor_screen.cu's MAXW; TLS
 MAX_PERIODS = 16384
 ORDER_BYTES = 1 << 29  # a batch's fold orders (4 n bytes a period) at most
 COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations")  # tensor_screen.cu's COUNT_*
-FIELDS = (*TensorTables.INT_FIELDS, *TensorTables.FLOAT_FIELDS)
 OUTS = ("gain", "index", "depth", "flag", "lower")
-
-
-@dataclass
-class TensorState:
-    """The plan on the device (``DeviceState``: samples and TLS's template
-    arrays) and its ``TensorTables`` with their device copy ``dev``."""
-
-    base: object
-    tables: TensorTables
-    dev: Staged
 
 
 class TensorBackend(PooledScratch, PyCUDABackend):
@@ -70,7 +57,6 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         skipped it raises ``pruning.BoundViolation``, as ``pruned``'s debug mode."""
         super().__init__()
         self.debug = bool(debug)
-        self._kept_tables = None  # (templates, n, TensorTables, Staged) of the last upload
 
     def kernel_defines(self, block):
         return {"TPJ": TILES_PER_JOB, "CAP": KEPT, "MIN_BLOCKS": 2, "DEBUG": int(self.debug)}
@@ -93,7 +79,8 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 return (f"backend 'tensor' needs tensor cores of compute capability 8.0 or later; "
                         f"this GPU's is {arch[0]}.{arch[1]} (use 'pruned')")
             kernel, weighted = self.kernel_for(plan)
-            need, limit = self.tables(plan).shared_bytes(weighted), self.shared_limit(kernel, TENSOR_BLOCK)
+            need = shared_bytes(plan.templates, plan.lc.size, weighted)
+            limit = self.shared_limit(kernel, TENSOR_BLOCK)
         if need > limit:
             return (f"backend 'tensor' holds a fold of {plan.lc.size} points in {need} bytes of shared memory; "
                     f"this GPU allows {limit} (use 'pruned')")
@@ -106,30 +93,10 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         weighted = not plan.lc.uniform_weight > 0
         return ("tensor_search_w" if weighted else "tensor_search"), weighted
 
-    def tables(self, plan) -> TensorTables:
-        """``TensorTables`` of the plan's templates on its N (with their device
-        copy), kept for the next search of the same templates object and N (a
-        survey's curves). Call inside the backend's context."""
-        tp, n = plan.templates, plan.lc.size
-        kept = self._kept_tables
-        if kept is None or kept[0] is not tp or kept[1] != n:
-            tables = TensorTables(tp, n)
-            dev = Staged([*((name, tables.fields[name]) for name in FIELDS), ("b_off", tables.b_off),
-                          ("bfrag", tables.bfrag), ("bfrag2", tables.bfrag2)], self._device_alloc)
-            self._kept_tables = kept = (tp, n, tables, dev)
-        return kept[2]
-
-    @staticmethod
-    def _device_alloc(nbytes):
-        import pycuda.driver as cuda
-
-        return cuda.mem_alloc(nbytes)
-
-    def upload(self, plan):
-        base = super().upload(plan)  # inside, refuses() built the tables
-        with self.context():
-            tables = self.tables(plan)
-            return TensorState(base, tables, self._kept_tables[3])
+    def template_sections(self, tp):
+        """TLS's template arrays, then ``TensorTables``' (uploaded once per
+        templates object, as every PyCUDA backend's)."""
+        return [*super().template_sections(tp), *TensorTables(tp).sections()]
 
     def fold_sort(self, state, periods):
         raise NotImplementedError("backend 'tensor' folds each period inside its scan (fuses_fold_sort)")
@@ -151,35 +118,38 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 for name in ("gain", "index", "depth"):
                     found[name][again] = second[name]
                 self.work["second_pass_periods"] += int(again.size)
-        for name, value in pruning.host_work(state.base.plan, lo, hi).items():
+        for name, value in pruning.host_work(state.plan, lo, hi).items():
             self.work[name] += value
         if self.debug and self.work["bound_violations"]:
             raise pruning.BoundViolation(f"{self.work['bound_violations']} screened shift(s) beat their bound")
-        return PeriodStats.from_gains(state.base.plan, found["gain"], found["index"], found["depth"])
+        return PeriodStats.from_gains(state.plan, found["gain"], found["index"], found["depth"])
 
     def _launch(self, state, periods, lo, hi, lower=None) -> dict:
         """tensor_search over ``periods`` (from ``lower`` where given): OUTS,
         copied back; the screen's counters added to ``work``."""
-        base, tables, dev = state.base, state.tables, state.dev
-        b, n = periods.size, base.n
+        lc, tp, tables = state.plan.lc, state.plan.templates, state.tables
+        b, n = periods.size, state.n
+        n_shifts, mp = fold_shape(tp, n)
         # what the host writes first (one copy), then what comes back (one span), then the fold orders
-        sections = [("periods", periods), ("lo", lo.astype(np.int32)), ("hi", hi.astype(np.int32))]
+        sections = [("periods", periods), ("lo", lo.astype(np.int32)), ("hi", hi.astype(np.int32)),
+                    ("n_shifts", n_shifts)]
         if lower is not None:
             sections.append(("lower_in", np.asarray(lower, np.float64)))
         sections += [("counters", np.zeros(len(COUNTERS), np.uint64)), ("gain", (np.float64, b)),
                      ("index", (np.int32, b)), ("depth", (np.float64, b)), ("flag", (np.int32, b)),
                      ("lower", (np.float64, b)), ("order", (np.int32, b * n))]
         staged = Staged(sections, self._allocate)
-        lc = base.plan.lc
-        kernel, weighted = self.kernel_for(base.plan)
-        shared = tables.shared_bytes(weighted)
+        kernel, weighted = self.kernel_for(state.plan)
+        shared = shared_bytes(tp, n, weighted)
         self.function(kernel, TENSOR_BLOCK, shared)(
-            base.t, base.y, base.w, np.float64(lc.uniform_weight), np.float64(lc.w.max()), np.int32(n),
-            np.int32(tables.m), np.int32(tables.mp), np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)),
+            state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.max()), np.int32(n),
+            np.int32(state.m), np.int32(mp), np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)),
             np.float64(power_of_two_scale(lc.w)), *staged.pointers("periods", "lo", "hi"),
-            *dev.pointers(*FIELDS), base.tables.pointer("overshoot"), *dev.pointers("b_off", "bfrag", "bfrag2"),
-            *base.tables.pointers("offsets", "a"), staged.pointer("lower_in") if lower is not None else np.intp(0),
-            staged.pointer("order"), *staged.pointers(*OUTS), staged.pointer("counters"),
+            *tables.pointers("widths", "strides"), staged.pointer("n_shifts"), *tables.pointers(*TensorTables.INT_FIELDS),
+            *tables.pointers(*TensorTables.FLOAT_FIELDS), tables.pointer("overshoot"),
+            *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"),
+            staged.pointer("lower_in") if lower is not None else np.intp(0), staged.pointer("order"),
+            *staged.pointers(*OUTS), staged.pointer("counters"),
             block=(TENSOR_BLOCK, 1, 1), grid=(b, 1), shared=shared)
         found = {name: value.copy() for name, value in staged.read(["counters", *OUTS]).items()}
         for name, value in zip(COUNTERS, found.pop("counters")):
