@@ -53,7 +53,7 @@ import numpy as np
 import backends
 from backends.tensor_tables import TILE, TensorTables, fold_shape, halves, power_of_two_scale
 
-from block_bound_study import sampled_folds  # scripts/ is on sys.path when run as a script
+from block_bound_study import sampled_folds, width_arrays  # scripts/ is on sys.path when run as a script
 from gpu_timing import case_plan
 
 U16 = 2.0 ** -11
@@ -92,13 +92,12 @@ def study(case, n_periods, seed=0) -> dict:
         abs_prefix = np.concatenate([[0.0], np.cumsum(np.abs(u))])
         for variant, (_, rel) in VARIANTS.items():
             uq = rounded(u, variant)
-            exact_best, lower, rows = (-np.inf, 0, 0), -np.inf, []
+            rows = []
             for wi, shifts, box, k, listed, *_ in widths:
                 a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
                 aq = rounded(a, "fp16" if variant == "split" else variant)
-                window = np.lib.stride_tricks.sliding_window_view
-                ar = window(u, a.size)[shifts] @ a
-                arq = window(uq, a.size)[shifts] @ aq
+                ar = WINDOW(u, a.size)[shifts] @ a
+                arq = WINDOW(uq, a.size)[shifts] @ aq
                 absu = abs_prefix[shifts + a.size] - abs_prefix[shifts]
                 l2u = np.sqrt(prefix2[shifts + a.size] - prefix2[shifts])
                 dots = np.minimum(np.abs(a).max() * absu, np.sqrt(a @ a) * l2u)
@@ -107,31 +106,47 @@ def study(case, n_periods, seed=0) -> dict:
                                                                float((np.abs(arq - ar) / e).max()))
                 a2 = lc.uniform_weight * float(a @ a)
                 g_hat, pad = 2 * k * arq - k * k * a2, 2 * np.abs(k) * e
-                g = 2 * k * ar - k * k * a2
-                if listed.any():
-                    lower = max(lower, float((g_hat - pad)[listed].max()))
-                    q = int(np.argmax(np.where(listed, g, -np.inf)))
-                    if g[q] > exact_best[0]:
-                        exact_best = (float(g[q]), wi, int(shifts[q]))
-                # tc_screen.cu's k-free gate per tile of 128 listed-or-not shifts: max(AR + e, 0)^2 / A2
-                tile = np.arange(shifts.size) // TILE
-                top = np.full(tile[-1] + 1, -np.inf)
-                np.maximum.at(top, tile, arq + e)
-                rows.append((wi, shifts, listed, g_hat + pad, g, np.maximum(top, 0.0) ** 2 / a2))
-            best = (-np.inf, 0, 0)
-            for wi, shifts, listed, upper, g, gate in rows:
-                tallies[variant]["tiles"] += gate.size
-                tallies[variant]["gated"] += int((gate >= lower).sum())
-                candidate = listed & (upper >= lower)
-                tallies[variant]["listed"] += int(listed.sum())
-                tallies[variant]["rechecks"] += int(candidate.sum())
-                if candidate.any():
-                    q = int(np.argmax(np.where(candidate, g, -np.inf)))
-                    if g[q] > best[0]:
-                        best = (float(g[q]), wi, int(shifts[q]))
-            assert best == exact_best, (case, variant, best, exact_best)
-            tallies[variant]["periods"] += 1
+                rows.append((wi, shifts, listed, g_hat + pad, g_hat - pad, 2 * k * ar - k * k * a2,
+                             tile_max(np.maximum(arq + e, 0.0) ** 2 / a2)))
+            settle(rows, tallies[variant], (case, variant))
     return tallies
+
+
+WINDOW = np.lib.stride_tricks.sliding_window_view
+
+
+def tile_max(x) -> np.ndarray:
+    """Per tile of 128 shifts (listed or not), the largest of ``x``: the k-free gate's bound of the tile."""
+    tile = np.arange(x.size) // TILE
+    top = np.full(tile[-1] + 1, -np.inf)
+    np.maximum.at(top, tile, x)
+    return top
+
+
+def settle(rows, tally, label):
+    """One period's screen: ``rows`` hold per width (index, shifts, listed,
+    upper gains, lower gains, exact gains, tiles' gate bounds). The period's
+    lower gain is its listed shifts' largest lower gain; the listed shifts
+    whose upper gain reaches it are re-checked, and the best of them must be
+    brute force's (asserted, ``label`` in the message); ``tally`` counts
+    listed shifts, re-checks, tiles and tiles past the gate."""
+    lower = max((float(low[listed].max()) for _, _, listed, _, low, _, _ in rows if listed.any()), default=-np.inf)
+
+    def best_of(keep, g, wi, shifts):
+        q = int(np.argmax(np.where(keep, g, -np.inf)))
+        return (float(g[q]), wi, int(shifts[q])) if keep.any() else (-np.inf, 0, 0)
+
+    exact_best = best = (-np.inf, 0, 0)
+    for wi, shifts, listed, upper, _, g, gate in rows:
+        candidate = listed & (upper >= lower)
+        tally["listed"] += int(listed.sum())
+        tally["rechecks"] += int(candidate.sum())
+        tally["tiles"] += gate.size
+        tally["gated"] += int((gate >= lower).sum())
+        exact_best = max(exact_best, best_of(listed, g, wi, shifts), key=lambda x: x[0])
+        best = max(best, best_of(candidate, g, wi, shifts), key=lambda x: x[0])
+    assert best == exact_best, (label, best, exact_best)
+    tally["periods"] += 1
 
 
 def tile_product(x16, frag, s0, stride, ksteps) -> np.ndarray:
@@ -173,7 +188,6 @@ def emulate(case, n_periods=3, seed=0) -> dict:
     su, sw = power_of_two_scale((1.0 - lc.y) * lc.w), power_of_two_scale(lc.w)
     worst = {"ar": 0.0, "a2": 0.0}
     lo, hi = plan.width_windows(periods)
-    window = np.lib.stride_tricks.sliding_window_view
     for p in np.random.default_rng(seed).choice(periods.size, min(n_periods, periods.size), replace=False):
         fy, fw = fold_sort_period(lc.t, lc.y, lc.w, periods[p], tp.maxwidth)
         u = (1.0 - fy) * fw
@@ -195,12 +209,12 @@ def emulate(case, n_periods=3, seed=0) -> dict:
                 ok = s < n_shifts
                 i = s[ok] * stride
                 d_ar = tile_product(u16, frags[0], s0, stride, ksteps).ravel()[ok] * inv
-                ar = window(u, a.size)[i] @ a
+                ar = WINDOW(u, a.size)[i] @ a
                 e = f["e_coef"][wi] * (absu[min(s0 + TILE * stride + a.size, m)] - absu[s0]) + e_abs
                 worst["ar"] = max(worst["ar"], float(np.abs(d_ar - ar).max() / e))
                 if weighted:
                     d_a2 = tile_product(w16, frags[1], s0, stride, ksteps).ravel()[ok] * inv_w
-                    a2 = window(fw, a.size)[i] @ (a * a)
+                    a2 = WINDOW(fw, a.size)[i] @ (a * a)
                     worst["a2"] = max(worst["a2"], float((np.abs(d_a2 - a2) / (f["e_rel"][wi] * a2 + e_abs2)).max()))
     return worst
 
@@ -211,61 +225,37 @@ def weighted_study(case, n_periods, seed=0) -> dict:
     by shift) from a second float16 product of a^2 and the folded weights.
     Its terms are all positive, so |A2 - A2_16| <= e A2_16 / (1 - e): gains get
     2 |k| E from AR and k^2 e A2 / (1 - e) from A2; the depth filter and k are
-    as before. Per variant as ``study`` (fp16 only), the best (width, shift)
-    asserted, and the share of tiles past the k-free gate max(AR + E, 0)^2 / A2_lo."""
-    from backends.implementations.cpu import fold_sort_period, shift_end
+    as before. As ``study`` (fp16 only): the best (width, shift) asserted, the
+    re-checks, and the tiles past the k-free gate max(AR + E, 0)^2 / A2_lo."""
+    from backends.implementations.cpu import fold_sort_period
 
     plan, periods = case_plan(case)
     tp, lc = plan.templates, plan.lc
     lo, hi = plan.width_windows(periods)
     rel = VARIANTS["fp16"][1]
     tally = dict(periods=0, listed=0, rechecks=0, tiles=0, gated=0, worst_a2_error_of_bound=0.0)
-    window = np.lib.stride_tricks.sliding_window_view
     for p in np.random.default_rng(seed).choice(periods.size, min(n_periods, periods.size), replace=False):
         fy, fw = fold_sort_period(lc.t, lc.y, lc.w, periods[p], tp.maxwidth)
         u = (1.0 - fy) * fw
         uq, wq = rounded(u, "fp16"), rounded(fw, "fp16")
-        cs, absu = (np.concatenate([[0.0], np.cumsum(x)]) for x in (fy, np.abs(u)))
-        exact_best, lower, rows = (-np.inf, 0, 0), -np.inf, []
+        sums = (u, *(np.concatenate([[0.0], np.cumsum(x)]) for x in (fy, u, u * u)))
+        absu = np.concatenate([[0.0], np.cumsum(np.abs(u))])
+        rows = []
         for wi in range(lo[p], hi[p]):
+            shifts, _, k, listed, *_ = width_arrays(plan, sums, wi)
             a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
-            d, stride = int(tp.widths[wi]), int(tp.strides[wi])
-            shifts = np.arange((shift_end(lc.size + tp.maxwidth, lc.size, d, stride) - 1) // stride + 1) * stride
-            box = 1.0 - (cs[shifts + d] - cs[shifts]) / d
-            listed, k = box > tp.depth_min, box * tp.overshoot[wi] / tp.signal_depth
-            aq, a2q = rounded(a, "fp16"), rounded(a * a, "fp16")
-            ar, a2 = window(u, a.size)[shifts] @ a, window(fw, a.size)[shifts] @ (a * a)
-            arq, a2_16 = window(uq, a.size)[shifts] @ aq, window(wq, a.size)[shifts] @ a2q
+            ar, a2 = WINDOW(u, a.size)[shifts] @ a, WINDOW(fw, a.size)[shifts] @ (a * a)
+            arq = WINDOW(uq, a.size)[shifts] @ rounded(a, "fp16")
+            a2_16 = WINDOW(wq, a.size)[shifts] @ rounded(a * a, "fp16")
             e_a2 = (rel + a.size * 2.0 ** -23) / (1 - rel - a.size * 2.0 ** -23)
             tally["worst_a2_error_of_bound"] = max(tally["worst_a2_error_of_bound"],
                                                    float((np.abs(a2 - a2_16) / (e_a2 * a2_16)).max()))
             e = (rel + a.size * 2.0 ** -23) * np.abs(a).max() * (absu[shifts + a.size] - absu[shifts])
             a2_lo, a2_hi = a2_16 * (1 - e_a2), a2_16 * (1 + e_a2)
-            upper = 2 * k * arq + 2 * np.abs(k) * e - k * k * a2_lo
-            lower_gain = 2 * k * arq - 2 * np.abs(k) * e - k * k * a2_hi
-            g = 2 * k * ar - k * k * a2
-            if listed.any():
-                lower = max(lower, float(lower_gain[listed].max()))
-                q = int(np.argmax(np.where(listed, g, -np.inf)))
-                if g[q] > exact_best[0]:
-                    exact_best = (float(g[q]), wi, int(shifts[q]))
-            tile = np.arange(shifts.size) // TILE
-            top = np.full(tile[-1] + 1, -np.inf)
-            np.maximum.at(top, tile, (np.maximum(arq + e, 0.0) ** 2) / a2_lo)
-            rows.append((wi, shifts, listed, upper, g, top))
-        best = (-np.inf, 0, 0)
-        for wi, shifts, listed, upper, g, gate in rows:
-            candidate = listed & (upper >= lower)
-            tally["listed"] += int(listed.sum())
-            tally["rechecks"] += int(candidate.sum())
-            tally["tiles"] += gate.size
-            tally["gated"] += int((gate >= lower).sum())
-            if candidate.any():
-                q = int(np.argmax(np.where(candidate, g, -np.inf)))
-                if g[q] > best[0]:
-                    best = (float(g[q]), wi, int(shifts[q]))
-        assert best == exact_best, (case, best, exact_best)
-        tally["periods"] += 1
+            rows.append((wi, shifts, listed, 2 * k * arq + 2 * np.abs(k) * e - k * k * a2_lo,
+                         2 * k * arq - 2 * np.abs(k) * e - k * k * a2_hi, 2 * k * ar - k * k * a2,
+                         tile_max(np.maximum(arq + e, 0.0) ** 2 / a2_lo)))
+        settle(rows, tally, case)
     return tally
 
 
