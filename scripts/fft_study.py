@@ -243,22 +243,6 @@ def recheck(todo, ar, cs, u, pair_row, pair_wi, widths, strides, n_shifts, offse
         out_gain[q], out_shift[q] = g_s[0], s_s[0]
 
 
-def patched_folds(xp, t, y, w, periods, m):
-    """(u, prefix sums of F, F) of the patched folds (M = ``m`` samples) of
-    ``periods``, one row each, on the device arrays ``t``, ``y``, ``w``, in
-    the cpu backend's order (stable sort of the phases as TLS's fastmath fold
-    rounds them)."""
-    n = t.size
-    phase = t[None, :] * xp.asarray(1.0 / periods)[:, None]
-    phase -= xp.floor(phase)
-    order = xp.argsort(phase, axis=1, kind="stable")
-    order = xp.concatenate([order, order[:, :m - n]], axis=1)
-    f = y[order]
-    cs = xp.zeros((len(periods), m + 1))
-    xp.cumsum(f, axis=1, out=cs[:, 1:])
-    return (1.0 - f) * w[order], cs, f
-
-
 class FFTSearch:
     """The whole search of one plan by FFT correlation, in chunks of
     ``chunk`` periods, with CuPy (``xp``), cuFFT and numba.cuda kernels;
@@ -307,9 +291,19 @@ class FFTSearch:
         return tuple(np.concatenate(x) for x in zip(*parts))
 
     def _fold(self, p0, p1):
-        """``patched_folds`` of periods p0:p1 as ``chunk`` rows (the last
-        period repeated: fixed shapes keep cuFFT's plans cached)."""
-        return patched_folds(self.xp, self.t, self.y, self.w, np.resize(self.periods[p0:p1], self.chunk), self.m)
+        """(u, prefix sums of F, F) of the patched folds of periods p0:p1, as
+        ``chunk`` rows (the last period repeated: fixed shapes keep cuFFT's
+        plans cached)."""
+        xp, n, m = self.xp, self.n, self.m
+        periods = np.resize(self.periods[p0:p1], self.chunk)
+        phase = self.t[None, :] * xp.asarray(1.0 / periods)[:, None]  # as TLS's fastmath fold rounds it
+        phase -= xp.floor(phase)
+        order = xp.argsort(phase, axis=1, kind="stable")
+        order = xp.concatenate([order, order[:, :m - n]], axis=1)
+        f = self.y[order]
+        cs = xp.zeros((self.chunk, m + 1))
+        xp.cumsum(f, axis=1, out=cs[:, 1:])
+        return (1.0 - f) * self.w[order], cs, f
 
     def _chunk(self, p0, p1):
         xp, n, m, dev = self.xp, self.n, self.m, self.dev
