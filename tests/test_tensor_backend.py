@@ -1,7 +1,7 @@
 """``tensor``: its tables (banded float16 fragments of a and a^2, room for
 every tile the kernel reads, the allowance's coefficients), its refusals and
 kernels, and on a GPU the same chi2, rows and depths as ``cpu``, with equal
-weights and with weights that differ, its second pass and counters."""
+weights and with weights that differ, its in-flight re-checks and counters."""
 
 import numpy as np
 import pytest
@@ -177,17 +177,15 @@ def test_debug_mode_finds_every_bound_holding_on_every_screened_and_gated_shift(
 
 @gpu
 @pytest.mark.gpu
-def test_a_period_whose_lists_overflow_is_searched_again_from_its_lower_gain(k2, monkeypatch):
-    """With room for 8 kept shifts a block, most periods overflow; the second
-    pass from their final lower gains gives the same results."""
-    from backends.implementations import tensor
-
-    plan, periods, _ = k2
-    periods = periods[::97]
-    monkeypatch.setattr(tensor, "KEPT", 8 * (TENSOR_BLOCK // 32))
-    backend = tensor.TensorBackend()
-    assert_same_as_cpu(backend.search(plan, periods), plan, periods)
-    assert backend.work["second_pass_periods"] > 0
+def test_lists_full_of_near_ties_are_rechecked_at_once_and_the_result_is_cpus():
+    """Every box of a light curve offset by a constant is nearly as deep as
+    every other: the warps' lists fill and are re-checked in flight (flushes)."""
+    t, _, dy = box_light_curve(depth=0.0, seed=9)
+    y = 1.0 - 1e-3 + 1e-7 * np.random.default_rng(1).standard_normal(t.size)
+    plan, periods = backends.make_plan(t, y, dy)
+    backend = backends.get_backend("tensor")
+    assert_same_as_cpu(backend.search(plan, periods[:20]), plan, periods[:20])
+    assert backend.work["flushes"] > 0
 
 
 @gpu

@@ -17,18 +17,17 @@
 //     2 |k| E (E = e_coef x the tile's sum |u| + e_abs, tensor_tables.py)
 //     gives an upper and a lower gain; shifts whose upper gain reaches the
 //     period's running best lower gain (the block's, and the warp's own) go to
-//     the warp's list, compacted against the rising lower gain when full;
+//     the warp's list, compacted against the rising lower gain when full; if
+//     still full, re-checked at once (their best exact gain raises the lower
+//     gain) and the job screened again from the vote that did not fit;
 //   re-checks: the listed shifts reaching the final lower gain, in float64 (a
 //     warp per shift); the best is the largest, ties to the lowest width
 //     index, then the lowest shift, as the cpu backend's scan.
-// A period whose lists overflowed is flagged (flag_out) with its final lower
-// gain (lower_out); the host searches it again from that gain (lower_in),
-// which keeps only the few shifts that can reach it.
 #include <cuda_fp16.h>
 #include <cub/block/block_scan.cuh>
 
 #ifndef CAP
-#define CAP 1024  // kept shifts a block holds, CAP / WARPS a warp; past it the period is flagged
+#define CAP 1024  // kept shifts a block holds, CAP / WARPS a warp (at least a vote's 32)
 #endif
 #ifndef TPJ
 #define TPJ 2  // tiles a warp's job takes: they share each k-step's B fragment
@@ -45,6 +44,7 @@
 #define TINY_REL 0x1p-48  // the screen's gain arithmetic (k from 1 / d, a few roundings), many times over
 #define CAPW (CAP / WARPS)
 #define TILE 128
+static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 #define MAXW 64
 
 struct Width {  // a period's allowed width, as its jobs read it
@@ -156,20 +156,11 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
     __syncthreads();
 }
 
-// The screen's counters (one atomic add per block each): tiles past the k-free
-// gate, shifts kept, re-checked, and their multiply-adds.
-#define COUNT_SCREENED 0
-#define COUNT_KEPT 1
-#define COUNT_RECHECKED 2
-#define COUNT_MACS 3
-#define COUNT_VIOLATIONS 4  // DEBUG: skipped shifts whose exact gain beat their bound
-#define N_COUNTS 5
-
 // The kernels' parameters: the light curve (t, y, w: weights that differ, read
 // by tensor_search_w only), its scales, the periods and width windows, the
 // width tables (tensor_tables.py's fields, TLS's overshoot, the B fragments of
-// a and of a^2, the templates), the lower gains to start from (or null), the
-// fold orders' scratch, the outputs and the counters.
+// a and of a^2, the templates), the fold orders' scratch, the outputs and the
+// counters.
 #define SEARCH_PARAMS                                                                                              \
     const double *__restrict__ t, const double *__restrict__ y, const double *__restrict__ wt, double w_uniform,   \
         double w_max, int n, int m, int mp, double uscale, double wscale, const double *__restrict__ periods,      \
@@ -180,13 +171,12 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         const double *__restrict__ inv_sa, const double *__restrict__ e_rel, const double *__restrict__ inv_sa2,   \
         const double *__restrict__ overshoot, const long long *__restrict__ b_off,                                 \
         const unsigned *__restrict__ bfrag, const unsigned *__restrict__ bfrag2,                                   \
-        const long long *__restrict__ a_off, const double *__restrict__ a, const double *lower_in,                \
-        int *__restrict__ order_all, double *gain_out, int *index_out, double *depth_out, int *flag_out,           \
-        double *lower_out, unsigned long long *counters
+        const long long *__restrict__ a_off, const double *__restrict__ a, int *__restrict__ order_all,           \
+        double *gain_out, int *index_out, double *depth_out, unsigned long long *counters
 #define SEARCH_ARGS                                                                                                \
     t, y, wt, w_uniform, w_max, n, m, mp, uscale, wscale, periods, lo, hi, wd, ws, wn, wk, wlen, s_max, kscale,    \
-        sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, b_off, bfrag, bfrag2, a_off, a, lower_in,           \
-        order_all, gain_out, index_out, depth_out, flag_out, lower_out, counters
+        sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, b_off, bfrag, bfrag2, a_off, a, order_all,          \
+        gain_out, index_out, depth_out, counters
 
 // The exact gain of shift i of width wi by one thread (DEBUG's checks), as
 // the re-checks form it.
@@ -207,6 +197,62 @@ __device__ double lane_gain(const double *a, const long long *a_off, const int *
     return 2.0 * k * dot - k * k * (W ? a2 : w_uniform * sum_a2[wi]);
 }
 
+// The screen's counters (one atomic add per block each): tiles past the k-free
+// gate, shifts kept, re-checked, and their multiply-adds.
+#define COUNT_SCREENED 0
+#define COUNT_KEPT 1
+#define COUNT_RECHECKED 2
+#define COUNT_MACS 3
+#define COUNT_VIOLATIONS 4  // DEBUG: skipped shifts whose exact gain beat their bound
+#define COUNT_FLUSHES 5     // lists re-checked early, full after compaction
+#define N_COUNTS 6
+
+// Re-checks in float64 the warp's kept shifts whose upper gain reaches
+// ``lower`` (the warp forms each dot product), as the cpu backend's
+// exact_gain: u = (1 - F) W, A2 = sum a^2 W. The warp's best so far (in
+// shared memory: nothing stays live in the screen's registers) keeps the
+// better; returns its gain.
+template <bool W>
+__device__ double recheck(const int *iw, const float *ub, int count, double lower, Top *warp_best,
+                          unsigned long long *block_counts, const double *a, const long long *a_off, const int *wlen,
+                          const int *wd, const double *kscale, const double *sum_a2, const double *y,
+                          const double *wt, double w_uniform, const int *order, int n, const double *cs, int lane)
+{
+    Top best = *warp_best;
+    int rechecked = 0;
+    unsigned long long macs = 0;
+    for (int c = 0; c < count; ++c) {
+        if (ub[c] < lower) continue;
+        const int i = iw[c] & 0xFFFFFF, wi = iw[c] >> 24;
+        const double *aa = a + a_off[wi];
+        const int len = wlen[wi], d = wd[wi];
+        double dot = 0.0, a2 = 0.0;
+        for (int j = lane; j < len; j += 32) {
+            const int o = order[(i + j) % n];
+            const double wj = W ? wt[o] : w_uniform;
+            dot += aa[j] * ((1.0 - y[o]) * wj);
+            if (W) a2 += aa[j] * aa[j] * wj;
+        }
+        for (int o = 16; o; o >>= 1) {
+            dot += __shfl_xor_sync(0xffffffffu, dot, o);
+            if (W) a2 += __shfl_xor_sync(0xffffffffu, a2, o);
+        }
+        const double k = (1.0 - (cs[i + d] - cs[i]) / d) * kscale[wi];
+        const Top x = {2.0 * k * dot - k * k * (W ? a2 : w_uniform * sum_a2[wi]), wi, i};
+        if (better(x, best)) best = x;
+        ++rechecked;
+        macs += len;
+    }
+    __syncwarp();
+    if (lane == 0) {
+        *warp_best = best;
+        atomicAdd(&block_counts[COUNT_RECHECKED], (unsigned long long)rechecked);
+        atomicAdd(&block_counts[COUNT_MACS], macs);
+    }
+    __syncwarp();
+    return best.gain;
+}
+
 #define DEBUG_SLACK (1.0 + 0x1p-30)  // the exact gain's own rounding against a bound's
 
 template <bool W>
@@ -222,7 +268,6 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     __shared__ Width slot[MAXW];
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
     __shared__ float cand_ub[CAP];  // upper gains rounded up: compared with lower gains only
-    __shared__ int overflow;
     __shared__ unsigned long long lower_bits, block_counts[N_COUNTS];
     __shared__ Top red[WARPS];
 
@@ -252,10 +297,10 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             acc += (wn[wlo + q] + TILE * TPJ - 1) / (TILE * TPJ);
         }
         tiles[n_w] = acc;
-        overflow = 0;
-        lower_bits = lower_in ? (unsigned long long)__double_as_longlong(lower_in[p]) : 0ull;
+        lower_bits = 0ull;
     }
     if (tid < N_COUNTS) block_counts[tid] = 0;
+    if (tid < WARPS) red[tid] = {0.0, -1, 0};
     __syncthreads();
 
     volatile unsigned long long *lower_v = &lower_bits;
@@ -263,11 +308,16 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     const unsigned below = (1u << lane) - 1u;
     int *my_iw = cand_iw + warp * CAPW;
     float *my_ub = cand_ub + warp * CAPW;
-    int count = 0, kept = 0, screened = 0;  // the warp's list, all it ever took, tiles past the gate
-    unsigned violations = 0;                // DEBUG
+    int count = 0;           // the warp's list
+    unsigned violations = 0;  // DEBUG
     double lb = 0.0;
     int q = 0;
-    for (int job = warp; job < total; job += WARPS) {
+    // A vote (tile tt's quarter h) whose kept shifts do not fit after compaction
+    // stops its job: the warp re-checks its list, which raises the lower gain,
+    // and screens the job again, keeping from that vote on (from = 4 tt + h);
+    // out here little else is live.
+    int from = 0, stopped = -1;
+    for (int job = warp; job < total;) {
         while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * TPJ, d = w.d, S = w.S, K = w.K;
@@ -291,6 +341,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         const int ns = w.ns;
 #pragma unroll
         for (int tt = 0; tt < TPJ; ++tt) {
+            if (4 * tt + 3 < from) continue;
             const int tile = tile0 + tt, s0 = min(tile * TILE * S, m);  // a spare tile has no listed shift
             const double e = w.ecoef * (au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs, e2 = 2.0 * e;
             const double lower = __longlong_as_double((long long)*lower_v);
@@ -323,7 +374,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                     }
                 continue;
             }
-            ++screened;
+            if (lane == 0) atomicAdd(&block_counts[COUNT_SCREENED], 1ull);
             double ub[4];
             bool any = false;
 #pragma unroll
@@ -358,62 +409,50 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             for (int h = 0; h < 4; ++h) {
                 const bool take = ub[h] >= reach;
                 const unsigned vote = __ballot_sync(0xffffffffu, take);
-                if (!vote) continue;
+                if (!vote || 4 * tt + h < from) continue;
                 const int n_new = __popc(vote);
                 if (count + n_new > CAPW) count = compact(my_iw, my_ub, count, *lower_v, lane, below);
-                if (count + n_new > CAPW) {  // flagged: the period's result is not to be used
-                    if (lane == 0) overflow = 1;
-                } else {
-                    if (take) {
-                        const int at = count + __popc(vote & below);
-                        my_iw[at] = wi << 24 | (tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * tg + (h & 1)) * S;
-                        my_ub[at] = __double2float_ru(ub[h]);
-                    }
-                    count += n_new;
+                if (count + n_new > CAPW) {
+                    stopped = 4 * tt + h;
+                    break;
                 }
-                kept += n_new;
+                if (take) {
+                    const int at = count + __popc(vote & below);
+                    my_iw[at] = wi << 24 | (tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * tg + (h & 1)) * S;
+                    my_ub[at] = __double2float_ru(ub[h]);
+                }
+                count += n_new;
+                if (lane == 0) atomicAdd(&block_counts[COUNT_KEPT], (unsigned long long)n_new);
             }
+            if (stopped >= 0) break;
         }
+        if (stopped < 0) {
+            from = 0;
+            job += WARPS;
+            continue;
+        }
+        const double now = __longlong_as_double((long long)*lower_v);
+        const double got = recheck<W>(my_iw, my_ub, count, now, red + warp, block_counts, a, a_off, wlen, wd, kscale,
+                                      sum_a2, y, wt, w_uniform, order, n, cs, lane);
+        if (lane == 0) {
+            if (got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
+            atomicAdd(&block_counts[COUNT_FLUSHES], 1ull);
+        }
+        count = 0;
+        from = stopped;
+        stopped = -1;
     }
     __syncthreads();
 
-    const double lower = __longlong_as_double((long long)lower_bits);
-    Top best = {0.0, -1, 0};
-    int rechecked = 0;
-    unsigned long long macs = 0;
-    for (int c = 0; c < count; ++c) {
-        if (my_ub[c] < lower) continue;
-        const int i = my_iw[c] & 0xFFFFFF, wi = my_iw[c] >> 24;
-        const double *aa = a + a_off[wi];
-        const int len = wlen[wi], d = wd[wi];
-        double dot = 0.0, a2 = 0.0;  // as the cpu backend's exact_gain: u = (1 - F) W, A2 = sum a^2 W
-        for (int j = lane; j < len; j += 32) {
-            const int o = order[(i + j) % n];
-            const double wj = W ? wt[o] : w_uniform;
-            dot += aa[j] * ((1.0 - y[o]) * wj);
-            if (W) a2 += aa[j] * aa[j] * wj;
-        }
-        for (int o = 16; o; o >>= 1) {
-            dot += __shfl_xor_sync(0xffffffffu, dot, o);
-            if (W) a2 += __shfl_xor_sync(0xffffffffu, a2, o);
-        }
-        const double k = (1.0 - (cs[i + d] - cs[i]) / d) * kscale[wi];
-        const Top x = {2.0 * k * dot - k * k * (W ? a2 : w_uniform * sum_a2[wi]), wi, i};
-        if (better(x, best)) best = x;
-        ++rechecked;
-        macs += len;
-    }
+    recheck<W>(my_iw, my_ub, count, __longlong_as_double((long long)lower_bits), red + warp, block_counts, a, a_off,
+               wlen, wd, kscale, sum_a2, y, wt, w_uniform, order, n, cs, lane);
     for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
     if (lane == 0) {
-        red[warp] = best;
         atomicAdd(&block_counts[COUNT_VIOLATIONS], (unsigned long long)violations);
-        atomicAdd(&block_counts[COUNT_SCREENED], (unsigned long long)screened);
-        atomicAdd(&block_counts[COUNT_KEPT], (unsigned long long)kept);
-        atomicAdd(&block_counts[COUNT_RECHECKED], (unsigned long long)rechecked);
-        atomicAdd(&block_counts[COUNT_MACS], macs);
     }
     __syncthreads();
     if (tid == 0) {
+        Top best = red[0];
         for (int w = 1; w < WARPS; ++w)
             if (better(red[w], best)) best = red[w];
         gain_out[p] = best.gain;
@@ -421,8 +460,6 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         // the flux at transit bottom, as the cpu backend: 1 - box * overshoot (0 where no shift passed)
         depth_out[p] = best.wi < 0 ? 0.0 : 1.0 - (1.0 - (cs[best.i + wd[best.wi]] - cs[best.i]) / wd[best.wi])
                                                    * overshoot[best.wi];
-        flag_out[p] = overflow;
-        lower_out[p] = lower;
     }
     if (tid < N_COUNTS) atomicAdd(&counters[tid], block_counts[tid]);
 }

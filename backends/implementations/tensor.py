@@ -6,19 +6,14 @@ shift's AR for 128 shifts of a width at a time with ``mma.sync`` on float16
 copies of the fold and the template, and bounds each shift's gain by it with a
 proven allowance (``backends.tensor_tables``); only shifts whose upper gain
 reaches the period's best lower gain are re-checked in float64, ~6 a K2-like
-period, so the best (width, shift) and chi2 are the exact ones. A period
-whose kept-shift lists overflowed is searched again from its final lower gain,
-which keeps only the shifts that can reach it.
+period, so the best (width, shift) and chi2 are the exact ones. A warp whose
+list of kept shifts is full re-checks it at once, and their best exact gain
+raises the period's lower gain: no list overflows.
 
 With weights that differ, A2 = sum a^2 W comes from a second float16 product
 (``tensor_search_w``). For folds that fit in shared memory (K2-size);
 ``refuses`` says so for others (``pruned`` takes any). PyCUDA, as ``pruned``:
 one nvcc cubin from the shared kernel cache with CUB and the bucket sort.
-Not yet run on a GPU as a backend: the same kernel as
-``scripts/tensor_screen_study.py`` at 17e166d, which was exact on the K2-like
-case (``reports/gpu/tensor_screen_2026-12-02_H200/``), plus the second pass,
-the depth output, a warp's own lower gain for what it keeps, and the weighted
-kernel (its screen studied on the CPU: ``--weighted``).
 """
 
 from __future__ import annotations
@@ -34,13 +29,13 @@ from backends.tensor_tables import TensorTables, fold_shape, power_of_two_scale,
 
 TENSOR_BLOCK = 384  # threads: 80 registers, two blocks per SM with a K2-like fold (fastest of four shapes, H200)
 TILES_PER_JOB = 2  # tiles of 128 shifts a warp's job takes (they share each k-step's B fragment)
-KEPT = 1024  # shifts a block keeps for re-checks (CAP), KEPT / 12 a warp
+KEPT = 1024  # shifts a block keeps for re-checks (CAP), KEPT // 12 a warp: at least a vote's 32
 MIN_ARCH = (8, 0)  # mma.sync.m16n8k16 with float16 inputs and fp32 accumulation
 MAX_WIDTHS = 64  # template widths a grid may hold (tensor_screen.cu's MAXW; TLS's grids: ~45)
 MAX_PERIODS = 16384
 ORDER_BYTES = 1 << 29  # a batch's fold orders (4 n bytes a period) at most
-COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations")  # tensor_screen.cu's COUNT_*
-OUTS = ("gain", "index", "depth", "flag", "lower")
+COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations", "flushes")  # COUNT_*
+OUTS = ("gain", "index", "depth")
 
 
 class TensorBackend(PooledScratch, PyCUDABackend):
@@ -106,38 +101,24 @@ class TensorBackend(PooledScratch, PyCUDABackend):
 
     def chi2_scan(self, state, folded, periods, lo, hi):
         with self.context():
-            periods = np.asarray(periods, np.float64)
-            found = self._launch(state, periods, np.asarray(lo), np.asarray(hi))
-            again = np.flatnonzero(found["flag"])
-            if again.size:  # from their final lower gains: only the shifts that can reach them are kept
-                second = self._launch(state, periods[again], np.asarray(lo)[again], np.asarray(hi)[again],
-                                      found["lower"][again])
-                if second["flag"].any():
-                    raise RuntimeError(f"backend 'tensor': {int(second['flag'].sum())} period(s) kept more than "
-                                       f"{KEPT} shifts even from their final lower gain")
-                for name in ("gain", "index", "depth"):
-                    found[name][again] = second[name]
-                self.work["second_pass_periods"] += int(again.size)
+            found = self._launch(state, np.asarray(periods, np.float64), np.asarray(lo), np.asarray(hi))
         for name, value in pruning.host_work(state.plan, lo, hi).items():
             self.work[name] += value
         if self.debug and self.work["bound_violations"]:
             raise pruning.BoundViolation(f"{self.work['bound_violations']} screened shift(s) beat their bound")
         return PeriodStats.from_gains(state.plan, found["gain"], found["index"], found["depth"])
 
-    def _launch(self, state, periods, lo, hi, lower=None) -> dict:
-        """tensor_search over ``periods`` (from ``lower`` where given): OUTS,
-        copied back; the screen's counters added to ``work``."""
+    def _launch(self, state, periods, lo, hi) -> dict:
+        """tensor_search over ``periods``: OUTS, copied back; the screen's
+        counters added to ``work``."""
         lc, tp, tables = state.plan.lc, state.plan.templates, state.tables
         b, n = periods.size, state.n
         n_shifts, mp = fold_shape(tp, n)
         # what the host writes first (one copy), then what comes back (one span), then the fold orders
         sections = [("periods", periods), ("lo", lo.astype(np.int32)), ("hi", hi.astype(np.int32)),
-                    ("n_shifts", n_shifts)]
-        if lower is not None:
-            sections.append(("lower_in", np.asarray(lower, np.float64)))
-        sections += [("counters", np.zeros(len(COUNTERS), np.uint64)), ("gain", (np.float64, b)),
-                     ("index", (np.int32, b)), ("depth", (np.float64, b)), ("flag", (np.int32, b)),
-                     ("lower", (np.float64, b)), ("order", (np.int32, b * n))]
+                    ("n_shifts", n_shifts), ("counters", np.zeros(len(COUNTERS), np.uint64)),
+                    ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
+                    ("order", (np.int32, b * n))]
         staged = Staged(sections, self._allocate)
         kernel, weighted = self.kernel_for(state.plan)
         shared = shared_bytes(tp, n, weighted)
@@ -148,7 +129,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
             *tables.pointers("widths", "strides"), staged.pointer("n_shifts"), *tables.pointers(*TensorTables.INT_FIELDS),
             *tables.pointers(*TensorTables.FLOAT_FIELDS), tables.pointer("overshoot"),
             *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"),
-            staged.pointer("lower_in") if lower is not None else np.intp(0), staged.pointer("order"),
+            staged.pointer("order"),
             *staged.pointers(*OUTS), staged.pointer("counters"),
             block=(TENSOR_BLOCK, 1, 1), grid=(b, 1), shared=shared)
         found = {name: value.copy() for name, value in staged.read(["counters", *OUTS]).items()}
