@@ -133,11 +133,12 @@ def host_work(plan, lo, hi) -> dict:
             "brute_force_macs": window_sum(shift_counts(tp.widths, tp.strides, m) * tp.lengths, lo, hi)}
 
 
-def add_work(work, device_counts, known: dict, debug: bool) -> None:
+def add_work(work, device_counts, known: dict, debug: bool, names=COUNTERS) -> None:
     """Add a batch's counters to ``work`` (a backend's ``WorkCounts``): the
-    scan's own, then ``known`` (``host_work``) in place of the host's. Raises
-    ``BoundViolation`` in debug mode when a skipped shift beat its bound."""
-    counts = {**dict(zip(COUNTERS, (int(v) for v in device_counts))), **known}
+    scan's own (``names``, in the kernel's order), then ``known``
+    (``host_work``) in place of the host's. Raises ``BoundViolation`` in debug
+    mode when a skipped shift beat its bound."""
+    counts = {**dict(zip(names, (int(v) for v in device_counts))), **known}
     for name, value in counts.items():
         work[name] += value
     if debug and counts["bound_violations"]:

@@ -101,16 +101,14 @@ class TensorBackend(PooledScratch, PyCUDABackend):
 
     def chi2_scan(self, state, folded, periods, lo, hi):
         with self.context():
-            found = self._launch(state, np.asarray(periods, np.float64), np.asarray(lo), np.asarray(hi))
-        for name, value in pruning.host_work(state.plan, lo, hi).items():
-            self.work[name] += value
-        if self.debug and self.work["bound_violations"]:
-            raise pruning.BoundViolation(f"{self.work['bound_violations']} screened shift(s) beat their bound")
+            found, known = self._scan(state, np.asarray(periods, np.float64), np.asarray(lo), np.asarray(hi))
+        pruning.add_work(self.work, found["counters"], known, self.debug, names=COUNTERS)
         return PeriodStats.from_gains(state.plan, found["gain"], found["index"], found["depth"])
 
-    def _launch(self, state, periods, lo, hi) -> dict:
-        """tensor_search over ``periods``: OUTS, copied back; the screen's
-        counters added to ``work``."""
+    def _scan(self, state, periods, lo, hi) -> tuple:
+        """tensor_search over ``periods``: (the counters and OUTS copied back,
+        ``pruning.host_work`` formed while the device runs). In the context:
+        the staged arrays go back to the pool in it."""
         lc, tp, tables = state.plan.lc, state.plan.templates, state.tables
         b, n = periods.size, state.n
         n_shifts, mp = fold_shape(tp, n)
@@ -128,11 +126,8 @@ class TensorBackend(PooledScratch, PyCUDABackend):
             np.float64(power_of_two_scale(lc.w)), *staged.pointers("periods", "lo", "hi"),
             *tables.pointers("widths", "strides"), staged.pointer("n_shifts"), *tables.pointers(*TensorTables.INT_FIELDS),
             *tables.pointers(*TensorTables.FLOAT_FIELDS), tables.pointer("overshoot"),
-            *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"),
-            staged.pointer("order"),
+            *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), staged.pointer("order"),
             *staged.pointers(*OUTS), staged.pointer("counters"),
             block=(TENSOR_BLOCK, 1, 1), grid=(b, 1), shared=shared)
-        found = {name: value.copy() for name, value in staged.read(["counters", *OUTS]).items()}
-        for name, value in zip(COUNTERS, found.pop("counters")):
-            self.work[name] += int(value)
-        return found
+        known = pruning.host_work(state.plan, lo, hi)
+        return staged.read(["counters", *OUTS]), known
