@@ -52,6 +52,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         skipped it raises ``pruning.BoundViolation``, as ``pruned``'s debug mode."""
         super().__init__()
         self.debug = bool(debug)
+        self._fold_kept = None
 
     def kernel_defines(self, block):
         return {"TPJ": TILES_PER_JOB, "CAP": KEPT, "MIN_BLOCKS": 2, "DEBUG": int(self.debug)}
@@ -73,8 +74,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
             if arch < MIN_ARCH:
                 return (f"backend 'tensor' needs tensor cores of compute capability 8.0 or later; "
                         f"this GPU's is {arch[0]}.{arch[1]} (use 'pruned')")
-            kernel, weighted = self.kernel_for(plan)
-            need = shared_bytes(plan.templates, plan.lc.size, weighted)
+            kernel, _, _, need = self.fold_of(plan)
             limit = self.shared_limit(kernel, TENSOR_BLOCK)
         if need > limit:
             return (f"backend 'tensor' holds a fold of {plan.lc.size} points in {need} bytes of shared memory; "
@@ -87,6 +87,18 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         (A2 by a second product) for weights that differ."""
         weighted = not plan.lc.uniform_weight > 0
         return ("tensor_search_w" if weighted else "tensor_search"), weighted
+
+    def fold_of(self, plan) -> tuple:
+        """(kernel, listed shifts per width, mp, shared bytes) of ``plan``'s
+        folds (``fold_shape``), formed once for consecutive searches with the
+        same templates object, size and kernel."""
+        kernel, weighted = self.kernel_for(plan)
+        key, kept = (plan.templates, plan.lc.size, kernel), self._fold_kept
+        if kept is None or kept[0][0] is not key[0] or kept[0][1:] != key[1:]:
+            n_shifts, mp = fold_shape(plan.templates, plan.lc.size)
+            self._fold_kept = kept = (key, (kernel, n_shifts, mp, shared_bytes(plan.templates, plan.lc.size,
+                                                                                weighted)))
+        return kept[1]
 
     def template_sections(self, tp):
         """TLS's template arrays, then ``TensorTables``' (uploaded once per
@@ -111,15 +123,13 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         the staged arrays go back to the pool in it."""
         lc, tp, tables = state.plan.lc, state.plan.templates, state.tables
         b, n = periods.size, state.n
-        n_shifts, mp = fold_shape(tp, n)
+        kernel, n_shifts, mp, shared = self.fold_of(state.plan)
         # what the host writes first (one copy), then what comes back (one span), then the fold orders
         sections = [("periods", periods), ("lo", lo.astype(np.int32)), ("hi", hi.astype(np.int32)),
                     ("n_shifts", n_shifts), ("counters", np.zeros(len(COUNTERS), np.uint64)),
                     ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
                     ("order", (np.int32, b * n))]
         staged = Staged(sections, self._allocate)
-        kernel, weighted = self.kernel_for(state.plan)
-        shared = shared_bytes(tp, n, weighted)
         self.function(kernel, TENSOR_BLOCK, shared)(
             state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.max()), np.int32(n),
             np.int32(state.m), np.int32(mp), np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)),
