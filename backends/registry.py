@@ -38,7 +38,7 @@ _BUILTIN = {
 _REGISTRY: Dict[str, Union[str, type]] = dict(_BUILTIN)
 
 # ``auto`` takes the first exact one of these that can run here.
-AUTO_ORDER = ["pruned", "cupy", "numba", "basic", "cpu"]
+AUTO_ORDER = ["pruned", "tensor", "cupy", "numba", "basic", "cpu"]
 
 
 def register_backend(name: str, backend: Union[str, type], *, override: bool = False) -> None:

@@ -51,8 +51,9 @@ def load_table(name: str, directory: Optional[str] = None) -> Optional[dict]:
 def for_size(table: dict, ndata: int) -> list:
     """Backends by their total time over the table's regimes nearest to
     ``ndata`` (log scale), fastest first; those with a regime unmeasured
-    (refused, skipped) are left out."""
-    rows = table.get("regimes") or []
+    (refused, skipped) are left out. Regimes nobody was timed in (over every
+    backend's work budget) are not regimes of the table."""
+    rows = [row for row in table.get("regimes") or [] if any(t is not None for t in row["seconds"].values())]
     if not rows:
         return []
     distance = [abs(math.log(row["ndata"] / ndata)) for row in rows]

@@ -122,11 +122,19 @@ def test_the_kernels_width_slots_match_the_backends_limit():
     assert f"#define MAXW {MAX_WIDTHS}" in source
 
 
-def test_the_registry_names_it_but_auto_does_not_choose_it_yet():
-    assert "tensor" in backends.backend_names()
-    assert "tensor" not in backends.registry.AUTO_ORDER
+def test_the_registry_names_it_and_auto_takes_it_where_the_h200s_table_ranks_it_first():
+    """On an H200 (its measured table) ``auto`` puts tensor first for K2-size
+    light curves and pruned for TESS-size ones, which tensor refuses; a GPU
+    with no table of its family takes pruned (any light curve) before it."""
+    from backends.variants import auto_order
+
+    order = backends.registry.AUTO_ORDER
     assert backends.registry.backend_class("tensor") is TensorBackend
     assert TensorBackend.exact and TensorBackend.fuses_fold_sort
+    assert order.index("pruned") < order.index("tensor")
+    assert auto_order(order, gpu="NVIDIA H200", ndata=4320)[0] == "tensor"
+    assert auto_order(order, gpu="NVIDIA H200", ndata=20000)[0] == "pruned"
+    assert auto_order(order, gpu="NVIDIA A100-SXM4-80GB", ndata=4320)[0] == "pruned"
 
 
 def test_debug_mode_compiles_its_checks_in_and_is_off_by_default():

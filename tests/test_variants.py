@@ -48,19 +48,21 @@ def test_auto_order_follows_the_table_of_this_gpu(tmp_path):
 
 def test_auto_order_for_a_light_curve_size(tmp_path):
     """The fastest in total over the regimes nearest in ndata leads; a
-    backend unmeasured there (refused) is not put first."""
+    backend unmeasured there (refused) is not put first; a regime nobody was
+    timed in (over every work budget) does not count."""
     rows = [select.regime(500, 1000, {"simple": 1.0, "thrust": 2.0}),
             select.regime(4320, 1000, {"simple": 2.0, "thrust": 1.5}),
             select.regime(4320, 10000, {"simple": 10.0, "thrust": 15.0}),
-            select.regime(20000, 1000, {"simple": None, "thrust": 5.0})]
+            select.regime(20000, 1000, {"simple": None, "thrust": 5.0}),
+            select.regime(20000, 100000, {"simple": None, "thrust": None})]
     with open(variants.table_path("Test GPU", str(tmp_path)), "w") as f:
-        json.dump({"gpu": "Test GPU", "ranking": ["thrust", "simple"], "regimes": rows}, f)
+        json.dump({"gpu": "Test GPU", "ranking": ["simple", "thrust"], "regimes": rows}, f)
     order = lambda n: variants.auto_order(["cpu"], gpu="Test GPU", directory=str(tmp_path),  # noqa: E731
                                           ndata=n)
     assert order(4000) == ["simple", "thrust", "cpu"]  # 12 s against 16.5 s
     assert order(600) == ["simple", "thrust", "cpu"]
-    assert order(50000) == ["thrust", "simple", "cpu"]
-    assert order(None) == ["thrust", "simple", "cpu"]
+    assert order(50000) == ["thrust", "simple", "cpu"]  # the one regime timed at 20,000 points
+    assert order(None) == ["simple", "thrust", "cpu"]
 
 
 def test_auto_order_is_the_default_for_another_gpu_or_none(tmp_path):
