@@ -113,13 +113,14 @@ def test_a_grid_of_more_widths_than_the_kernel_holds_is_refused(monkeypatch):
     assert "template widths" in TensorBackend().refuses(plan)
 
 
-def test_the_kernels_width_slots_match_the_backends_limit():
+def test_the_kernels_width_slots_and_counters_match_the_backends():
     from pathlib import Path
 
-    from backends.implementations.tensor import MAX_WIDTHS
+    from backends.implementations.tensor import COUNTERS, MAX_WIDTHS
 
     source = (Path(backends.__file__).parent / "cuda" / "tensor_screen.cu").read_text()
     assert f"#define MAXW {MAX_WIDTHS}" in source
+    assert f"#define N_COUNTS {len(COUNTERS)}" in source
 
 
 def test_the_registry_names_it_and_auto_takes_it_where_the_h200s_table_ranks_it_first():
@@ -181,6 +182,21 @@ def test_debug_mode_finds_every_bound_holding_on_every_screened_and_gated_shift(
     backend = backends.registry.backend_class("tensor")(debug=True)
     assert_same_as_cpu(backend.search(plan, periods), plan, periods)
     assert backend.work["bound_violations"] == 0
+
+
+@gpu
+@pytest.mark.gpu
+def test_debug_mode_raises_when_the_screen_loses_its_allowance(k2, monkeypatch):
+    """With e_coef 0 (no allowance for float16's rounding of AR) screened
+    shifts beat their upper bounds, and debug mode says so."""
+    from backends import pruning
+
+    plan, periods, _ = k2
+    sections = TensorBackend.template_sections
+    monkeypatch.setattr(TensorBackend, "template_sections", lambda self, tp: [
+        (name, np.zeros_like(value) if name == "e_coef" else value) for name, value in sections(self, tp)])
+    with pytest.raises(pruning.BoundViolation):
+        TensorBackend(debug=True).search(plan, periods[::499])
 
 
 @gpu
