@@ -291,6 +291,29 @@ def test_templates_are_uploaded_once_per_sources(monkeypatch):
         device.copies.clear()
 
 
+def test_a_pooled_backend_takes_each_light_curves_samples_from_its_pool(monkeypatch, small_plan):
+    """No cuMemAlloc and cuMemFree a light curve where the backend keeps a
+    pool (pruned, tensor): upload's samples come from it; basic allocates."""
+    from backends.implementations import device_pool
+    from backends.implementations.tensor import TensorBackend
+
+    device = fake_pycuda(monkeypatch, FakeDriver())
+    device.init = lambda: None
+    device.Device = lambda k: SimpleNamespace(retain_primary_context=lambda: SimpleNamespace(push=lambda: None,
+                                                                                               pop=lambda: None))
+    pooled = []
+    monkeypatch.setattr(device_pool, "DevicePool", lambda: SimpleNamespace(
+        allocate=lambda nbytes: pooled.append(nbytes) or device.mem_alloc(nbytes)))
+    plan = small_plan[0]
+    for gpu, from_pool in ((TensorBackend(), True), (basic.BasicBackend(), False)):
+        monkeypatch.setattr(gpu, "refuses", lambda plan: None)
+        monkeypatch.setattr(gpu, "device_templates", lambda tp: None)
+        pooled.clear()
+        state = gpu.upload(plan)
+        assert pooled == ([plan.lc.samples.nbytes] if from_pool else [])
+        np.testing.assert_array_equal(device.at(state.y, np.float64, plan.lc.size), plan.lc.y)
+
+
 def test_template_tables_go_up_in_one_copy_in_the_kernels_order(monkeypatch, small_plan):
     """Every table a kernel reads of the templates (pruned: TABLE_PARAMS; thrust:
     the polyphase taps too) in one allocation and one copy, each at its address."""

@@ -18,8 +18,8 @@ POOL_KEEP_BYTES = 1 << 28  # pool memory kept across light-curve shapes (a K2-si
 
 
 class PooledScratch:
-    """For a PyCUDA backend whose searches take their scratch from one
-    ``DevicePool`` (no cuMemAlloc per batch): ``_allocate`` for ``Staged``,
+    """For a PyCUDA backend whose searches take their scratch and samples from
+    one ``DevicePool`` (no cuMemAlloc per batch): ``_allocate`` for ``Staged``,
     and ``_pool_for(plan)`` before each search, which keeps the pool's blocks
     for the next light curve of the same shape, and of another only while it
     holds little (``POOL_KEEP_BYTES``): processes sharing a GPU (validation

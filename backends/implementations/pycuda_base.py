@@ -237,16 +237,21 @@ class PyCUDABackend(TLSBackend):
         """Threads per block: the backend's ``block_size``, else block_size_for(n)."""
         return self.block_size or block_size_for(n)
 
-    def upload(self, plan):
+    def _allocate(self, nbytes):
+        """Device memory for a search's ``Staged`` arrays (cuMemAlloc; a
+        ``PooledScratch`` backend's pool). Call in the context."""
         import pycuda.driver as cuda
 
+        return cuda.mem_alloc(nbytes)
+
+    def upload(self, plan):
         n = plan.lc.size
         block = self._block(n)
         with self.context():
             why = self.refuses(plan)
             if why is not None:
                 raise InputTooLarge(why)
-            samples = Staged([("tyw", plan.lc.samples)], cuda.mem_alloc)
+            samples = Staged([("tyw", plan.lc.samples)], self._allocate)
             return DeviceState(
                 plan=plan, n=n, m=n + plan.templates.maxwidth, block=block,
                 t=samples.pointer("tyw"), y=samples.pointer("tyw", n), w=samples.pointer("tyw", 2 * n),
@@ -320,12 +325,10 @@ class FoldedScanBackend(PyCUDABackend):
         ``front``, lo and hi, ``templates``, the depth constants, then the
         outputs (OUTS); lo, hi and the outputs in one allocation (``Staged``),
         read back in one copy. Call inside the backend's context."""
-        import pycuda.driver as cuda
-
         tp, b = state.plan.templates, len(lo)
         io = Staged([("lo", np.asarray(lo, np.int32)), ("hi", np.asarray(hi, np.int32)),
                      *((name, (dtype, b)) for name, dtype in zip(OUTS, (np.float64, np.int32, np.float64)))],
-                    cuda.mem_alloc)
+                    self._allocate)
         self.function(kernel, state.block, shared)(
             *folded, *front, *io.pointers("lo", "hi"), *templates, np.float64(tp.depth_min),
             np.float64(tp.signal_depth), *io.pointers(*OUTS), block=(state.block, 1, 1), grid=(b, 1), shared=shared)
