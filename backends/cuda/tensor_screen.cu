@@ -197,8 +197,9 @@ __device__ double lane_gain(const double *a, const long long *a_off, const int *
     return 2.0 * k * dot - k * k * (W ? a2 : w_uniform * sum_a2[wi]);
 }
 
-// The screen's counters (one atomic add per block each): tiles past the k-free
-// gate, shifts kept, re-checked, and their multiply-adds.
+// The screen's counters, in shared memory, then one atomic add per block each:
+// tiles past the k-free gate (a job screened again counts its tiles again),
+// shifts kept, re-checked, and their multiply-adds.
 #define COUNT_SCREENED 0
 #define COUNT_KEPT 1
 #define COUNT_RECHECKED 2
