@@ -25,8 +25,9 @@
 #   throughput  scripts/throughput.py: K2-like light curves per second (packed
 #            search_many, search_batch, one by one, CPU TLS), THROUGHPUT_N
 #            curves (64), THROUGHPUT_GRIDS ("full short": period_max=10) THROUGHPUT_S (300 each)
-#   profile  Nsight Compute on pruned's kernels in one warm search of each
-#            case in PROFILE_CASES ("k2 tess"; scripts/profile_pruned.py):
+#   profile  Nsight Compute on PROFILE_BACKEND's kernels (pruned; e.g. tensor) in
+#            one warm search of each case in PROFILE_CASES ("k2 tess";
+#            scripts/profile_pruned.py):
 #            time, pipes, FP32/FP64 share of peak (roofline), instruction
 #            mix, stalls, occupancy -> ncu_<case>.txt             PROFILE_S (240 each)
 #   bench    scripts/gpu_bench.sh device: the asv plan (its header; ~7 min
@@ -74,10 +75,10 @@ part throughput && for grid in ${THROUGHPUT_GRIDS:-full short}; do
         --out "$OUT/throughput_$grid.json" 2>&1 | tee "$OUT/throughput_$grid.log" || rc=1
 done
 part profile && for c in ${PROFILE_CASES:-k2 tess}; do
-    timeout "${PROFILE_S:-240}" ncu -k regex:pruned --section SpeedOfLight --section SpeedOfLight_RooflineChart \
+    timeout "${PROFILE_S:-240}" ncu -k "regex:${PROFILE_BACKEND:-pruned}" --section SpeedOfLight --section SpeedOfLight_RooflineChart \
         --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section InstructionStats \
         --section SchedulerStats --section WarpStateStats --section LaunchStats --section Occupancy \
-        python3 scripts/profile_pruned.py "$c" > "$OUT/ncu_$c.txt" 2>&1 || rc=1
+        python3 scripts/profile_pruned.py --backend "${PROFILE_BACKEND:-pruned}" "$c" > "$OUT/ncu_$c.txt" 2>&1 || rc=1
 done
 part bench && { OUT=$OUT timeout "${BENCH_S:-540}" bash scripts/gpu_bench.sh device 2>&1 \
     | tee "$OUT/bench.log" || rc=1; }

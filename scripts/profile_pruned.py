@@ -1,5 +1,6 @@
-"""One warm pruned search of a timing case (``gpu_timing.CASES``), for Nsight
-Compute (``ncu -k regex:pruned python scripts/profile_pruned.py k2``), or with
+"""One warm search of a timing case (``gpu_timing.CASES``) by ``pruned``, or
+``--backend`` another (e.g. ``tensor``), for Nsight Compute (``ncu -k
+regex:pruned python scripts/profile_pruned.py k2``), or with
 ``--clocks``: where ``pruned_period``'s SM cycles go, stage by stage (a
 ``-DSTAGE_CLOCKS`` build; its clock reads cost a little time of their own;
 in the global layout ``pruned_scan``'s coarse stage and flushes, the other
@@ -7,7 +8,8 @@ stages being kernels with event times of their own; ``pruned_period``'s
 warps run their fine rounds inside its coarse stage, so its flushes' fine
 stage is only the last round of each period),
 or with ``--host N``: where the host's part of N warm searches goes (cProfile,
-by own time; the wall clock beside the kernels' event time)."""
+by own time; the wall clock beside the kernels' event time). ``--clocks`` is
+``pruned``'s alone."""
 
 import argparse
 import cProfile
@@ -76,11 +78,14 @@ def main():
     parser.add_argument("case", nargs="?", default="k2")
     parser.add_argument("--clocks", action="store_true", help="stage cycles of pruned_period")
     parser.add_argument("--host", type=int, default=0, metavar="N", help="profile N warm searches' host part")
+    parser.add_argument("--backend", default="pruned")
     args = parser.parse_args()
+    if args.clocks and args.backend != "pruned":
+        parser.error("--clocks reads pruned.cu's clock slots: only with --backend pruned")
     if args.clocks:
         os.environ["TLS_NVCC_FLAGS"] = (os.environ.get("TLS_NVCC_FLAGS", "") + " -DSTAGE_CLOCKS").strip()
     plan, periods = case_plan(args.case)
-    backend = backends.get_backend("pruned")
+    backend = backends.get_backend(args.backend)
     backend.search(plan, periods[:64])  # compile outside the profiled launches
     if args.host:
         return host_profile(backend, plan, periods, args.host)

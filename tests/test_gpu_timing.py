@@ -79,6 +79,15 @@ def test_pruned_variants_name_the_counters_a_variant_changed():
         pruned_variants.main(["--same-counts", "coarse_pass,survivors"])
 
 
+def test_profile_clocks_are_pruneds_alone(monkeypatch, capsys):
+    import profile_pruned
+
+    monkeypatch.setattr("sys.argv", ["profile_pruned.py", "--backend", "tensor", "--clocks", "k2"])
+    with pytest.raises(SystemExit):
+        profile_pruned.main()
+    assert "only with --backend pruned" in capsys.readouterr().err
+
+
 def test_profile_names_the_stage_clocks_in_the_kernels_order():
     """profile_pruned reads pruned.cu's clock slots by position: one name per
     slot of the kernel's enum, in its order; the fold's parts add up to the
