@@ -1,6 +1,6 @@
 """How many shifts a half-precision tensor-core screen leaves for float64
-re-checks (CPU study for issue 12, uniform weights), the ``tensor`` backend's
-fragment addressing checked on the CPU, and its search on a GPU.
+re-checks (CPU study for issue 12, uniform weights), and the ``tensor``
+backend's fragment addressing checked on the CPU.
 
 A period's AR for every (shift, width) is the fold's Hankel matrix
 H[i, j] = u[i + j] times the templates: a matrix product the tensor cores
@@ -29,9 +29,8 @@ tiles of 128 shifts that pass ``tensor_screen.cu``'s k-free gate
 (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k) at the period's final
 lower gain: what the kernel's gate could skip once the lower gain is known.
 
-``--gpu`` runs the ``tensor`` backend (``backends/cuda/tensor_screen.cu``) on
-each case, checks every period's chi2, row and depth against the ``cpu``
-backend, and times it and ``pruned`` in the same process (warm medians).
+The ``tensor`` backend itself is checked against ``cpu`` by its tests and
+``scripts/exactness.py``, and timed by ``scripts/gpu_timing.py``.
 ``--emulate`` checks the kernel's fragment addressing on the CPU: it rebuilds
 each lane's A and B registers as the kernel reads them, multiplies by PTX's
 m16n8k16 layout, and compares every tile's D with float64 dot products
@@ -39,24 +38,20 @@ against the allowance E the kernel forms.
 
     PYTHONPATH=.:scripts python scripts/tensor_screen_study.py --periods 40
     PYTHONPATH=.:scripts python scripts/tensor_screen_study.py --emulate
-    PYTHONPATH=.:scripts python scripts/tensor_screen_study.py --gpu --cases k2 --repeats 9
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import pathlib
 
 import numpy as np
 
-import backends
-from backends.tensor_tables import TILE, TensorTables, fold_shape, halves, power_of_two_scale
+from backends.tensor_tables import TILE, U16, TensorTables, fold_shape, halves, power_of_two_scale
 
 from block_bound_study import sampled_folds, width_arrays  # scripts/ is on sys.path when run as a script
 from gpu_timing import case_plan
 
-U16 = 2.0 ** -11
 TINY16 = 2.0 ** -25  # half of float16's least subnormal: the absolute rounding error below its normals
 VARIANTS = {  # name: (products, relative error of one product before accumulation)
     "fp16": (1, (1 + U16) ** 2 - 1),
@@ -259,40 +254,12 @@ def weighted_study(case, n_periods, seed=0) -> dict:
     return tally
 
 
-def gpu_run(cases, repeats) -> dict:
-    """Per case: the ``tensor`` backend's search against ``cpu`` (worst
-    relative chi2, rows that differ), its work counters, and warm medians of
-    it and of ``pruned`` in the same process (``gpu_timing.time_backend``)."""
-    from gpu_timing import time_backend
-
-    out = {}
-    for case in cases:
-        plan, periods = case_plan(case)
-        backend = backends.get_backend("tensor")
-        found = backend.search(plan, periods)
-        ref = backends.get_backend("cpu").search(plan, periods)
-        entry = dict(case=case, periods=int(periods.size), n=plan.lc.size,
-                     chi2_worst_rel=float((np.abs(found.chi2 - ref.chi2) / np.abs(ref.chi2)).max()),
-                     rows_differ=int((found.rows != ref.rows).sum()),
-                     depth_worst=float(np.abs(found.depths - ref.depths).max()), work=dict(backend.work))
-        if repeats:
-            for name in ("tensor", "pruned"):
-                cold, warm, best, stages = time_backend(name, plan, periods, repeats)
-                entry[name] = dict(cold_s=cold, warm_median_s=warm, warm_min_s=best, stages=stages)
-        out[case] = entry
-        print(json.dumps(entry), flush=True)
-    return out
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", nargs="+", default=["k2", "tess"])
     parser.add_argument("--periods", type=int, default=40)
     parser.add_argument("--emulate", action="store_true")
     parser.add_argument("--weighted", action="store_true", help="weighted_study on the k2w case")
-    parser.add_argument("--gpu", action="store_true")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--out")
     args = parser.parse_args(argv)
     if args.weighted:
         print(json.dumps(weighted_study("k2w", args.periods)))
@@ -300,11 +267,6 @@ def main(argv=None):
     if args.emulate:
         for case in args.cases:
             print(case, "worst |D - AR| / E, |D2 - A2| / its allowance:", emulate(case))
-        return
-    if args.gpu:
-        result = gpu_run(args.cases, args.repeats)
-        if args.out:
-            pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
         return
     print(f"{'case':6} {'variant':7} {'products':>8} {'periods':>7} {'listed/period':>13} "
           f"{'rechecks/period':>15} {'of listed':>9} {'worst err/bound':>15} {'tiles past gate':>15}")
