@@ -20,7 +20,7 @@ POOL_KEEP_BYTES = 1 << 28  # pool memory kept across light-curve shapes (a K2-si
 class PooledScratch:
     """For a PyCUDA backend whose searches take their scratch and samples from
     one ``DevicePool`` (no cuMemAlloc per batch): ``_allocate`` for ``Staged``,
-    and ``_pool_for(plan)`` before each search, which keeps the pool's blocks
+    and ``_pool_for(plan)``, which ``search`` calls first, keeping the pool's blocks
     for the next light curve of the same shape, and of another only while it
     holds little (``POOL_KEEP_BYTES``): processes sharing a GPU (validation
     --jobs) that kept every size they ever made held 80 GB on the H100 and fell
@@ -35,6 +35,11 @@ class PooledScratch:
         if self._pool is None:
             self._pool = DevicePool()
         return self._pool.allocate(nbytes)
+
+    def search(self, plan, periods, progress=None):
+        """As every backend, the pool kept or let go first (``_pool_for``)."""
+        self._pool_for(plan)
+        return super().search(plan, periods, progress)
 
     def _pool_for(self, plan) -> bool:
         """Before a search of ``plan``: whether the pool gave its blocks back

@@ -190,11 +190,12 @@ class PrunedBackend(PooledScratch, PyCUDABackend):
         self.stage_min = (prune_min, fine_min)
         self._batch = None  # (scratch bytes per period, periods per batch) while the pool holds that batch
 
-    def search(self, plan, periods, progress=None):
-        """As every backend, the memory pool kept or let go (``PooledScratch``)."""
-        if self._pool_for(plan):
+    def _pool_for(self, plan) -> bool:
+        """``PooledScratch``'s, forgetting the batch the pool held when it lets it go."""
+        freed = super()._pool_for(plan)
+        if freed:
             self._batch = None
-        return super().search(plan, periods, progress)
+        return freed
 
     def upload(self, plan):
         return PrunedState(super().upload(plan), self.folds_in_scan(plan))

@@ -57,11 +57,6 @@ class TensorBackend(PooledScratch, PyCUDABackend):
     def kernel_defines(self, block):
         return {"TPJ": TILES_PER_JOB, "CAP": KEPT, "MIN_BLOCKS": 2, "DEBUG": int(self.debug)}
 
-    def search(self, plan, periods, progress=None):
-        """As every backend, the memory pool kept or let go (``PooledScratch``)."""
-        self._pool_for(plan)
-        return super().search(plan, periods, progress)
-
     def refuses(self, plan):
         why = super().refuses(plan)
         if why is not None:
