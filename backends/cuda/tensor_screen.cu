@@ -178,23 +178,41 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, b_off, bfrag, bfrag2, a_off, a, order_all,          \
         gain_out, index_out, depth_out, counters
 
-// The exact gain of shift i of width wi by one thread (DEBUG's checks), as
-// the re-checks form it.
+// Shift i of width wi's terms j = j0, j0 + step, ... of sum a u and (with W)
+// of A2 = sum a^2 W, as the cpu backend's exact_gain: u = (1 - F) W.
 template <bool W>
-__device__ double lane_gain(const double *a, const long long *a_off, const int *wlen, const int *wd,
-                            const double *kscale, const double *sum_a2, const double *y, const double *wt,
-                            double w_uniform, const int *order, int n, const double *cs, int wi, int i)
+__device__ __forceinline__ double2 dot_terms(const double *a, const long long *a_off, const int *wlen,
+                                             const double *y, const double *wt, double w_uniform, const int *order,
+                                             int n, int wi, int i, int j0, int step)
 {
     const double *aa = a + a_off[wi];
     double dot = 0.0, a2 = 0.0;
-    for (int j = 0; j < wlen[wi]; ++j) {
+    for (int j = j0; j < wlen[wi]; j += step) {
         const int o = order[(i + j) % n];
         const double wj = W ? wt[o] : w_uniform;
         dot += aa[j] * ((1.0 - y[o]) * wj);
         if (W) a2 += aa[j] * aa[j] * wj;
     }
+    return make_double2(dot, a2);
+}
+
+// The exact gain 2 k sum a u - k^2 A2 of shift i of width wi from its sums.
+template <bool W>
+__device__ __forceinline__ double exact_gain(double2 sums, const double *cs, const int *wd, const double *kscale,
+                                             const double *sum_a2, double w_uniform, int wi, int i)
+{
     const double k = (1.0 - (cs[i + wd[wi]] - cs[i]) / wd[wi]) * kscale[wi];
-    return 2.0 * k * dot - k * k * (W ? a2 : w_uniform * sum_a2[wi]);
+    return 2.0 * k * sums.x - k * k * (W ? sums.y : w_uniform * sum_a2[wi]);
+}
+
+// The exact gain of shift i of width wi by one thread (DEBUG's checks).
+template <bool W>
+__device__ double lane_gain(const double *a, const long long *a_off, const int *wlen, const int *wd,
+                            const double *kscale, const double *sum_a2, const double *y, const double *wt,
+                            double w_uniform, const int *order, int n, const double *cs, int wi, int i)
+{
+    return exact_gain<W>(dot_terms<W>(a, a_off, wlen, y, wt, w_uniform, order, n, wi, i, 0, 1), cs, wd, kscale,
+                         sum_a2, w_uniform, wi, i);
 }
 
 // The screen's counters, in shared memory, then one atomic add per block each:
@@ -209,8 +227,7 @@ __device__ double lane_gain(const double *a, const long long *a_off, const int *
 #define N_COUNTS 6
 
 // Re-checks in float64 the warp's kept shifts whose upper gain reaches
-// ``lower`` (the warp forms each dot product), as the cpu backend's
-// exact_gain: u = (1 - F) W, A2 = sum a^2 W. The warp's best so far (in
+// ``lower`` (the warp forms each exact gain). The warp's best so far (in
 // shared memory: nothing stays live in the screen's registers) keeps the
 // better; returns its gain.
 template <bool W>
@@ -225,24 +242,15 @@ __device__ double recheck(const int *iw, const float *ub, int count, double lowe
     for (int c = 0; c < count; ++c) {
         if (ub[c] < lower) continue;
         const int i = iw[c] & 0xFFFFFF, wi = iw[c] >> 24;
-        const double *aa = a + a_off[wi];
-        const int len = wlen[wi], d = wd[wi];
-        double dot = 0.0, a2 = 0.0;
-        for (int j = lane; j < len; j += 32) {
-            const int o = order[(i + j) % n];
-            const double wj = W ? wt[o] : w_uniform;
-            dot += aa[j] * ((1.0 - y[o]) * wj);
-            if (W) a2 += aa[j] * aa[j] * wj;
-        }
+        double2 sums = dot_terms<W>(a, a_off, wlen, y, wt, w_uniform, order, n, wi, i, lane, 32);
         for (int o = 16; o; o >>= 1) {
-            dot += __shfl_xor_sync(0xffffffffu, dot, o);
-            if (W) a2 += __shfl_xor_sync(0xffffffffu, a2, o);
+            sums.x += __shfl_xor_sync(0xffffffffu, sums.x, o);
+            if (W) sums.y += __shfl_xor_sync(0xffffffffu, sums.y, o);
         }
-        const double k = (1.0 - (cs[i + d] - cs[i]) / d) * kscale[wi];
-        const Top x = {2.0 * k * dot - k * k * (W ? a2 : w_uniform * sum_a2[wi]), wi, i};
+        const Top x = {exact_gain<W>(sums, cs, wd, kscale, sum_a2, w_uniform, wi, i), wi, i};
         if (better(x, best)) best = x;
         ++rechecked;
-        macs += len;
+        macs += wlen[wi];
     }
     __syncwarp();
     if (lane == 0) {
