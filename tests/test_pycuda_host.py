@@ -425,7 +425,8 @@ def test_pooled_blocks_go_back_only_where_a_context_is_current(monkeypatch):
     """PyCUDA aborts the process when a pooled block goes back to its pool
     with no current context (a Dask worker's profiler let a search's blocks go
     in the worker's event loop): such a block waits, allocated, until the next
-    allocation or ``free_held`` in the context frees it."""
+    allocation or ``free_held`` in the context frees it, or the pool as it
+    goes, in the context it was made in."""
     import gc
     import sys
 
@@ -457,10 +458,12 @@ def test_pooled_blocks_go_back_only_where_a_context_is_current(monkeypatch):
         def free_held(self):
             freed.append(("held", bool(current)))
 
-    fake_driver(monkeypatch, Context=SimpleNamespace(get_current=lambda: current[-1] if current else None))
+    ctx = SimpleNamespace(push=lambda: current.append(ctx))
+    fake_driver(monkeypatch, Context=SimpleNamespace(get_current=lambda: current[-1] if current else None,
+                                                     pop=current.pop))
     monkeypatch.setitem(sys.modules, "pycuda.tools", SimpleNamespace(DeviceMemoryPool=Pool))
+    current.append(ctx)
     pool = DevicePool()
-    current.append("ctx")
     block = pool.allocate(8)
     assert int(block) == 1 << 40 and (pool.managed_bytes, pool.held_blocks) == (96, 1)
     del block
@@ -474,16 +477,23 @@ def test_pooled_blocks_go_back_only_where_a_context_is_current(monkeypatch):
     lost.join()
     gc.collect()
     assert freed == [(8, True)] and pool.orphans == 1  # no context there: kept
-    current.append("ctx")
+    current.append(ctx)
     kept = pool.allocate(32)
     assert freed == [(8, True), (16, True)] and pool.orphans == 0  # freed by the next allocation, in the context
     current.clear()
     block = pool.allocate(64)
     del block
-    current.append("ctx")
+    current.append(ctx)
     pool.free_held()
     assert freed[2:] == [(64, True), ("held", True)] and pool.orphans == 0
-    del kept
+
+    block = pool.allocate(128)
+    current.clear()
+    del block, kept
+    assert pool.orphans == 2
+    del pool  # a search's state outlived its backend's context, then the backend went
+    gc.collect()
+    assert sorted(freed[4:]) == [(32, True), (128, True)] and current == []  # in the pool's context, popped after
 
 
 def test_staged_writes_its_sections_in_one_copy_and_reads_a_span_in_one(monkeypatch):

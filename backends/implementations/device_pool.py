@@ -9,7 +9,8 @@ search that has just returned, and lets them go in the worker's event loop
 (H100, one worker, ``reports/host_path/2026-11-24d_H100/``: aborted after
 ~1,800 light curves, every time). Such a block waits, still allocated, among
 the pool's orphans until the next ``allocate`` or ``free_held`` frees it in the
-context.
+context, or the pool goes and frees them in the context it was made in (a
+search's state outliving its backend's context).
 """
 
 from __future__ import annotations
@@ -58,13 +59,26 @@ class DevicePool:
     where a context is current and are kept as orphans where none is. Call
     ``allocate`` and ``free_held`` in the device's context."""
 
+    _orphans = ()  # none to free if __init__ did not finish
+
     def __init__(self):
         import pycuda.driver as cuda
         from pycuda.tools import DeviceMemoryPool
 
         self._pool = DeviceMemoryPool()
         self.current_context = cuda.Context.get_current
+        self._context, self._pop = cuda.Context.get_current(), cuda.Context.pop  # made where it allocates
         self._orphans = []  # appended to by Block from any thread: list.append and list.pop are atomic
+
+    def __del__(self):
+        """Its orphans freed in its context: past this they would go back to
+        the pool with none current, wherever the pool lost its last reference."""
+        if self._orphans:
+            self._context.push()
+            try:
+                self._free_orphans()
+            finally:
+                self._pop()
 
     def allocate(self, nbytes) -> "Block":
         self._free_orphans()
