@@ -186,8 +186,10 @@ __device__ __forceinline__ double2 dot_terms(const double *a, const long long *a
                                              int n, int wi, int i, int j0, int step)
 {
     const double *aa = a + a_off[wi];
+    const int len = wlen[wi];
     double dot = 0.0, a2 = 0.0;
-    for (int j = j0; j < wlen[wi]; j += step) {
+#pragma unroll 4  // the gathers of four terms in flight; each lane's sums keep their order
+    for (int j = j0; j < len; j += step) {
         const int o = order[(i + j) % n];
         const double wj = W ? wt[o] : w_uniform;
         dot += aa[j] * ((1.0 - y[o]) * wj);
@@ -226,12 +228,13 @@ __device__ double lane_gain(const double *a, const long long *a_off, const int *
 #define COUNT_FLUSHES 5     // lists re-checked early, full after compaction
 #define N_COUNTS 6
 
-// Re-checks in float64 the warp's kept shifts whose upper gain reaches
-// ``lower`` (the warp forms each exact gain). The warp's best so far (in
-// shared memory: nothing stays live in the screen's registers) keeps the
-// better; returns its gain.
+// Re-checks in float64 the kept shifts c = first, first + step, ... < count
+// of a list whose upper gain reaches ``lower`` (the warp forms each exact
+// gain). The warp's best so far (in shared memory: nothing stays live in the
+// screen's registers) keeps the better; returns its gain.
 template <bool W>
-__device__ double recheck(const int *iw, const float *ub, int count, double lower, Top *warp_best,
+__device__ double recheck(const int *iw, const float *ub, int count, int first, int step, double lower,
+                          Top *warp_best,
                           unsigned long long *block_counts, const double *a, const long long *a_off, const int *wlen,
                           const int *wd, const double *kscale, const double *sum_a2, const double *y,
                           const double *wt, double w_uniform, const int *order, int n, const double *cs, int lane)
@@ -239,7 +242,7 @@ __device__ double recheck(const int *iw, const float *ub, int count, double lowe
     Top best = *warp_best;
     int rechecked = 0;
     unsigned long long macs = 0;
-    for (int c = 0; c < count; ++c) {
+    for (int c = first; c < count; c += step) {
         if (ub[c] < lower) continue;
         const int i = iw[c] & 0xFFFFFF, wi = iw[c] >> 24;
         double2 sums = dot_terms<W>(a, a_off, wlen, y, wt, w_uniform, order, n, wi, i, lane, 32);
@@ -279,6 +282,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     __shared__ float cand_ub[CAP];  // upper gains rounded up: compared with lower gains only
     __shared__ unsigned long long lower_bits, block_counts[N_COUNTS];
     __shared__ Top red[WARPS];
+    __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
 
     const int p = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     int *order = order_all + (size_t)p * n;
@@ -441,8 +445,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             continue;
         }
         const double now = __longlong_as_double((long long)*lower_v);
-        const double got = recheck<W>(my_iw, my_ub, count, now, red + warp, block_counts, a, a_off, wlen, wd, kscale,
-                                      sum_a2, y, wt, w_uniform, order, n, cs, lane);
+        const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, block_counts, a, a_off, wlen, wd,
+                                      kscale, sum_a2, y, wt, w_uniform, order, n, cs, lane);
         if (lane == 0) {
             if (got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
             atomicAdd(&block_counts[COUNT_FLUSHES], 1ull);
@@ -451,10 +455,15 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         from = stopped;
         stopped = -1;
     }
+    if (lane == 0) listed[warp] = count;
     __syncthreads();
 
-    recheck<W>(my_iw, my_ub, count, __longlong_as_double((long long)lower_bits), red + warp, block_counts, a, a_off,
-               wlen, wd, kscale, sum_a2, y, wt, w_uniform, order, n, cs, lane);
+    // the last re-checks: the lists' entries, in turn, dealt to every warp (one list may hold most)
+    const double last = __longlong_as_double((long long)lower_bits);
+    for (int v = 0, before = 0; v < WARPS; before += listed[v++])
+        recheck<W>(cand_iw + v * CAPW, cand_ub + v * CAPW, listed[v], (warp + WARPS - before % WARPS) % WARPS, WARPS,
+                   last, red + warp, block_counts, a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, order, n, cs,
+                   lane);
     for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
     if (lane == 0) {
         atomicAdd(&block_counts[COUNT_VIOLATIONS], (unsigned long long)violations);
