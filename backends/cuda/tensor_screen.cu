@@ -53,14 +53,23 @@ struct Width {  // a period's allowed width, as its jobs read it
     double inv_w, erel, eabs2;  // weights that differ: A2's scale and its relative and absolute allowances
 };
 
-// d += A B for one m16n8k16 tile: A's registers from the Hankel rows at x
-// (half2 words; rows g + 8 at x + row8, columns + 8 at x + 4), B's in b.
-__device__ __forceinline__ void mma16816(float *d, const unsigned *x, int row8, uint2 b)
+// A's registers of one m16n8k16 tile in one ldmatrix: its four 8 x 8 blocks
+// (rows 0-7 and 8-15, then the same at columns + 8), lane l giving the
+// shared-memory address of row (l & 7) + 8 ((l >> 3) & 1) at column 8 (l >> 4).
+__device__ __forceinline__ void load_a(unsigned (&x)[4], unsigned row_at)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
+                 : "r"(row_at));
+}
+
+// d += A B for one m16n8k16 tile, A's registers from load_a, B's in b.
+__device__ __forceinline__ void mma16816(float *d, const unsigned (&x)[4], uint2 b)
 {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(x[0]), "r"(x[row8]), "r"(x[4]), "r"(x[row8 + 4]), "r"(b.x), "r"(b.y));
+                 : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(b.x), "r"(b.y));
 }
 
 struct Top {  // a re-checked shift
@@ -275,7 +284,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     double *au = cs + (m + 1);                      // m + 1: prefix sums of |u|
     __half *u16 = reinterpret_cast<__half *>(au + (m + 1));  // mp: u * uscale
     __half *w16 = u16 + mp;                                    // mp with W: the weights * wscale
-    const unsigned *u2 = reinterpret_cast<const unsigned *>(u16), *w2 = reinterpret_cast<const unsigned *>(w16);
+    const unsigned u_at = static_cast<unsigned>(__cvta_generic_to_shared(u16)), w_off = 2 * mp;  // bytes: w16 after u16
     __shared__ int tiles[MAXW + 1];
     __shared__ Width slot[MAXW];
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
@@ -336,18 +345,24 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         const int wi = wlo + q, tile0 = (job - tiles[q]) * TPJ, d = w.d, S = w.S, K = w.K;
         const uint2 *bf = reinterpret_cast<const uint2 *>(bfrag + w.boff) + lane;
         const uint2 *bf2 = reinterpret_cast<const uint2 *>(bfrag2 + w.boff) + lane;
-        const int at = (tile0 * TILE * S + 8 * S * g + 2 * tg) >> 1;
-        const int row8 = 32 * S, next = 64 * S;  // words: rows g + 8, the next tile
-        float c[TPJ][4] = {}, cw[TPJ][4] = {};   // AR; with W, A2
+        // bytes: this lane's load_a row of the job's first tile at k-step 0; the next tile
+        const unsigned at = u_at + 2 * (tile0 * TILE * S + 8 * S * ((lane & 7) + (lane & 8)) + (lane >> 4 << 3));
+        const unsigned next = 2 * TILE * S;
+        float c[TPJ][4] = {}, cw[TPJ][4] = {};  // AR; with W, A2
 #pragma unroll 2
         for (int kk = 0; kk < K; ++kk) {
             const uint2 b = __ldg(bf + 32 * kk);
+            unsigned x[TPJ][4];
 #pragma unroll
-            for (int tt = 0; tt < TPJ; ++tt) mma16816(c[tt], u2 + at + tt * next + 8 * kk, row8, b);
+            for (int tt = 0; tt < TPJ; ++tt) load_a(x[tt], at + tt * next + 32 * kk);
+#pragma unroll
+            for (int tt = 0; tt < TPJ; ++tt) mma16816(c[tt], x[tt], b);
             if (W) {
                 const uint2 b2 = __ldg(bf2 + 32 * kk);
 #pragma unroll
-                for (int tt = 0; tt < TPJ; ++tt) mma16816(cw[tt], w2 + at + tt * next + 8 * kk, row8, b2);
+                for (int tt = 0; tt < TPJ; ++tt) load_a(x[tt], at + w_off + tt * next + 32 * kk);
+#pragma unroll
+                for (int tt = 0; tt < TPJ; ++tt) mma16816(cw[tt], x[tt], b2);
             }
         }
         const double smax = w.smax, rd = w.rd, ks = w.ks, a2w = w.a2, inv2 = 2.0 * w.inv;
