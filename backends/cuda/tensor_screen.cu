@@ -9,7 +9,7 @@
 //     u * uscale in float16, by runs of samples;
 //   screen: per (width, TPJ tiles of 128 strided shifts) a warp forms AR of
 //     every shift as one mma.sync.m16n8k16 per 16 template samples, A[r, j] =
-//     u16[s0 + 8 S r + j] (half2 pairs, always even-aligned), B[j, c] =
+//     u16[s0 + 8 S r + j] (rows 16-byte aligned: one ldmatrix), B[j, c] =
 //     a16[j - S c] (backends/tensor_tables.py), D[r, c] = AR(s0 + S (8 r +
 //     c)); a k-free gate per tile (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for
 //     every k) skips tiles whose largest AR + E cannot reach the running
@@ -243,10 +243,10 @@ __device__ double lane_gain(const double *a, const long long *a_off, const int *
 // screen's registers) keeps the better; returns its gain.
 template <bool W>
 __device__ double recheck(const int *iw, const float *ub, int count, int first, int step, double lower,
-                          Top *warp_best,
-                          unsigned long long *block_counts, const double *a, const long long *a_off, const int *wlen,
-                          const int *wd, const double *kscale, const double *sum_a2, const double *y,
-                          const double *wt, double w_uniform, const int *order, int n, const double *cs, int lane)
+                          Top *warp_best, unsigned long long *block_counts, const double *a, const long long *a_off,
+                          const int *wlen, const int *wd, const double *kscale, const double *sum_a2,
+                          const double *y, const double *wt, double w_uniform, const int *order, int n,
+                          const double *cs, int lane)
 {
     Top best = *warp_best;
     int rechecked = 0;
