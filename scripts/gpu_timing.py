@@ -3,6 +3,7 @@ cold first search (compilation included) and warm median, plus CPU
 transitleastsquares 2.0.4 (default and ``fused``) on the same machine.
 
     python scripts/gpu_timing.py [--backends basic,simple,thrust] [--tls k2] [--out FILE]
+                                 [--repeats 5] [--min-seconds 0.25]
                                  [--sweep block_size=32,64,128,256] [--sweep prune_min=1,8,32 ...]
 
 ``--sweep`` also times each backend with every combination of the given
@@ -47,7 +48,21 @@ def case_plan(case):
     return backends.make_plan(*light_curve(case), **OPTIONS.get(case, {}))
 
 
-def time_backend(name, plan, periods, repeats, clear=True, **options):
+def warm_times(search, repeats, min_seconds=0.0) -> list:
+    """Seconds of ``repeats`` calls of ``search``, and of more until they sum
+    to ``min_seconds``: five searches of a few milliseconds right after a
+    cold one, whose compilation idles the GPU, are a short sample (H200,
+    step 92: tensor's K2-like median of 5 was 4.06 ms in one call, of 15
+    3.82 ms in the next)."""
+    warm = []
+    while len(warm) < repeats or sum(warm) < min_seconds:
+        start = time.perf_counter()
+        search()
+        warm.append(time.perf_counter() - start)
+    return warm
+
+
+def time_backend(name, plan, periods, repeats, clear=True, min_seconds=0.0, **options):
     """(cold s, warm median s, warm min s, stage seconds of one warm search)
     of backend ``name`` made with ``options``."""
     from backends.implementations.pycuda_base import KERNELS
@@ -58,13 +73,13 @@ def time_backend(name, plan, periods, repeats, clear=True, **options):
     start = time.perf_counter()
     backend.search(plan, periods)
     cold = time.perf_counter() - start
-    warm = []
-    for _ in range(repeats):
+
+    def search():
         backend.timings.clear()
         backend.work.clear()
-        start = time.perf_counter()
         backend.search(plan, periods)
-        warm.append(time.perf_counter() - start)
+
+    warm = warm_times(search, repeats, min_seconds)
     stages = {k: round(v, 5) for k, v in backend.timings.items()}
     stages.update({f"work_{k}": v for k, v in backend.work.items()})
     return cold, float(np.median(warm)), float(np.min(warm)), stages
@@ -100,6 +115,7 @@ def main():
     ap.add_argument("--cases", default="k2,tess")
     ap.add_argument("--tls", default="k2", help="cases to time CPU TLS on ('' for none)")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--min-seconds", type=float, default=0.25, help="more warm searches until they sum to this")
     ap.add_argument("--out", default=None)
     ap.add_argument("--sweep", action="append", default=[], metavar="OPTION=V1,V2",
                     help="also time every combination of these backend options (Python literals or text)")
@@ -116,7 +132,7 @@ def main():
             if backends.available_backends()[name] is not None:
                 continue
             try:
-                cold, warm, best, stages = time_backend(name, plan, periods, args.repeats)
+                cold, warm, best, stages = time_backend(name, plan, periods, args.repeats, min_seconds=args.min_seconds)
             except ValueError as exc:  # simple: light curve beyond shared memory
                 rows.append(dict(case=label, backend=name, note=str(exc)[:60]))
                 continue

@@ -21,6 +21,14 @@ def test_sweep_is_every_combination_of_the_options():
     assert gpu_timing.sweep([]) == []
 
 
+def test_warm_times_repeat_until_both_the_count_and_the_seconds_are_reached(monkeypatch):
+    clock = iter(range(1000))
+    monkeypatch.setattr(gpu_timing.time, "perf_counter", lambda: next(clock) * 0.001)
+    assert gpu_timing.warm_times(lambda: next(clock), 5) == pytest.approx([0.002] * 5)  # one tick inside each
+    assert len(gpu_timing.warm_times(lambda: next(clock), 5, min_seconds=0.03)) == 15
+    assert len(gpu_timing.warm_times(lambda: next(clock), 5, min_seconds=0.004)) == 5
+
+
 def test_aba_without_the_parents_tree_says_how_to_make_it_and_fails(tmp_path):
     (tmp_path / "scripts").mkdir()
     done = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_aba.sh")], cwd=tmp_path, capture_output=True,
