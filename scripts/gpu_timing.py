@@ -50,10 +50,9 @@ def case_plan(case):
 
 def warm_times(search, repeats, min_seconds=0.0) -> list:
     """Seconds of ``repeats`` calls of ``search``, and of more until they sum
-    to ``min_seconds``: five searches of a few milliseconds right after a
-    cold one, whose compilation idles the GPU, are a short sample (H200,
-    step 92: tensor's K2-like median of 5 was 4.06 ms in one call, of 15
-    3.82 ms in the next)."""
+    to ``min_seconds``: five searches of a few milliseconds are a short
+    sample (H200, step 92: tensor's K2-like median of 5 was 4.06 ms in one
+    call, of 15 3.82 ms in the next; why they differ was not found)."""
     warm = []
     while len(warm) < repeats or sum(warm) < min_seconds:
         start = time.perf_counter()
