@@ -68,8 +68,8 @@ class StageTimes(defaultdict):
 
 
 class WorkCounts(defaultdict):
-    """Integer work counters of the pruned scans, accumulated over a search
-    (``backends.pruning.COUNTERS``); deterministic for a given input."""
+    """Integer work counters of a scan that skips work, accumulated over a
+    search (``backends.pruning.COUNTERS``, ``tensor.WORK``)."""
 
     def __init__(self):
         super().__init__(int)

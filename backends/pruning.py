@@ -145,11 +145,12 @@ def add_work(work, device_counts, known: dict, debug: bool, names=COUNTERS) -> N
         raise BoundViolation(f"{counts['bound_violations']} skipped shift(s) beat their bound")
 
 
-def work_summary(work) -> dict:
-    """The counters plus the fraction of brute force's multiply-adds spent."""
-    out = {name: int(work.get(name, 0)) for name in COUNTERS}
-    brute = out["brute_force_macs"]
-    out["fraction_of_brute_force"] = out["exact_macs"] / brute if brute else 0.0
+def work_summary(work, names=None) -> dict:
+    """The counters ``names`` (by default those ``work`` holds: a backend's
+    own, ``add_work``'s) plus the fraction of brute force's multiply-adds spent."""
+    out = {name: int(work.get(name, 0)) for name in (work if names is None else names)}
+    brute = out.get("brute_force_macs", 0)
+    out["fraction_of_brute_force"] = out.get("exact_macs", 0) / brute if brute else 0.0
     return out
 
 

@@ -15,7 +15,8 @@
 #   1. EndToEnd warm, then Peers: the whole ndata x nperiods grid (work budgets
 #      in benchmarks/cases.py skip what would not fit); the variant table from
 #      those results and the scaling figure
-#   2. Accuracy + PeerAccuracy (grid) and GPUMemory on BENCH_MEMORY_CASES
+#   2. Accuracy + PeerAccuracy (grid) and GPUMemory and tensor's work counters (TensorWork)
+#      on BENCH_MEMORY_CASES
 #   3. HostStages (grid) and Upload/FoldSort/Chi2Scan/Search on BENCH_STAGE_CASES
 #   4. ColdStart on BENCH_COLD_CASES
 # Cases are asv parameter regexes, e.g. "4320, 10000|20000, 10000".
@@ -134,7 +135,7 @@ plan() {
     for peer in gtls cetra; do step gpu-peers 150 "^bench_peers\.Peers\.time_peer\('$peer'"; done
     python3 -m benchmarks.select --asv "$MACHINE" || true
     python3 -m benchmarks.figure "$MACHINE" || true
-    step accuracy 60 "^bench_search\.(Accuracy|GPUMemory)\..*, (${BENCH_MEMORY_CASES:-500, 1000|4320, 10000})\)$"
+    step accuracy 60 "^bench_(search\.(Accuracy|GPUMemory)|work\.TensorWork)\..*, (${BENCH_MEMORY_CASES:-500, 1000|4320, 10000})\)$"
     step stages 60 "^bench_stages\.(HostStages|Upload|FoldSort|Chi2Scan|Search)\..*[(, ]($k2)\)$"
     step cold 60 "^bench_search\.ColdStart\..*, (${BENCH_COLD_CASES:-4320, 10000})\)$"
     step peer-accuracy 100 "^bench_peers\.PeerAccuracy\."

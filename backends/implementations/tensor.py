@@ -35,6 +35,7 @@ MAX_WIDTHS = 64  # template widths a grid may hold (tensor_screen.cu's MAXW; TLS
 MAX_PERIODS = 16384
 ORDER_BYTES = 1 << 29  # a batch's fold orders (4 n bytes a period) at most
 COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations", "flushes")  # COUNT_*
+WORK = (*COUNTERS, "shifts", "brute_force_macs")  # a search's work: the kernel's counters, then host_work's
 OUTS = ("gain", "index", "depth")
 
 
