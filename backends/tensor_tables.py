@@ -110,19 +110,21 @@ def ksteps_of(templates) -> np.ndarray:
     return -(-(templates.lengths + 7 * templates.strides) // 16)
 
 
-def fold_shape(templates, n: int):
+def fold_shape(templates, n: int, tiles_per_job: int):
     """(listed shifts per width as int32, mp) on folds of ``n`` samples: mp,
-    the float16 fold's length in halves, holds every tile of 128 shifts, a
-    job's spare one and a template past the last."""
+    the float16 fold's length in halves, holds every tile of 128 shifts, the
+    spare ones of a last job of ``tiles_per_job`` and a template past them."""
     from backends.scan_jobs import shift_counts
 
     n_shifts = shift_counts(templates.widths, templates.strides, n + templates.maxwidth, n)
-    mp = int(np.max((-(-n_shifts // TILE) + 1) * TILE * templates.strides + 16 * ksteps_of(templates)))
+    tiles = -(-n_shifts // TILE) + tiles_per_job - 1
+    mp = int(np.max(tiles * TILE * templates.strides + 16 * ksteps_of(templates)))
     return n_shifts.astype(np.int32), mp + mp % 2
 
 
-def shared_bytes(templates, n: int, weighted: bool = False) -> int:
+def shared_bytes(templates, n: int, tiles_per_job: int, weighted: bool = False) -> int:
     """The kernel's dynamic shared memory: prefix sums of F and |u| (M + 1
     doubles each) and the float16 fold (mp halves), with ``weighted`` the
     float16 weights too (mp halves)."""
-    return 16 * (n + templates.maxwidth + 1) + (4 if weighted else 2) * fold_shape(templates, n)[1]
+    mp = fold_shape(templates, n, tiles_per_job)[1]
+    return 16 * (n + templates.maxwidth + 1) + (4 if weighted else 2) * mp

@@ -178,7 +178,7 @@ def emulate(case, n_periods=3, seed=0) -> dict:
     tp, lc = plan.templates, plan.lc
     tb = TensorTables(tp)
     f, m = tb.fields, lc.size + tp.maxwidth
-    listed_shifts, mp = fold_shape(tp, lc.size)
+    listed_shifts, mp = fold_shape(tp, lc.size, 1)  # tile by tile
     weighted = not lc.uniform_weight > 0
     su, sw = power_of_two_scale((1.0 - lc.y) * lc.w), power_of_two_scale(lc.w)
     worst = {"ar": 0.0, "a2": 0.0}

@@ -151,7 +151,7 @@ def test_tensor_search_keeps_two_k2_like_blocks_per_sm_without_spills(tmp_path):
     K2-like fold's (tensor_tables.shared_bytes) twice within an SM's 228 KB (1 KB
     a block reserved): the shape measured (reports/gpu/tensor_screen_2026-12-02_H200/).
     tensor_search_w (weights that differ): no spills, one block's room."""
-    from backends.implementations.tensor import TENSOR_BLOCK, TensorBackend
+    from backends.implementations.tensor import TENSOR_BLOCK, TILES_PER_JOB, TensorBackend
     from backends.tensor_tables import shared_bytes
     from gpu_timing import case_plan
 
@@ -165,7 +165,7 @@ def test_tensor_search_keeps_two_k2_like_blocks_per_sm_without_spills(tmp_path):
     assert report["tensor_search_w"][1:] == (0, 0, 0)  # one block per SM: its registers are not held to two
     static = int(re.search(r"Function properties for tensor_search\n.*\n.*?(\d+) bytes smem", done.stderr).group(1))
     plan = case_plan("k2")[0]
-    fold = functools.partial(shared_bytes, plan.templates, plan.lc.size)
+    fold = functools.partial(shared_bytes, plan.templates, plan.lc.size, TILES_PER_JOB)
     assert 2 * (static + fold() + 1024) <= 228 * 1024
     assert static + fold(weighted=True) <= H100_SHARED_OPTIN  # weighted: one block of a K2-like fold
 

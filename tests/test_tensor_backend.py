@@ -52,19 +52,20 @@ def test_scales_put_the_largest_value_just_under_float16s_top_and_zero_is_left_a
     assert power_of_two_scale(np.zeros(3)) == 1.0
 
 
-def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_reads(k2):
+@pytest.mark.parametrize("tiles_per_job", sorted({1, 2, 4, TILES_PER_JOB}))
+def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_reads(k2, tiles_per_job):
     plan, _, tables = k2
     tp, f, n = plan.templates, tables.fields, plan.lc.size
-    n_shifts, mp = fold_shape(tp, n)
+    n_shifts, mp = fold_shape(tp, n, tiles_per_job)
     np.testing.assert_array_equal(n_shifts, pruning_shifts(plan))
     for wi in range(tp.widths.size):
         tiles = -(-int(n_shifts[wi]) // TILE)
-        jobs = -(-tiles // TILES_PER_JOB)
-        last_word = (jobs * TILES_PER_JOB * TILE * tp.strides[wi] + 16 * f["ksteps"][wi]) // 2
+        jobs = -(-tiles // tiles_per_job)
+        last_word = (jobs * tiles_per_job * TILE * tp.strides[wi] + 16 * f["ksteps"][wi]) // 2
         assert last_word <= mp // 2, wi
         assert 16 * f["ksteps"][wi] >= f["length"][wi] + 7 * tp.strides[wi]  # the band's last column fits
-    assert shared_bytes(tp, n) == 16 * (n + tp.maxwidth + 1) + 2 * mp
-    assert shared_bytes(tp, n, weighted=True) == shared_bytes(tp, n) + 2 * mp
+    assert shared_bytes(tp, n, tiles_per_job) == 16 * (n + tp.maxwidth + 1) + 2 * mp
+    assert shared_bytes(tp, n, tiles_per_job, weighted=True) == shared_bytes(tp, n, tiles_per_job) + 2 * mp
 
 
 def pruning_shifts(plan):

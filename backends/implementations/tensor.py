@@ -91,9 +91,9 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         kernel, weighted = self.kernel_for(plan)
         key, kept = (plan.templates, plan.lc.size, kernel), self._fold_kept
         if kept is None or kept[0][0] is not key[0] or kept[0][1:] != key[1:]:
-            n_shifts, mp = fold_shape(plan.templates, plan.lc.size)
-            self._fold_kept = kept = (key, (kernel, n_shifts, mp, shared_bytes(plan.templates, plan.lc.size,
-                                                                                weighted)))
+            n_shifts, mp = fold_shape(plan.templates, plan.lc.size, TILES_PER_JOB)
+            need = shared_bytes(plan.templates, plan.lc.size, TILES_PER_JOB, weighted)
+            self._fold_kept = kept = (key, (kernel, n_shifts, mp, need))
         return kept[1]
 
     def template_sections(self, tp):
