@@ -9,9 +9,12 @@ falls on every variant alike. Kernel time by CUDA events, search wall time.
 ``--same-counts`` names work counters every variant must share with the
 first (a change meant to skip work without changing what survives: a gate
 that leaves ``depth_pass`` lower must leave ``coarse_pass`` alone).
+With ``--backend tensor``, ``tensor_search``'s: threads per block and tiles
+of 128 shifts per job (``384x4``; ``tensor_screen.cu``'s defines after a colon).
 
     python scripts/pruned_variants.py [--variants 512x2,640x1,512x2:EXACT_LANES=4] [--rounds 5] [--repeats 5]
                                       [--case k2] [--same-counts coarse_pass,fine_pass] [--out FILE.json]
+    python scripts/pruned_variants.py --backend tensor --variants 384x2,384x4,256x2:MIN_BLOCKS=3
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 import backends
 from backends import contract, pruning
 from backends.implementations import pruned as module
+from backends.implementations import tensor
 from gpu_timing import case_plan
 
 
@@ -52,6 +56,26 @@ def variant_backend(block, at_once, defines=None, options=None):
     return Variant(layout="shared", **(options or {}))
 
 
+def tensor_variant(block, tiles, defines=None, options=None):
+    """A ``tensor`` backend whose tensor_search runs ``block`` threads taking
+    ``tiles`` tiles a job, compiled with ``defines`` too, made with ``options``."""
+    extra = dict(defines or {})
+
+    class Variant(tensor.TensorBackend):
+        shared_block = block
+        tiles_per_job = tiles
+
+        def kernel_defines(self, b):
+            return {**super().kernel_defines(b), **extra}
+
+    return Variant(**(options or {}))
+
+
+# per backend: (its variant from parse_variant's fields, default variants, its work counters)
+BACKENDS = {"pruned": (variant_backend, "512x2,512x1,640x1,768x1", pruning.COUNTERS),
+            "tensor": (tensor_variant, "384x2,384x4", tensor.WORK)}
+
+
 def parse_variant(spec):
     """``"512x2:EXACT_LANES=4:fine_bound=constant:fine_min=16"`` -> (512, 2,
     {"EXACT_LANES": 4}, {"fine_bound": "constant", "fine_min": 16}):
@@ -74,25 +98,29 @@ def differing_counts(works: dict, names) -> list:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--variants", default="512x2,512x1,640x1,768x1", help="BLOCKxAT_ONCE, comma-separated")
+    ap.add_argument("--backend", choices=sorted(BACKENDS), default="pruned")
+    ap.add_argument("--variants", help="BLOCKxAT_ONCE (tensor: BLOCKxTILES), comma-separated")
     ap.add_argument("--case", default="k2")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=5, help="warm searches per variant per round")
     ap.add_argument("--same-counts", default="", help="work counters every variant shares with the first")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
+    make, default, counters = BACKENDS[args.backend]
     same = [name for name in args.same_counts.split(",") if name]
-    unknown = sorted(set(same) - set(pruning.COUNTERS))
+    unknown = sorted(set(same) - set(counters))
     if unknown:
-        ap.error(f"--same-counts: no such counter {unknown}; counters: {', '.join(pruning.COUNTERS)}")
+        ap.error(f"--same-counts: no such counter {unknown}; counters: {', '.join(counters)}")
     plan, periods = case_plan(args.case)
     ref = backends.get_backend("cpu").search(plan, periods)
-    variants = args.variants.split(",")
+    variants = (args.variants or default).split(",")
     made, works = {}, {}
     for v in variants:
-        b = made[v] = variant_backend(*parse_variant(v))
-        contract.assert_exact(b.search(plan, periods), ref, f"pruned {v} vs cpu")
-        works[v] = {"linear_bound": b.period_line(plan), **pruning.work_summary(b.work)}  # one search's
+        b = made[v] = make(*parse_variant(v))
+        contract.assert_exact(b.search(plan, periods), ref, f"{args.backend} {v} vs cpu")
+        works[v] = pruning.work_summary(b.work, counters)  # one search's
+        if args.backend == "pruned":
+            works[v]["linear_bound"] = b.period_line(plan)
         print(f"{v}: exact against cpu; {works[v]}", flush=True)
     if differing := differing_counts(works, same):
         raise SystemExit("work counters that should be the same differ:\n" + "\n".join(differing))
@@ -117,7 +145,8 @@ def main(argv=None):
               f"kernel median {row['kernel_median_ms']:.2f} ms", flush=True)
     if args.out:
         with open(args.out, "w") as fh:
-            json.dump({"case": args.case, "rounds": args.rounds, "repeats": args.repeats, "rows": rows}, fh, indent=1)
+            json.dump({"backend": args.backend, "case": args.case, "rounds": args.rounds, "repeats": args.repeats,
+                       "rows": rows}, fh, indent=1)
 
 
 if __name__ == "__main__":

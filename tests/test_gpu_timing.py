@@ -72,6 +72,25 @@ def test_pruned_variants_pass_a_variants_defines_to_its_block_only():
     assert "EXACT_LANES" not in backend.kernel_defines(256)
 
 
+def test_tensor_variants_take_their_threads_tiles_and_defines():
+    """--backend tensor: a variant's threads, tiles per job (which its fold's
+    padding follows) and defines; the backend's own are left alone; --same-counts
+    takes tensor's counters."""
+    import pruned_variants
+    from backends.implementations.tensor import TILES_PER_JOB, TensorBackend
+    from backends.tensor_tables import fold_shape
+
+    backend = pruned_variants.tensor_variant(*pruned_variants.parse_variant("256x4:MIN_BLOCKS=3:debug=1"))
+    assert (backend.shared_block, backend.tiles_per_job, backend.debug) == (256, 4, True)
+    assert {k: backend.kernel_defines(256)[k] for k in ("TPJ", "MIN_BLOCKS", "DEBUG")} == {
+        "TPJ": 4, "MIN_BLOCKS": 3, "DEBUG": 1}
+    assert TensorBackend().kernel_defines(384)["TPJ"] == TILES_PER_JOB == TensorBackend.tiles_per_job
+    plan = gpu_timing.case_plan("k2")[0]
+    assert backend.fold_of(plan)[2] == fold_shape(plan.templates, plan.lc.size, 4)[1]
+    with pytest.raises(SystemExit):
+        pruned_variants.main(["--backend", "tensor", "--same-counts", "fine_pass"])
+
+
 def test_pruned_variants_name_the_counters_a_variant_changed():
     """--same-counts: a variant whose named counters differ from the first's is
     reported (a gate must not drop a survivor); an unknown name is refused

@@ -46,6 +46,8 @@ class TensorBackend(PooledScratch, PyCUDABackend):
     summary = "exact, PyCUDA: float16 tensor-core screen, float64 re-checks; K2-size folds"
     variant = "tensor_screen"
     fuses_fold_sort = True  # each block folds its period
+    shared_block = TENSOR_BLOCK  # tensor_search's threads (scripts/pruned_variants.py times others)
+    tiles_per_job = TILES_PER_JOB
 
     def __init__(self, debug: bool = False):
         """``debug``: every shift the screen skips or bounds gets its exact
@@ -56,7 +58,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         self._fold_kept = None
 
     def kernel_defines(self, block):
-        return {"TPJ": TILES_PER_JOB, "CAP": KEPT, "MIN_BLOCKS": 2, "DEBUG": int(self.debug)}
+        return {"TPJ": self.tiles_per_job, "CAP": KEPT, "MIN_BLOCKS": 2, "DEBUG": int(self.debug)}
 
     def refuses(self, plan):
         why = super().refuses(plan)
@@ -71,7 +73,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 return (f"backend 'tensor' needs tensor cores of compute capability 8.0 or later; "
                         f"this GPU's is {arch[0]}.{arch[1]} (use 'pruned')")
             kernel, _, _, need = self.fold_of(plan)
-            limit = self.shared_limit(kernel, TENSOR_BLOCK)
+            limit = self.shared_limit(kernel, self.shared_block)
         if need > limit:
             return (f"backend 'tensor' holds a fold of {plan.lc.size} points in {need} bytes of shared memory; "
                     f"this GPU allows {limit} (use 'pruned')")
@@ -91,8 +93,8 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         kernel, weighted = self.kernel_for(plan)
         key, kept = (plan.templates, plan.lc.size, kernel), self._fold_kept
         if kept is None or kept[0][0] is not key[0] or kept[0][1:] != key[1:]:
-            n_shifts, mp = fold_shape(plan.templates, plan.lc.size, TILES_PER_JOB)
-            need = shared_bytes(plan.templates, plan.lc.size, TILES_PER_JOB, weighted)
+            n_shifts, mp = fold_shape(plan.templates, plan.lc.size, self.tiles_per_job)
+            need = shared_bytes(plan.templates, plan.lc.size, self.tiles_per_job, weighted)
             self._fold_kept = kept = (key, (kernel, n_shifts, mp, need))
         return kept[1]
 
@@ -126,7 +128,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                     ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
                     ("order", (np.int32, b * n))]
         staged = Staged(sections, self._allocate)
-        self.function(kernel, TENSOR_BLOCK, shared)(
+        self.function(kernel, self.shared_block, shared)(
             state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.max()), np.int32(n),
             np.int32(state.m), np.int32(mp), np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)),
             np.float64(power_of_two_scale(lc.w)), *staged.pointers("periods", "lo", "hi"),
@@ -134,6 +136,6 @@ class TensorBackend(PooledScratch, PyCUDABackend):
             *tables.pointers(*TensorTables.FLOAT_FIELDS), tables.pointer("overshoot"),
             *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), staged.pointer("order"),
             *staged.pointers(*OUTS), staged.pointer("counters"),
-            block=(TENSOR_BLOCK, 1, 1), grid=(b, 1), shared=shared)
+            block=(self.shared_block, 1, 1), grid=(b, 1), shared=shared)
         known = pruning.host_work(state.plan, lo, hi)
         return staged.read(["counters", *OUTS]), known
