@@ -95,6 +95,11 @@ class Templates:
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
 
+    @property
+    def kscale(self) -> np.ndarray:
+        """k per unit box depth of each width: the model is 1 - k a."""
+        return self.overshoot / self.signal_depth
+
     @functools.cached_property
     def pieces(self):
         """The pruning bounds' per-template constants (``backends.pruning``)."""

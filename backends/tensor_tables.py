@@ -63,9 +63,10 @@ def banded_fragments(a, stride, ksteps, scale) -> np.ndarray:
 
 
 class TensorTables:
-    """Per width of a template set: ``fields`` (k-steps and length as int32; the depth filter's flux-sum limit, k per unit box, sum a^2,
-    ||a||_1, the allowance's e_coef, 1 / a's scale, the relative allowance
-    e_rel of one product sum, 1 / a^2's scale as float64) and the B fragments
+    """Per width of a template set: ``fields`` (k-steps and length as int32;
+    the depth filter's flux-sum limit, k per unit box, sum a^2, ||a||_1, the
+    allowance's e_coef, 1 / a's scale, the relative allowance e_rel of one
+    product sum, 1 / a^2's scale as float64) and the B fragments
     of a (``bfrag``) and of a^2 (``bfrag2``, for A2 with weights that differ)
     at offsets ``b_off``; ``sections()`` for ``Staged``. What depends on the
     light curve's N (the shifts listed, the float16 fold's length) is
@@ -94,7 +95,7 @@ class TensorTables:
         self.fields = {k: np.array(v, np.int32) for k, v in ints.items()}
         self.fields.update({k: np.array(v, np.float64) for k, v in floats.items()})
         self.fields["s_max"] = pruning.depth_limits(tp.widths, tp.depth_min)
-        self.fields["kscale"] = np.asarray(tp.overshoot / tp.signal_depth, np.float64)
+        self.fields["kscale"] = np.asarray(tp.kscale, np.float64)
         self.bfrag, self.bfrag2 = np.concatenate(frags), np.concatenate(squares)
         self.b_off = np.array(offsets[:-1], np.int64)  # of a's fragments and of a^2's
 

@@ -105,7 +105,7 @@ def template_constants(plan):
     a = [tp.a[tp.offsets[wi]:tp.offsets[wi + 1]] for wi in range(tp.widths.size)]
     return (np.array([lc.uniform_weight * float(x @ x) for x in a]),
             np.array([float(np.abs(x).sum()) for x in a]),
-            tp.overshoot / tp.signal_depth,
+            tp.kscale,
             np.array([(shift_end(m, n, int(d), int(s)) - 1) // int(s) + 1
                       for d, s in zip(tp.widths, tp.strides)], np.int32))
 

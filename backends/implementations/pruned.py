@@ -213,7 +213,7 @@ class PrunedBackend(PooledScratch, PyCUDABackend):
             raise ValueError(f"pruned's kernels take {pruning.LINE_PIECES} linear pieces, not {pc.k_lines}")
         f64, i32 = np.float64, np.int32
         tables = dict(
-            kscale=(tp.overshoot / tp.signal_depth, f64), sum_a2=(pc.sum_a2, f64),
+            kscale=(tp.kscale, f64), sum_a2=(pc.sum_a2, f64),
             n_pieces=(pc.n_pieces, i32), bounds=(pc.bounds, i32), inv_n=(pc.inv_n, f64), c=(pc.c, f64),
             c2=(pc.c2, f64), rho2=(pc.rho2, f64), mean=(pc.mean, f64),
             rho_q=(pruning.rho_q(pc.rho, np.array([pruning.COARSE_PAD, pruning.PAD])), f64),  # one piece, K pieces
