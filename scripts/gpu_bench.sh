@@ -135,7 +135,8 @@ plan() {
     for peer in gtls cetra; do step gpu-peers 150 "^bench_peers\.Peers\.time_peer\('$peer'"; done
     python3 -m benchmarks.select --asv "$MACHINE" || true
     python3 -m benchmarks.figure "$MACHINE" || true
-    step accuracy 60 "^bench_(search\.(Accuracy|GPUMemory)|work\.TensorWork)\..*, (${BENCH_MEMORY_CASES:-500, 1000|4320, 10000})\)$"
+    local accuracy="^bench_(search\.(Accuracy|GPUMemory)|work\.TensorWork)\."
+    step accuracy 60 "$accuracy.*, (${BENCH_MEMORY_CASES:-500, 1000|4320, 10000})\)$"
     step stages 60 "^bench_stages\.(HostStages|Upload|FoldSort|Chi2Scan|Search)\..*[(, ]($k2)\)$"
     step cold 60 "^bench_search\.ColdStart\..*, (${BENCH_COLD_CASES:-4320, 10000})\)$"
     step peer-accuracy 100 "^bench_peers\.PeerAccuracy\."

@@ -174,4 +174,5 @@ def test_tensor_search_compiles_in_debug_mode(tmp_path):
     from backends.implementations.tensor import TENSOR_BLOCK, TensorBackend
 
     defines = {"BLOCK": TENSOR_BLOCK, **TensorBackend(debug=True).kernel_defines(TENSOR_BLOCK)}
-    assert {"tensor_search", "tensor_search_w"} <= set(ptxas_report("tensor_screen.cu", TENSOR_BLOCK, defines, tmp_path))
+    report = ptxas_report("tensor_screen.cu", TENSOR_BLOCK, defines, tmp_path)
+    assert {"tensor_search", "tensor_search_w"} <= set(report)

@@ -132,8 +132,9 @@ class TensorBackend(PooledScratch, PyCUDABackend):
             state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.max()), np.int32(n),
             np.int32(state.m), np.int32(mp), np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)),
             np.float64(power_of_two_scale(lc.w)), *staged.pointers("periods", "lo", "hi"),
-            *tables.pointers("widths", "strides"), staged.pointer("n_shifts"), *tables.pointers(*TensorTables.INT_FIELDS),
-            *tables.pointers(*TensorTables.FLOAT_FIELDS), tables.pointer("overshoot"),
+            *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
+            *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
+            tables.pointer("overshoot"),
             *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), staged.pointer("order"),
             *staged.pointers(*OUTS), staged.pointer("counters"),
             block=(self.shared_block, 1, 1), grid=(b, 1), shared=shared)
