@@ -146,19 +146,22 @@ def settle(rows, tally, label):
 
 def tile_product(x16, frag, s0, stride, ksteps) -> np.ndarray:
     """D (16 x 8) of one tile as ``tensor_screen.cu`` forms it: A's registers
-    from the float16 fold ``x16`` at the kernel's addresses (lane (g, t) =
-    (lane / 4, lane % 4); PTX's m16n8k16 fragments: a0 (g, 2t..), a1 (g + 8,
-    2t..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..); b0 (k = 2t.., n = g), b1 (k
-    = 2t + 8.., n = g)), B's from ``frag`` (k-steps x 32 x 2), products of the
-    float16 values summed in float64."""
+    by ``load_a``'s ldmatrix.x4 from the float16 fold ``x16`` (lane l gives
+    the address of row (l & 7) + (l & 8) at column 8 (l >> 4); 8 x 8 block q,
+    from lanes 8q to 8q + 7, lands in register q, lane l holding its row l / 4,
+    columns 2 (l % 4) and the next), placed as PTX's m16n8k16 A fragments
+    (lane (g, t) = (l / 4, l % 4): a0 (g, 2t..), a1 (g + 8, 2t..), a2 (g,
+    2t + 8..), a3 (g + 8, 2t + 8..)); B's from ``frag`` (k-steps x 32 x 2:
+    b0 (k = 2t.., n = g), b1 (k = 2t + 8.., n = g)); products of the float16
+    values summed in float64."""
     lane = np.arange(32)
     g, t = lane >> 2, lane & 3
+    row_start = s0 + 8 * stride * ((lane & 7) + (lane & 8)) + 8 * (lane >> 4)  # load_a's address, in samples
     d_tile = np.zeros((16, 8))
     for kk in range(ksteps):
         A, B = np.zeros((16, 16)), np.zeros((16, 8))
-        at = s0 + 8 * stride * g + 2 * t + 16 * kk  # the sample of a0's low half
-        for dr, dc in ((0, 0), (8, 0), (0, 8), (8, 8)):
-            sample = at + 8 * stride * dr + dc
+        for q, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
+            sample = row_start[8 * q + g] + 16 * kk + 2 * t  # block q's row g, columns 2t and 2t + 1
             A[g + dr, 2 * t + dc], A[g + dr, 2 * t + dc + 1] = x16[sample], x16[sample + 1]
         for reg, dk in enumerate((0, 8)):
             B[2 * t + dk, g], B[2 * t + dk + 1, g] = halves(frag[kk, :, reg])
