@@ -126,7 +126,7 @@ plan() {
     # Small steps: asv saves a run's results only when it ends, so a step cut
     # at its cap loses only itself. Fast GPU backends first.
     local e2e='^bench_search\.EndToEnd\.time_search_warm' k2="${BENCH_STAGE_CASES:-4320, 10000}"
-    step exact 200 "$e2e\('(pruned|basic)'"  # the variant table is of exact backends
+    step exact 200 "$e2e\('(pruned|tensor|basic)'"  # the variant table is of exact backends
     local backend  # one asv run each: at 2a8d879 the three in one run passed its 150 s cap and lost all three
     for backend in cupy numba cpu; do step others 80 "$e2e\('$backend'"; done
     step fast 100 "$e2e\('(simple|thrust)'"  # approximate: timed, not in the table

@@ -422,3 +422,19 @@ def test_retime_command_takes_only_end_to_end_timings():
     command = bench_regress.retime_command("0c24ccf7" + "0" * 32, names)
     assert command.endswith("--cases pruned:500:10000 cpu:4320:10000") and "git archive 0c24ccf7 " in command
     assert bench_regress.retime_command("a" * 40, names[1:2]) is None
+
+
+def test_device_plan_times_every_registered_backend_end_to_end():
+    """scripts/gpu_bench.sh names backends in its EndToEnd steps' regexes: a
+    backend added to the registry but not to the plan gets no asv history and
+    no row in the variant table (tensor, until this test)."""
+    import re
+
+    with open(os.path.join(REPO, "scripts", "gpu_bench.sh")) as f:
+        script = f.read()
+    named = set()
+    for alternatives in re.findall(r"\$e2e\\\('\(?([\w|]+)\)?'", script):
+        named.update(alternatives.split("|"))
+    for listed in re.findall(r"for backend in ([\w ]+); do step", script):
+        named.update(listed.split())
+    assert named == set(backends.registry._REGISTRY) - {"reference"}
