@@ -22,6 +22,7 @@ def searched(names, counters) -> dict:
     def work(name, ndata, nperiods):
         backend = runnable_backend(name, ndata, nperiods)
         c = case(ndata, nperiods)
+        backend.work.clear()  # the thread's kept instance may have searched before
         backend.search(c.plan, c.periods)
         return work_summary(backend.work, counters)
 

@@ -98,7 +98,7 @@ def case(ndata: int, nperiods: int) -> Case:
 
 
 def runnable_backend(name: str, ndata: int, nperiods: int):
-    """A fresh instance of backend ``name`` for this case, or NotImplementedError
+    """The thread's instance of backend ``name`` for this case, or NotImplementedError
     (asv's skip) when it cannot run here, the case is over its budget or the
     backend refuses the light curve (``TLSBackend.refuses``)."""
     import backends

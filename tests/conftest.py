@@ -15,6 +15,16 @@ import pytest
 import backends
 from backends.gpu import cuda_device_count
 from backends.implementations.cpu import CPUBackend
+from backends.registry import release_instances
+
+
+@pytest.fixture(autouse=True)
+def fresh_backend_instances():
+    """Each test starts and ends without the thread's kept backend instances
+    (``registry.kept_instance``): no state of one test reaches another."""
+    release_instances()
+    yield
+    release_instances()
 
 
 def box_light_curve(days=20.0, cadence_min=30.0, period=4.3, t0=1.1, depth=2e-3, noise=3e-4,

@@ -247,3 +247,26 @@ def test_period_stats_from_gains_take_the_widths_rows_and_row_zero_where_no_widt
     stats = PeriodStats.from_gains(plan, gain, index, depth)
     assert stats.rows.tolist() == [rows[1], 0, rows[0]] and stats.rows.dtype == np.int64
     assert np.array_equal(stats.chi2, plan.lc.chi2_flat - gain) and np.array_equal(stats.depths, depth)
+
+
+def test_a_backend_asked_for_by_name_is_kept_per_thread_and_released(monkeypatch, small_lc):
+    """One instance per thread for every search by name (its device tables and
+    pool outlive a search), each search's meta its own; another thread gets its
+    own; ``release_instances`` lets them go."""
+    import threading
+
+    from backends.registry import get_backend, release_instances
+
+    made, init = [], CPUBackend.__init__
+    monkeypatch.setattr(CPUBackend, "__init__", lambda self: made.append(self) or init(self))
+    first = backends.search(*small_lc, backend="cpu", period_max=5.0)
+    second = backends.search(*small_lc, backend="cpu", period_max=5.0)
+    assert len(made) == 1 and get_backend("cpu") is made[0]
+    assert second.meta["work"] == first.meta["work"]  # not accumulated over the kept instance's searches
+    other = []
+    thread = threading.Thread(target=lambda: other.append(get_backend("cpu")))
+    thread.start()
+    thread.join()
+    assert other[0] is not made[0]
+    release_instances()
+    assert get_backend("cpu") is not made[0]

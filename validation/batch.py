@@ -143,8 +143,10 @@ def release_worker():
     buffers go in its task thread, the thread of their GPU context (at the
     worker's exit PyCUDA could not free them there and warned four times)."""
     from backends.implementations.pycuda_base import release_cached
+    from backends.registry import release_instances
 
     worker_backend.cache_clear()
+    release_instances()
     release_cached()
     gc.collect()
 
