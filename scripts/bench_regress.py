@@ -115,7 +115,7 @@ def check(results_dir, factor, known=frozenset()):
         peers, recorded = len(worse) - len(mine), len(mine) - len(counted)
         print(f"{machine}: {old[:8]} -> {new[:8]}: {len(counted)} regression(s)"
               + (f" ({peers} peer timing(s) slower, not counted)" if peers else "")
-              + (f" ({recorded} re-timed and recorded in {os.path.basename(ACKNOWLEDGED)}, not counted)"
+              + (f" ({recorded} recorded with a verdict in {os.path.basename(ACKNOWLEDGED)}, not counted)"
                  if recorded else ""))
         command = retime_command(old, [line.split(": ")[0] for line in counted])
         if command:

@@ -12,13 +12,13 @@
 # The device plan (reports/asv/README.md has its time estimates): asv steps in
 # priority order, each under its cap and none started past BENCH_DEADLINE
 # seconds (default 450), results packed after each:
-#   1. EndToEnd warm, then Peers: the whole ndata x nperiods grid (work budgets
-#      in benchmarks/cases.py skip what would not fit); the variant table from
-#      those results and the scaling figure
-#   2. Accuracy + PeerAccuracy (grid) and GPUMemory and tensor's work counters (TensorWork)
-#      on BENCH_MEMORY_CASES
+#   1. EndToEnd warm, then TLS's peers: the whole ndata x nperiods grid (work
+#      budgets in benchmarks/cases.py skip what would not fit); the variant
+#      table from those results and the scaling figure
+#   2. Accuracy and tensor's work counters (TensorWork) on BENCH_MEMORY_CASES
 #   3. HostStages (grid) and Upload/FoldSort/Chi2Scan/Search on BENCH_STAGE_CASES
-#   4. ColdStart on BENCH_COLD_CASES
+#   4. GPUMemory on BENCH_MEMORY_CASES; ColdStart on BENCH_COLD_CASES
+#   5. The BLS peer, the GPU peers, PeerAccuracy
 # Cases are asv parameter regexes, e.g. "4320, 10000|20000, 10000".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -113,7 +113,8 @@ copy_out() {
 plan() {
     local start=$SECONDS cap
     step() {  # step NAME CAP REGEX...: if NAME is in BENCH_STEPS, run_asv within its cap and the deadline, then pack
-        [[ " ${BENCH_STEPS:-exact others fast peers gpu-peers accuracy stages cold peer-accuracy} " == *" $1 "* ]] || return 0
+        [[ " ${BENCH_STEPS:-exact others fast peers accuracy stages memory cold gpu-peers peer-accuracy} " == *" $1 "* ]] \
+            || return 0
         cap=$(( ${BENCH_DEADLINE:-450} - (SECONDS - start) ))
         (( cap > 20 )) || { echo "== skipped, past the deadline: $*"; return; }
         local own="BENCH_CAP_${1//-/_}"  # e.g. BENCH_CAP_stages=300 for more cases than the default
@@ -131,14 +132,17 @@ plan() {
     for backend in cupy numba cpu; do step others 80 "$e2e\('$backend'"; done
     step fast 100 "$e2e\('(simple|thrust)'"  # approximate: timed, not in the table
     local peer  # one asv run per peer: one that hangs or runs long loses only itself
-    for peer in tls-fused tls-default bls; do step peers 100 "^bench_peers\.Peers\.time_peer\('$peer'"; done
-    for peer in gtls cetra; do step gpu-peers 150 "^bench_peers\.Peers\.time_peer\('$peer'"; done
+    for peer in tls-fused tls-default; do step peers 100 "^bench_peers\.Peers\.time_peer\('$peer'"; done
     python3 -m benchmarks.select --asv "$MACHINE" || true
     python3 -m benchmarks.figure "$MACHINE" || true
-    local accuracy="^bench_(search\.(Accuracy|GPUMemory)|work\.TensorWork)\."
-    step accuracy 60 "$accuracy.*, (${BENCH_MEMORY_CASES:-500, 1000|4320, 10000})\)$"
+    # our tracks before the slower peers: at c5bf92b (H200) a whole plan reached none of them by the deadline
+    local cases="${BENCH_MEMORY_CASES:-500, 1000|4320, 10000}"
+    step accuracy 90 "^bench_(search\.Accuracy|work\.TensorWork)\..*, ($cases)\)$"
     step stages 60 "^bench_stages\.(HostStages|Upload|FoldSort|Chi2Scan|Search)\..*[(, ]($k2)\)$"
+    step memory 60 "^bench_search\.GPUMemory\..*, ($cases)\)$"
     step cold 60 "^bench_search\.ColdStart\..*, (${BENCH_COLD_CASES:-4320, 10000})\)$"
+    step peers 100 "^bench_peers\.Peers\.time_peer\('bls'"
+    for peer in gtls cetra; do step gpu-peers 150 "^bench_peers\.Peers\.time_peer\('$peer'"; done
     step peer-accuracy 100 "^bench_peers\.PeerAccuracy\."
     echo "== $(date -u +%T) plan done in $(( SECONDS - start )) s"
 }

@@ -273,7 +273,7 @@ def test_a_recorded_regression_counts_only_for_its_own_pair_of_result_sets(tmp_p
                      f'benchmark = "{name}"\nverdict = "re-timed"\n')
     write_results(tmp_path / "r", [result_set("a" * 40, 1, 1.0), result_set("b" * 40, 2, 1.3)])
     assert bench_regress.main(["--results", str(tmp_path / "r"), "--acknowledged", str(known)]) == 0
-    assert "1 re-timed and recorded in" in capsys.readouterr().out
+    assert "1 recorded with a verdict in" in capsys.readouterr().out
     write_results(tmp_path / "r", [result_set("c" * 40, 3, 1.7)])  # b -> c: not recorded
     assert bench_regress.main(["--results", str(tmp_path / "r"), "--acknowledged", str(known)]) == 1
     assert name in capsys.readouterr().err
