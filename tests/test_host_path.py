@@ -128,3 +128,10 @@ def test_search_batch_wakes_once_per_chunk_not_per_light_curve():
     before = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
     backends.search_batch(many, backend=replay, chunk_size=96, **OPTIONS)
     assert resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw - before < 2 * len(many)
+
+
+def test_a_cold_start_gets_a_new_instance_not_the_kept_one(monkeypatch, tmp_path):
+    monkeypatch.setenv("TLS_KERNEL_CACHE_DIR", str(tmp_path))
+    kept = backends.get_backend("cpu")
+    first, second = throughput.fresh("cpu"), throughput.fresh("cpu")
+    assert first is not kept and second is not first
