@@ -272,8 +272,9 @@ def test_pruned_learns_its_shared_memory_limit_once(monkeypatch):
 
 
 def test_templates_are_uploaded_once_per_sources(monkeypatch):
-    """device_templates uploads again only when template_sources changes (by
-    identity): another templates object, or for pruned another pieces table."""
+    """device_templates uploads once per template_sources (by identity: another
+    templates object, or for pruned another pieces table) while it is among
+    the last TEMPLATE_TABLES used: a survey's few template objects in any order."""
     from backends.implementations.pruned import PrunedBackend
 
     device = fake_pycuda(monkeypatch, FakeDriver())
@@ -284,10 +285,19 @@ def test_templates_are_uploaded_once_per_sources(monkeypatch):
         kept = gpu.device_templates(first)
         assert gpu.device_templates(first) is kept and len(uploads) == 1 and len(device.copies) == len(uploads)
         gpu.device_templates(other)
-        assert gpu.device_templates(first) is not kept and len(uploads) == 3
+        assert gpu.device_templates(first) is kept and len(uploads) == 2  # kept across the other
         first.pieces = object()
         gpu.device_templates(first)
-        assert len(uploads) == (4 if swap_pieces else 3)
+        assert len(uploads) == (3 if swap_pieces else 2)
+        uploads.clear()
+        many = [SimpleNamespace(pieces=object()) for _ in range(base.TEMPLATE_TABLES)]
+        for tp in many:
+            gpu.device_templates(tp)
+        gpu.device_templates(many[0])  # the most recent again: the next upload evicts many[1]
+        gpu.device_templates(first)
+        gpu.device_templates(many[0])
+        gpu.device_templates(many[1])
+        assert uploads == [*many, first, many[1]]
         device.copies.clear()
 
 

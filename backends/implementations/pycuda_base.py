@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from backends.bounded_cache import BoundedCache
 from backends.gpu import checked_block_size, missing_requirements
 from backends.implementations.staged import PINNED, Staged
 from backends.kernel_cache import KernelCache, nvcc_cubin
@@ -112,6 +113,7 @@ def phase_templates(tp):
 
 
 TEMPLATE_NAMES = ("widths", "strides", "offsets", "a", "overshoot")  # what every PyCUDA scan reads
+TEMPLATE_TABLES = 8  # templates objects whose device tables a backend keeps (a K2-like survey's: ~5, ~0.2 MB each)
 OUTS = ("gain", "index", "depth")  # a scan's best fit per period
 
 
@@ -154,7 +156,7 @@ class PyCUDABackend(TLSBackend):
         self._identity = None  # (PCI bus id, sm_XY) of the device, read once: module() runs per launch
         self._shared_limits = {}  # (kernel, block) -> shared_limit
         self._functions = {}  # (kernel, block) -> (module, function, dynamic shared memory allowed)
-        self._templates = None  # (template_sources, their Staged tables) of the last upload
+        self._templates = BoundedCache(TEMPLATE_TABLES)  # ids of template_sources -> (them, Staged tables)
 
     @classmethod
     def missing(cls):
@@ -259,16 +261,17 @@ class PyCUDABackend(TLSBackend):
             )
 
     def device_templates(self, tp):
-        """``template_sections(tp)`` in one allocation (``Staged``), uploaded
-        once for consecutive searches with the same templates object (a plan
-        searched again, a survey's light curves sharing TLS's template cache).
-        Call inside the backend's context."""
+        """``template_sections(tp)`` in one allocation (``Staged``), built and
+        uploaded once for each of the last TEMPLATE_TABLES templates objects (a
+        plan searched again; a survey's light curves, whose few lengths share
+        TLS's template cache, in any order). Keyed by the sources' ids: an entry
+        holds its sources, so no other object takes their ids while it lives.
+        Call inside the backend's context (an entry evicted is freed in it)."""
         import pycuda.driver as cuda
 
-        key, kept = self.template_sources(tp), self._templates
-        if kept is None or any(a is not b for a, b in zip(kept[0], key)):
-            self._templates = kept = (key, Staged(self.template_sections(tp), cuda.mem_alloc))
-        return kept[1]
+        sources = self.template_sources(tp)
+        return self._templates.get(tuple(map(id, sources)), lambda: (
+            sources, Staged(self.template_sections(tp), cuda.mem_alloc)))[1]
 
     def template_sources(self, tp) -> tuple:
         """The host objects ``template_sections(tp)`` is made from (compared by identity)."""
