@@ -260,6 +260,33 @@ def test_a_block_let_go_where_no_context_is_current_waits_for_one(raw, gone, pri
         assert (done.returncode, done.stdout.split()) == (0, printed), done.stderr
 
 
+KEPT_IN_A_THREAD = """
+import threading
+import backends
+from tests.conftest import box_light_curve
+lc = box_light_curve()
+worker = threading.Thread(target=lambda: backends.search(*lc, backend="pruned", period_max=5.0))
+worker.start()
+worker.join()  # the thread's kept instance, its pool and tables go as the thread ends
+print(backends.search(*lc, backend="pruned", period_max=5.0).period > 0, flush=True)  # kept until exit
+"""
+
+
+def test_instances_kept_per_thread_go_cleanly_with_their_thread_and_at_exit():
+    """A thread's kept instance (``registry.kept_instance``) goes with the thread,
+    no context current there, and the main thread's at the interpreter's exit:
+    no abort, no PyCUDA warning of memory it could not free (child process)."""
+    import os
+    import subprocess
+    import sys
+
+    pruned()
+    done = subprocess.run([sys.executable, "-c", KEPT_IN_A_THREAD], capture_output=True, text=True, timeout=300,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert (done.returncode, done.stdout.split()) == (0, ["True"]), done.stderr
+    assert "PyCUDA WARNING" not in done.stderr, done.stderr
+
+
 def test_templates_stay_on_the_device_for_the_same_templates(case, monkeypatch):
     plan, _, _, _ = case
     gpu = pruned()
