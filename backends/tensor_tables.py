@@ -123,9 +123,8 @@ def fold_shape(templates, n: int, tiles_per_job: int):
     return n_shifts.astype(np.int32), mp + mp % 2
 
 
-def shared_bytes(templates, n: int, tiles_per_job: int, weighted: bool = False) -> int:
+def shared_bytes(templates, n: int, mp: int, weighted: bool = False) -> int:
     """The kernel's dynamic shared memory: prefix sums of F and |u| (M + 1
-    doubles each) and the float16 fold (mp halves), with ``weighted`` the
-    float16 weights too (mp halves)."""
-    mp = fold_shape(templates, n, tiles_per_job)[1]
+    doubles each) and the float16 fold (``mp`` halves, ``fold_shape``'s), with
+    ``weighted`` the float16 weights too (mp halves)."""
     return 16 * (n + templates.maxwidth + 1) + (4 if weighted else 2) * mp

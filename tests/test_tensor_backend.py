@@ -64,8 +64,8 @@ def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_read
         last_word = (jobs * tiles_per_job * TILE * tp.strides[wi] + 16 * f["ksteps"][wi]) // 2
         assert last_word <= mp // 2, wi
         assert 16 * f["ksteps"][wi] >= f["length"][wi] + 7 * tp.strides[wi]  # the band's last column fits
-    assert shared_bytes(tp, n, tiles_per_job) == 16 * (n + tp.maxwidth + 1) + 2 * mp
-    assert shared_bytes(tp, n, tiles_per_job, weighted=True) == shared_bytes(tp, n, tiles_per_job) + 2 * mp
+    assert shared_bytes(tp, n, mp) == 16 * (n + tp.maxwidth + 1) + 2 * mp
+    assert shared_bytes(tp, n, mp, weighted=True) == shared_bytes(tp, n, mp) + 2 * mp
 
 
 def pruning_shifts(plan):
@@ -219,3 +219,15 @@ def test_a_time_axis_near_3000_days_folds_without_losing_samples():
     t, y, _ = box_light_curve(epoch=3000.0, seed=2, dy=None)
     plan, periods = backends.make_plan(t, y)
     assert_same_as_cpu(backends.get_backend("tensor").search(plan, periods[:300]), plan, periods[:300])
+
+
+def test_fold_shapes_are_formed_once_per_templates_object_while_light_curves_alternate(k2, small_plan, monkeypatch):
+    from backends.implementations import tensor
+
+    formed, shape = [], tensor.fold_shape
+    monkeypatch.setattr(tensor, "fold_shape", lambda tp, n, tpj: formed.append(n) or shape(tp, n, tpj))
+    backend, plan, other = TensorBackend(), k2[0], small_plan[0]
+    for _ in range(3):
+        first, _ = backend.fold_of(plan), backend.fold_of(other)
+    assert formed == [plan.lc.size, other.lc.size] and backend.fold_of(plan) is first
+    assert first[3] == shared_bytes(plan.templates, plan.lc.size, first[2], not plan.lc.uniform_weight > 0)

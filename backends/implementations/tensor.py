@@ -22,7 +22,8 @@ import numpy as np
 
 from backends import pruning
 from backends.implementations.device_pool import PooledScratch
-from backends.implementations.pycuda_base import PyCUDABackend
+from backends.bounded_cache import BoundedCache
+from backends.implementations.pycuda_base import TEMPLATE_TABLES, PyCUDABackend
 from backends.implementations.staged import Staged
 from backends.protocol import PeriodStats
 from backends.tensor_tables import TensorTables, fold_shape, power_of_two_scale, shared_bytes
@@ -55,7 +56,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         skipped it raises ``pruning.BoundViolation``, as ``pruned``'s debug mode."""
         super().__init__()
         self.debug = bool(debug)
-        self._fold_kept = None
+        self._folds = BoundedCache(TEMPLATE_TABLES)  # (id of templates, n, kernel) -> (templates, fold_of's)
 
     def kernel_defines(self, block):
         return {"TPJ": self.tiles_per_job, "CAP": KEPT, "MIN_BLOCKS": 2, "DEBUG": int(self.debug)}
@@ -88,15 +89,16 @@ class TensorBackend(PooledScratch, PyCUDABackend):
 
     def fold_of(self, plan) -> tuple:
         """(kernel, listed shifts per width, mp, shared bytes) of ``plan``'s
-        folds (``fold_shape``), formed once for consecutive searches with the
-        same templates object, size and kernel."""
+        folds (``fold_shape``), formed once per templates object, size and
+        kernel among the last TEMPLATE_TABLES (``device_templates``' rule)."""
         kernel, weighted = self.kernel_for(plan)
-        key, kept = (plan.templates, plan.lc.size, kernel), self._fold_kept
-        if kept is None or kept[0][0] is not key[0] or kept[0][1:] != key[1:]:
-            n_shifts, mp = fold_shape(plan.templates, plan.lc.size, self.tiles_per_job)
-            need = shared_bytes(plan.templates, plan.lc.size, self.tiles_per_job, weighted)
-            self._fold_kept = kept = (key, (kernel, n_shifts, mp, need))
-        return kept[1]
+        tp, n = plan.templates, plan.lc.size
+
+        def formed():
+            n_shifts, mp = fold_shape(tp, n, self.tiles_per_job)
+            return tp, (kernel, n_shifts, mp, shared_bytes(tp, n, mp, weighted))
+
+        return self._folds.get((id(tp), n, kernel), formed)[1]
 
     def template_sections(self, tp):
         """TLS's template arrays, then ``TensorTables``' (uploaded once per
