@@ -152,7 +152,7 @@ def test_tensor_search_keeps_two_k2_like_blocks_per_sm_without_spills(tmp_path):
     a block reserved): the shape measured (reports/gpu/tensor_screen_2026-12-02_H200/).
     tensor_search_w (weights that differ): no spills, one block's room."""
     from backends.implementations.tensor import TENSOR_BLOCK, TILES_PER_JOB, TensorBackend
-    from backends.tensor_tables import shared_bytes
+    from backends.tensor_tables import fold_shape, shared_bytes
     from gpu_timing import case_plan
 
     defines = {"BLOCK": TENSOR_BLOCK, **TensorBackend().kernel_defines(TENSOR_BLOCK)}
@@ -165,7 +165,8 @@ def test_tensor_search_keeps_two_k2_like_blocks_per_sm_without_spills(tmp_path):
     assert report["tensor_search_w"][1:] == (0, 0, 0)  # one block per SM: its registers are not held to two
     static = int(re.search(r"Function properties for tensor_search\n.*\n.*?(\d+) bytes smem", done.stderr).group(1))
     plan = case_plan("k2")[0]
-    fold = functools.partial(shared_bytes, plan.templates, plan.lc.size, TILES_PER_JOB)
+    mp = fold_shape(plan.templates, plan.lc.size, TILES_PER_JOB)[1]
+    fold = functools.partial(shared_bytes, plan.templates, plan.lc.size, mp)
     assert 2 * (static + fold() + 1024) <= 228 * 1024
     assert static + fold(weighted=True) <= H100_SHARED_OPTIN  # weighted: one block of a K2-like fold
 
