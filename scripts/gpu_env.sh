@@ -3,7 +3,8 @@
 # install_wheels FILES...: the carried wheels into /tmp/site, first on
 # PYTHONPATH (numpy 2.4 from the wheels: numba-cuda 0.30.4 fails on numpy
 # 2.5), with CUDA's tools on PATH; gpu_header: date, commit (COMMIT, else
-# git's: the device's checkout may be stale), GPU, CPU. Python runs
+# git's: the device's checkout may be stale), GPU (read, never set: its
+# maximum clocks, power limit, temperature), CPU. Python runs
 # unbuffered, a crashing process prints its Python stack, and progress bars
 # redraw at most every TQDM_MININTERVAL (10) seconds in the logs.
 install_wheels() {
@@ -16,6 +17,7 @@ gpu_header() {
     echo "date: $(date -u +%FT%TZ)"
     echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "GPU: none"
+    nvidia-smi --query-gpu=clocks.max.sm,clocks.max.mem,power.limit,temperature.gpu --format=csv 2>/dev/null
     echo "cpu: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 }
 

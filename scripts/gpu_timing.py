@@ -25,6 +25,7 @@ import numpy as np
 import backends
 from backends.tls_power import power
 from datasets import synthetic
+from validation import monitor
 
 CASES = {"k2": dict(preset="k2", ndata=4320), "tess": dict(preset="tess", ndata=18000),
          # a simulated 2-minute TESS light curve of two sectors and a half (78 d)
@@ -62,8 +63,10 @@ def warm_times(search, repeats, min_seconds=0.0) -> list:
 
 
 def time_backend(name, plan, periods, repeats, clear=True, min_seconds=0.0, **options):
-    """(cold s, warm median s, warm min s, stage seconds of one warm search)
-    of backend ``name`` made with ``options``."""
+    """(cold s, warm median s, warm min s, stage seconds of one warm search,
+    the GPUs' use and SM clock sampled during the warm searches) of backend
+    ``name`` made with ``options``: the same kernel on the same GPU model
+    runs slower below its maximum clock."""
     from backends.implementations.pycuda_base import KERNELS
 
     if clear:
@@ -78,10 +81,17 @@ def time_backend(name, plan, periods, repeats, clear=True, min_seconds=0.0, **op
         backend.work.clear()
         backend.search(plan, periods)
 
-    warm = warm_times(search, repeats, min_seconds)
+    with monitor.Sampler(interval=0.05) as sampler:
+        warm = warm_times(search, repeats, min_seconds)
     stages = {k: round(v, 5) for k, v in backend.timings.items()}
     stages.update({f"work_{k}": v for k, v in backend.work.items()})
-    return cold, float(np.median(warm)), float(np.min(warm)), stages
+    return cold, float(np.median(warm)), float(np.min(warm)), stages, sampler.summary()
+
+
+def clock_text(gpus) -> str:
+    """The busy GPUs' SM clock as sampled, "1755/1980" MHz each ("" where unknown)."""
+    return " ".join(f"{g['busy_sm_mhz']:.0f}/{g['max_sm_mhz']:.0f}" for g in gpus.values()
+                    if g["busy_sm_mhz"] is not None and g["max_sm_mhz"] is not None)
 
 
 def time_tls(t, y, dy, method, threads, **options):
@@ -131,18 +141,19 @@ def main():
             if backends.available_backends()[name] is not None:
                 continue
             try:
-                cold, warm, best, stages = time_backend(name, plan, periods, args.repeats, min_seconds=args.min_seconds)
+                cold, warm, best, stages, gpus = time_backend(name, plan, periods, args.repeats,
+                                                              min_seconds=args.min_seconds)
             except ValueError as exc:  # simple: light curve beyond shared memory
                 rows.append(dict(case=label, backend=name, note=str(exc)[:60]))
                 continue
             rows.append(dict(case=label, backend=name, cold_s=cold, warm_median_s=warm,
-                             warm_min_s=best, stages=stages))
+                             warm_min_s=best, stages=stages, gpus=gpus))
             print(rows[-1], flush=True)
             for options in sweep(args.sweep):
-                cold, warm, best, stages = time_backend(name, plan, periods, 3, False, **options)
+                cold, warm, best, stages, gpus = time_backend(name, plan, periods, 3, False, **options)
                 tag = " ".join(f"{k}={v}" for k, v in options.items())
                 rows.append(dict(case=label, backend=f"{name} {tag}", cold_s=cold,
-                                 warm_median_s=warm, warm_min_s=best, stages=stages))
+                                 warm_median_s=warm, warm_min_s=best, stages=stages, gpus=gpus))
                 print(rows[-1], flush=True)
         if case in args.tls.split(","):
             for method in ("default", "fused"):
@@ -151,7 +162,7 @@ def main():
                                  cold_s=cold, warm_median_s=warm, warm_min_s=warm))
                 print(rows[-1], flush=True)
     print(f"\n{'case':<44} {'backend':<26} {'cold s':>9} {'warm med s':>11} {'warm min s':>11}"
-          "  GPU stages s (fold_sort, chi2_scan)")
+          "  GPU stages s (fold_sort, chi2_scan), SM MHz while warm (of max)")
     for r in rows:
         if "note" in r:
             print(f"{r['case']:<44} {r['backend']:<26} {r['note']}")
@@ -159,7 +170,7 @@ def main():
             print(f"{r['case']:<44} {r['backend']:<26} {r['cold_s']:9.3f} "
                   f"{r['warm_median_s']:11.4f} {r['warm_min_s']:11.4f}  "
                   f"{r.get('stages', {}).get('fold_sort', 0):.4f} "
-                  f"{r.get('stages', {}).get('chi2_scan', 0):.4f}")
+                  f"{r.get('stages', {}).get('chi2_scan', 0):.4f} {clock_text(r.get('gpus', {}))}")
     if args.out:
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=1)

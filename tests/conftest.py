@@ -206,7 +206,8 @@ def write_results(root, sets, name="bench_stages.Search.time_search", machine="g
 
 NVIDIA_SMI_STUB = """#!/bin/sh
 case "$1" in
-  --query-gpu=*) printf '00000000:19:00.0, %s, 1000\\n00000000:3B:00.0, 0, 500\\n' "${UTIL:-50}" ;;
+  --query-gpu=*) printf '00000000:19:00.0, %s, 1000, %s, 1980\\n00000000:3B:00.0, 0, 500, [N/A], [N/A]\\n' \\
+      "${UTIL:-50}" "${SM:-1980}" ;;
   --query-compute-apps=*) printf '4242, 00000000:3B:00.0, 600\\n' ;;
 esac
 """
@@ -214,7 +215,8 @@ esac
 
 @pytest.fixture()
 def smi(tmp_path, monkeypatch):
-    """A stub nvidia-smi first on PATH: two GPUs (the first ``$UTIL`` % busy), one process on the second."""
+    """A stub nvidia-smi first on PATH: two GPUs (the first ``$UTIL`` % busy at
+    ``$SM`` MHz, the second with no clocks), one process on the second."""
     stub = tmp_path / "bin" / "nvidia-smi"
     stub.parent.mkdir()
     stub.write_text(NVIDIA_SMI_STUB)

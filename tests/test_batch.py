@@ -208,6 +208,16 @@ def test_a_monitored_run_has_its_memory_and_cost(inputs, tmp_path, client):
                                         progress=False)  # not asked for
 
 
+def test_the_resources_line_names_the_sm_clock_where_known():
+    gpu = {"samples": 4, "mean_util_pct": 97.0, "busy_samples": 4, "max_used_mib": 2048.0}
+    clocked = {"resources": {"gpus": {"0000:19:00.0": {**gpu, "busy_sm_mhz": 1755.0, "max_sm_mhz": 1980.0}}}}
+    assert batch.resources_line(clocked) == ("GPU 0000:19:00.0: busy 97 % of 4 samples, peak 2048 MiB, "
+                                             "SM clock 1755 of 1980 MHz")
+    for unknown in ({}, {"busy_sm_mhz": None, "max_sm_mhz": 1980.0}):  # an older summary; no busy sample
+        line = batch.resources_line({"resources": {"gpus": {"0000:19:00.0": {**gpu, **unknown}}}})
+        assert line == "GPU 0000:19:00.0: busy 97 % of 4 samples, peak 2048 MiB"
+
+
 @requires_distributed
 def test_rerun_skips_done_ids(inputs, tmp_path, client):
     out = tmp_path / "out"

@@ -134,3 +134,16 @@ def test_profile_names_the_stage_clocks_in_the_kernels_order():
     assert list(found)[:4] == ["fold and sort", "fold: phases", "fold: bucket sort", "fold: gather"]
     assert list(found)[6:9] == ["row gate", "coarse stage", "coarse: warp 0's fine rounds"] and found["row gate"] == 9
     assert found["coarse: warp 0's fine rounds"] == 3
+
+
+def test_a_timing_row_has_the_sm_clock_sampled_while_warm(smi, monkeypatch):
+    from datasets import synthetic
+
+    lc = synthetic.simulate(seed=1, preset="k2", ndata=300)
+    plan, periods = gpu_timing.backends.make_plan(lc.t, lc.y, lc.dy, period_max=3.0)
+    monkeypatch.setenv("SM", "1755")
+    *_, gpus = gpu_timing.time_backend("cpu", plan, periods[:50], 2)
+    busy = gpus["0000:19:00.0"]
+    assert busy["samples"] >= 1 and (busy["busy_sm_mhz"], busy["max_sm_mhz"]) == (1755.0, 1980.0)
+    assert gpu_timing.clock_text(gpus) == "1755/1980"  # the second GPU has no clocks: left out
+    assert gpu_timing.clock_text({}) == ""

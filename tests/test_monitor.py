@@ -15,11 +15,16 @@ def test_bus_id_one_spelling():
 def test_sampler_reads_gpus_and_processes(smi, monkeypatch):
     sampler = monitor.Sampler()
     sampler.sample()
+    monkeypatch.setenv("SM", "1500")
+    sampler.sample()
     monkeypatch.setenv("UTIL", "0")
+    monkeypatch.setenv("SM", "345")  # idle: not the clock a search ran at
     sampler.sample()
     assert sampler.summary() == {
-        "0000:19:00.0": {"samples": 2, "mean_util_pct": 25.0, "busy_samples": 1, "max_used_mib": 1000.0},
-        "0000:3b:00.0": {"samples": 2, "mean_util_pct": 0.0, "busy_samples": 0, "max_used_mib": 500.0}}
+        "0000:19:00.0": {"samples": 3, "mean_util_pct": 100 / 3, "busy_samples": 2, "max_used_mib": 1000.0,
+                         "busy_sm_mhz": 1740.0, "max_sm_mhz": 1980.0},
+        "0000:3b:00.0": {"samples": 3, "mean_util_pct": 0.0, "busy_samples": 0, "max_used_mib": 500.0,
+                         "busy_sm_mhz": None, "max_sm_mhz": None}}
     assert sampler.apps == {4242: {"bus_id": "0000:3b:00.0", "used_mib": 600.0}}
 
 

@@ -406,8 +406,10 @@ def resources_line(summary) -> str:
     """The run's GPU use, peak memory and cost, as far as measured."""
     parts = []
     for bus, gpu in summary.get("resources", {}).get("gpus", {}).items():
+        clock = (f", SM clock {gpu['busy_sm_mhz']:.0f} of {gpu['max_sm_mhz']:.0f} MHz"
+                 if gpu.get("busy_sm_mhz") is not None and gpu.get("max_sm_mhz") is not None else "")
         parts.append(f"GPU {bus}: busy {gpu['mean_util_pct']:.0f} % of {gpu['samples']} samples, "
-                     f"peak {gpu['max_used_mib']:.0f} MiB")
+                     f"peak {gpu['max_used_mib']:.0f} MiB{clock}")
     host = summary.get("resources", {}).get("host_peak_rss_mib")
     if host is not None:
         parts.append(f"host peak {host:.0f} MiB")

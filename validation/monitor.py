@@ -1,5 +1,5 @@
-"""What a run uses, sampled on a thread while it runs: each GPU's busy share
-and memory and the GPU of each process holding a context (``nvidia-smi``),
+"""What a run uses, sampled on a thread while it runs: each GPU's busy share,
+memory and SM clock and the GPU of each process holding a context (``nvidia-smi``),
 and the resident memory of a process and all its children (a Dask run's
 workers). Without nvidia-smi the GPUs are left out."""
 
@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-SMI_GPUS = ["nvidia-smi", "--query-gpu=pci.bus_id,utilization.gpu,memory.used",
+SMI_GPUS = ["nvidia-smi", "--query-gpu=pci.bus_id,utilization.gpu,memory.used,clocks.sm,clocks.max.sm",
             "--format=csv,noheader,nounits"]
 SMI_APPS = ["nvidia-smi", "--query-compute-apps=pid,gpu_bus_id,used_memory",
             "--format=csv,noheader,nounits"]
@@ -23,8 +23,22 @@ def bus_id(text):
     return f"{int(domain, 16):04x}:{bus}:{rest}"
 
 
+def number(text):
+    """nvidia-smi's number, None where it has none ("[N/A]", "[Not Supported]")."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def csv_rows(lines):
     return [[field.strip() for field in line.split(",")] for line in lines.splitlines() if line.strip()]
+
+
+def median(values):
+    """Median of the values that are not None (None if none are)."""
+    values = [v for v in values if v is not None]
+    return float(np.median(values)) if values else None
 
 
 def tree_rss(pid) -> int:
@@ -47,7 +61,7 @@ def tree_rss(pid) -> int:
 
 class Sampler:
     """Samples every ``interval`` s on a thread while the block runs: per GPU
-    its busy share and peak memory, per process its GPU, and the peak
+    its busy share, peak memory and SM clock, per process its GPU, and the peak
     resident memory of process ``pid``'s tree (default: this process's)."""
 
     def __init__(self, interval=1.0, pid=None):
@@ -62,16 +76,22 @@ class Sampler:
                           for cmd in (SMI_GPUS, SMI_APPS))
         except (OSError, subprocess.TimeoutExpired):
             return
-        for bus, util, used in csv_rows(gpus):
-            self.gpus.setdefault(bus_id(bus), []).append((float(util), float(used)))
+        for bus, util, used, *clocks in csv_rows(gpus):
+            sm, sm_max = (number(c) for c in (clocks + ["", ""])[:2])
+            self.gpus.setdefault(bus_id(bus), []).append((float(util), float(used), sm, sm_max))
         for pid, bus, used in csv_rows(apps):
             self.apps[int(pid)] = {"bus_id": bus_id(bus), "used_mib": float(used)}
 
     def summary(self):
-        """Per GPU (PCI bus id): samples, mean busy share [%], busy samples, peak memory [MiB]."""
-        return {bus: {"samples": len(s), "mean_util_pct": float(np.mean([u for u, _ in s])),
-                      "busy_samples": sum(u > 0 for u, _ in s),
-                      "max_used_mib": max(m for _, m in s)} for bus, s in sorted(self.gpus.items())}
+        """Per GPU (PCI bus id): samples, mean busy share [%], busy samples, peak
+        memory [MiB], and the SM clock's median over the busy samples and its
+        maximum [MHz] (None where nvidia-smi gives none): a GPU below its
+        maximum clock runs the same kernel slower."""
+        return {bus: {"samples": len(s), "mean_util_pct": float(np.mean([x[0] for x in s])),
+                      "busy_samples": sum(x[0] > 0 for x in s),
+                      "max_used_mib": max(x[1] for x in s),
+                      "busy_sm_mhz": median([x[2] for x in s if x[0] > 0]),
+                      "max_sm_mhz": median([x[3] for x in s])} for bus, s in sorted(self.gpus.items())}
 
     def host_peak_mib(self):
         """Peak resident memory of the process tree [MiB] (None before any sample)."""
