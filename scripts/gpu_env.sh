@@ -1,6 +1,6 @@
 # Sourced by gpu_check.sh, gpu_peers.sh, gpu_protocol.sh, gpu_suites.sh and
 # gpu_throughput.sh (gpu_bench.sh installs into a site of its own).
-# install_wheels FILES...: the carried wheels into /tmp/site, first on
+# install_wheels FILES...: the carried wheels into /tmp/site (SITE), first on
 # PYTHONPATH (numpy 2.4 from the wheels: numba-cuda 0.30.4 fails on numpy
 # 2.5), with CUDA's tools on PATH; gpu_header: date, commit (COMMIT, else
 # git's: the device's checkout may be stale), GPU (read, never set: its
@@ -8,9 +8,17 @@
 # unbuffered, a crashing process prints its Python stack, and progress bars
 # redraw at most every TQDM_MININTERVAL (10) seconds in the logs.
 install_wheels() {
+    # a wheel carried in two folders once (pip refuses the pair): the device
+    # keeps the folders of earlier calls, so .whl-bench and .whl-dask meet
+    local -A seen=()
+    local wheel unique=()
+    for wheel in "$@"; do
+        [[ -n ${seen[${wheel##*/}]:-} ]] || unique+=("$wheel")
+        seen[${wheel##*/}]=1
+    done
     "${PYTHON:-python3}" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site "$@" || return 1
-    export PYTHONPATH=/tmp/site:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
+        --target "${SITE:-/tmp/site}" "${unique[@]}" || return 1
+    export PYTHONPATH=${SITE:-/tmp/site}:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
 }
 
 gpu_header() {

@@ -1,10 +1,12 @@
-"""scripts/gpu_timing.py's option sweep, scripts/gpu_aba.sh's refusal
-without the parent's tree, scripts/pruned_variants.py's variants and its
+"""scripts/gpu_timing.py's option sweep and clock, scripts/gpu_aba.sh's refusal
+without the parent's tree, scripts/gpu_env.sh's wheels carried twice, scripts/pruned_variants.py's variants and its
 check of the counters they must share, scripts/profile_pruned.py's names for
 the stage clocks (the timing itself needs a GPU)."""
 
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +149,37 @@ def test_a_timing_row_has_the_sm_clock_sampled_while_warm(smi, monkeypatch):
     assert busy["samples"] >= 1 and (busy["busy_sm_mhz"], busy["max_sm_mhz"]) == (1755.0, 1980.0)
     assert gpu_timing.clock_text(gpus) == "1755/1980"  # the second GPU has no clocks: left out
     assert gpu_timing.clock_text({}) == ""
+
+
+def tiny_wheel(folder, version="1.0"):
+    """A pure-Python wheel of one module, ``tinywheel``."""
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"tinywheel-{version}-py3-none-any.whl"
+    info = f"tinywheel-{version}.dist-info"
+    files = {"tinywheel.py": "X = 1\n",
+             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: tinywheel\nVersion: {version}\n",
+             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+        z.writestr(f"{info}/RECORD", "".join(f"{name},,\n" for name in files) + f"{info}/RECORD,,\n")
+    return path
+
+
+def test_install_wheels_takes_a_wheel_carried_in_two_folders_once(tmp_path):
+    """The device keeps carried folders between calls, so .whl-bench and
+    .whl-dask both hold pyyaml's wheel; pip refuses the same wheel twice."""
+    first, second = tiny_wheel(tmp_path / "a"), tiny_wheel(tmp_path / "b")
+    site = tmp_path / "site"
+    script = f"source {ROOT / 'scripts' / 'gpu_env.sh'}; install_wheels {first} {second} && echo \"$PYTHONPATH\""
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                          env={"PATH": os.environ["PATH"], "SITE": str(site), "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert (site / "tinywheel.py").read_text() == "X = 1\n"
+    assert done.stdout.split(":")[0] == str(site)
+    plain = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
+                            "--target", str(tmp_path / "plain"), str(first), str(second)],
+                           capture_output=True, text=True)
+    assert plain.returncode != 0  # what the de-duplication spares
