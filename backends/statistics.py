@@ -4,11 +4,13 @@ per-period results, without ``power()``'s per-curve overhead.
 The values are those of transitleastsquares 2.0.4's ``power()``: its
 ``_results`` and ``_detection_statistics``, composed again here from TLS's
 own functions, on the grids, templates and options of each light curve's plan
-(``backends.grids.make_plan``), which are not built again. Three parts run
+(``backends.grids.make_plan``), which are not built again. Four parts run
 faster than TLS's, with its values: the SDE detrend's running median
 (``backends.running_median``), the final T0 fit's
-trials summed side by side (``backends.t0_fit``), and the per-transit
-statistics every transit at once (``backends.transit_stats``).
+trials summed side by side (``backends.t0_fit``), the per-transit
+statistics every transit at once (``backends.transit_stats``), and the model
+light curves' reference transit, built once per length and template
+(``reference_flux``).
 ``lean`` leaves out the model light curves and the folded arrays: half the
 cost, and nothing a survey's table holds. ``tests/test_statistics.py`` holds
 both equal to ``power()``'s results.
@@ -26,15 +28,18 @@ from transitleastsquares.core import fold
 from transitleastsquares.helpers import transit_mask
 from transitleastsquares.main import _NO_FIT_RESULTS, DEGREES_OF_FREEDOM
 from transitleastsquares.results import transitleastsquaresresults
-from transitleastsquares.transit import fractional_transit
+from transitleastsquares.transit import fractional_transit, reference_transit
 
 from backends import transit_stats
+from backends.bounded_cache import BoundedCache
 from backends.running_median import running_median
 from backends.t0_fit import final_T0_fit
 
 FOLDED_KEYS = ("model_lightcurve_time", "model_lightcurve_model", "model_folded_phase",
                "folded_y", "folded_dy", "folded_phase", "model_folded_model")  # not in lean results
 NO_FIT_WARNING = 'No transit were fit. Try smaller "transit_depth_min"'  # TLS's words
+REFERENCE_TRANSITS = BoundedCache(maxsize=32)  # (samples, template) -> TLS's reference_transit
+REFERENCE_MAX_SAMPLES = 100_000  # larger ones are built each time: 32 of them would hold 25 MB
 
 
 def tls_results(plan, stats, lean=False):
@@ -184,15 +189,35 @@ def _folded(model, period, T0, depth, duration, transit_times) -> dict:
     maxwidth_in_samples = int(np.max(model.grid.durations) * np.size(t))  # not rounded up to even
     stretch = tls.calculate_stretch(t, period, transit_times)
     internal_samples = (int(len(y) / len(transit_times))) * tls_constants.OVERSAMPLE_MODEL_LIGHT_CURVE
+    template = model._template_params()
     shape = dict(duration=duration * maxwidth_in_samples, maxwidth=maxwidth_in_samples / stretch,
-                 depth=1 - depth, **model._template_params())
-    model_folded_model = fractional_transit(samples=int(len(t)), **shape)
-    model_transit_single = fractional_transit(samples=internal_samples, **shape)
+                 depth=1 - depth, **template)
+    model_folded_model = fractional_transit(samples=int(len(t)), **shape,
+                                            cached_reference_transit=reference_flux(int(len(t)), template))
+    model_transit_single = fractional_transit(samples=internal_samples, **shape,
+                                              cached_reference_transit=reference_flux(internal_samples, template))
     model_lightcurve_model, model_lightcurve_time = _model_lightcurve(transit_times, period, t,
                                                                       model_transit_single)
     return dict(model_lightcurve_time=model_lightcurve_time, model_lightcurve_model=model_lightcurve_model,
                 model_folded_phase=model_folded_phase, folded_y=y[sort_index], folded_dy=dy[sort_index],
                 folded_phase=phases[sort_index], model_folded_model=model_folded_model)
+
+
+def reference_flux(samples, template):
+    """TLS's ``reference_transit`` of ``samples`` points for the template
+    parameters ``template`` (``_template_params``), built once for each pair
+    up to REFERENCE_MAX_SAMPLES (~0.1 ms a K2-size build, twice per full
+    results object; a survey's light curves have few lengths and transit
+    counts). Read-only: every results object shares it."""
+    def build():
+        flux = reference_transit(samples=samples, **template)
+        flux.flags.writeable = False
+        return flux
+
+    if samples > REFERENCE_MAX_SAMPLES:
+        return reference_transit(samples=samples, **template)
+    key = (samples, *((k, tuple(np.ravel(v).tolist()) if np.ndim(v) else v) for k, v in sorted(template.items())))
+    return REFERENCE_TRANSITS.get(key, build)
 
 
 def _model_lightcurve(transit_times, period, t, model_transit_single):

@@ -140,3 +140,21 @@ def test_statistics_of_another_grid_are_refused():
     stats = backends.get_backend("cpu").search(plan, periods[1:])
     with pytest.raises(ValueError, match=f"{periods.size - 1} per-period results for a grid of {periods.size}"):
         statistics.tls_results(plan, stats)
+
+
+def test_reference_transits_are_tls_own_built_once_per_samples_and_template(monkeypatch):
+    from transitleastsquares.transit import reference_transit
+
+    template = dict(per=12.9, rp=0.03, a=23.1, inc=89.0, ecc=0.0, w=90.0, u=[0.48, 0.19], limb_dark="quadratic")
+    monkeypatch.setattr(statistics, "REFERENCE_TRANSITS", statistics.BoundedCache(maxsize=4))
+    first = statistics.reference_flux(2160, template)
+    np.testing.assert_array_equal(first, reference_transit(samples=2160, **template))
+    assert statistics.reference_flux(2160, dict(template, u=(0.48, 0.19))) is first  # u as a list or a tuple
+    assert not first.flags.writeable  # every results object shares it
+    other = statistics.reference_flux(2160, dict(template, u=[0.3, 0.2]))
+    assert other is not first and not np.array_equal(other, first)
+    assert statistics.reference_flux(4320, template).size == 4320
+    assert statistics.REFERENCE_TRANSITS.builds == 3
+    big = statistics.REFERENCE_MAX_SAMPLES + 1
+    assert statistics.reference_flux(big, template).flags.writeable  # built, not kept
+    assert statistics.REFERENCE_TRANSITS.builds == 3
