@@ -134,3 +134,37 @@ def _watch_a_stranger():
 
     die_with_parent(os.getppid() + 10**6)
     time.sleep(60)
+
+
+def _frame_in(filename):
+    """A frame of code whose file is ``filename``."""
+    scope = {}
+    exec(compile("import sys\ndef here():\n    return sys._getframe()\n", filename, "exec"), scope)
+    return scope["here"]()
+
+
+def test_a_ctrl_c_inside_numbas_compiler_callbacks_comes_again_outside_them(monkeypatch):
+    """Raised in a ctypes callback from llvmlite, KeyboardInterrupt is swallowed and
+    LLVM goes on broken (test_a_second_ctrl_c_ends_the_run_at_once saw SIGSEGV):
+    there the handler sends the signal again a moment later, and raises elsewhere."""
+    sent, timers = [], []
+
+    class Timer:
+        def __init__(self, seconds, call, args):
+            timers.append(seconds)
+            self.call, self.args = call, args
+
+        def start(self):
+            self.call(*self.args)
+
+    monkeypatch.setattr(processes.threading, "Timer", Timer)
+    monkeypatch.setattr(processes.os, "kill", lambda pid, signum: sent.append((pid, signum)))
+    callback = _frame_in(os.path.join(os.sep, "site-packages", "llvmlite", "binding", "executionengine.py"))
+    with processes.interruptible():
+        processes._interrupt(signal.SIGINT, callback)  # no raise
+        assert sent == [(os.getpid(), signal.SIGINT)] and timers == [processes.DEFER_SECONDS]
+        assert signal.getsignal(signal.SIGINT) is processes._interrupt  # still the first Ctrl-C's
+        with pytest.raises(KeyboardInterrupt):
+            processes._interrupt(signal.SIGINT, _frame_in(os.path.join(os.sep, "work", "numba_user.py")))
+        assert signal.getsignal(signal.SIGINT) is processes._kill_children_and_exit
+    signal.signal(signal.SIGINT, signal.default_int_handler)

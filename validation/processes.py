@@ -1,7 +1,8 @@
 """How the processes of a validation run end.
 
 * Ctrl-C (``interruptible``): the first one raises KeyboardInterrupt in the
-  parent, which stops, keeps what is journaled and exits 130; a second one,
+  parent (once out of numba's compiler callbacks, where it would be lost),
+  which stops, keeps what is journaled and exits 130; a second one,
   while that is cleaned up, kills the children and ends the process at once,
   so it never hangs. Children forked meanwhile (transitleastsquares' worker
   pools) ignore Ctrl-C: their parent ends them, whereas a pool worker killed
@@ -20,6 +21,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from unittest import mock
 
@@ -133,7 +135,25 @@ def _kill_children_and_exit(signum, frame):
     os._exit(INTERRUPTED)
 
 
+DEFER_SECONDS = 0.01  # a Ctrl-C that lands in a callback from compiled code comes again this much later
+
+
+def _in_llvm_callback(frame) -> bool:
+    """Whether ``frame`` runs inside a callback from llvmlite (numba compiling):
+    ctypes swallows an exception raised there ("Exception ignored on calling
+    ctypes callback function") and LLVM goes on with what the callback did not
+    return; the run then died with SIGSEGV, not 130."""
+    while frame is not None:
+        if "llvmlite" in frame.f_code.co_filename.split(os.sep):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _interrupt(signum, frame):
+    if _in_llvm_callback(frame):
+        threading.Timer(DEFER_SECONDS, os.kill, (os.getpid(), signum)).start()
+        return
     signal.signal(signal.SIGINT, _kill_children_and_exit)
     raise KeyboardInterrupt
 
