@@ -30,6 +30,11 @@
 #            scripts/profile_pruned.py):
 #            time, pipes, FP32/FP64 share of peak (roofline), instruction
 #            mix, stalls, occupancy -> ncu_<case>.txt             PROFILE_S (240 each)
+#   pipes    Nsight Compute's pipe utilisation (tensor, FP64, FMA, ALU, shared
+#            memory ... as % of peak) and instruction counts per pipe of
+#            PROFILE_BACKEND's kernels in one warm search of each case in
+#            PROFILE_CASES (metrics named by a regex, so an architecture
+#            without one of them loses that one only) -> pipes_<case>.txt PROFILE_S
 #   bench    scripts/gpu_bench.sh device: the asv plan (its header; ~7 min
 #            on H200), variant table, figure -> bench_reports.tar.gz BENCH_S (540)
 # Logs and results (header with GPU, commit and date; one folder per part)
@@ -79,6 +84,11 @@ part profile && for c in ${PROFILE_CASES:-k2 tess}; do
         --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section InstructionStats \
         --section SchedulerStats --section WarpStateStats --section LaunchStats --section Occupancy \
         python3 scripts/profile_pruned.py --backend "${PROFILE_BACKEND:-pruned}" "$c" > "$OUT/ncu_$c.txt" 2>&1 || rc=1
+done
+part pipes && for c in ${PROFILE_CASES:-k2 tess}; do
+    timeout "${PROFILE_S:-240}" ncu -k "regex:${PROFILE_BACKEND:-pruned}" --metrics \
+        "regex:^sm__(pipe_.*_cycles_active|inst_executed_pipe_[a-z0-9_]*)$,sm__cycles_active.avg,gpu__time_duration.sum" \
+        python3 scripts/profile_pruned.py --backend "${PROFILE_BACKEND:-pruned}" "$c" > "$OUT/pipes_$c.txt" 2>&1 || rc=1
 done
 part bench && { OUT=$OUT timeout "${BENCH_S:-540}" bash scripts/gpu_bench.sh device 2>&1 \
     | tee "$OUT/bench.log" || rc=1; }
