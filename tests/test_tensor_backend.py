@@ -231,3 +231,30 @@ def test_fold_shapes_are_formed_once_per_templates_object_while_light_curves_alt
         first, _ = backend.fold_of(plan), backend.fold_of(other)
     assert formed == [plan.lc.size, other.lc.size] and backend.fold_of(plan) is first
     assert first[3] == shared_bytes(plan.templates, plan.lc.size, first[2], not plan.lc.uniform_weight > 0)
+
+
+def test_a_scan_times_its_kernel_by_cuda_events_beside_the_stage(monkeypatch, small_plan):
+    """``chi2_scan.kernel``: the launch between two events on a fake driver
+    (events tick 1 ms), a part of the stage (dotted), not a stage of its own."""
+    from types import SimpleNamespace
+
+    from conftest import FakeDriver, fake_pycuda
+
+    from backends.implementations import device_pool
+
+    device = fake_pycuda(monkeypatch, FakeDriver())
+    device.init = lambda: None
+    device.Device = lambda k: SimpleNamespace(retain_primary_context=lambda: SimpleNamespace(
+        push=lambda: None, pop=lambda: None))
+    monkeypatch.setattr(device_pool, "DevicePool", lambda: SimpleNamespace(allocate=device.mem_alloc))
+    backend, (plan, periods) = TensorBackend(), small_plan
+    launched = []
+    monkeypatch.setattr(backend, "refuses", lambda plan: None)  # no device to ask
+    monkeypatch.setattr(backend, "function", lambda kernel, block, shared: lambda *args, **launch: launched.append(
+        (kernel, launch["grid"])))
+    state = backend.upload(plan)
+    lo, hi = plan.width_windows(periods)
+    with backend.context():
+        found, _ = backend._scan(state, periods, lo, hi)
+    assert launched == [(backend.kernel_for(plan)[0], (periods.size, 1))] and found["gain"].size == periods.size
+    assert dict(backend.timings) == {"chi2_scan.kernel": 0.001}

@@ -22,6 +22,7 @@ import numpy as np
 
 from backends import pruning
 from backends.implementations.device_pool import PooledScratch
+from backends.implementations.event_clock import EventClock
 from backends.bounded_cache import BoundedCache
 from backends.implementations.pycuda_base import TEMPLATE_TABLES, PyCUDABackend
 from backends.implementations.staged import Staged
@@ -130,15 +131,19 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                     ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
                     ("order", (np.int32, b * n))]
         staged = Staged(sections, self._allocate)
-        self.function(kernel, self.shared_block, shared)(
-            state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.max()), np.int32(n),
-            np.int32(state.m), np.int32(mp), np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)),
-            np.float64(power_of_two_scale(lc.w)), *staged.pointers("periods", "lo", "hi"),
-            *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
-            *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
-            tables.pointer("overshoot"),
-            *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), staged.pointer("order"),
-            *staged.pointers(*OUTS), staged.pointer("counters"),
-            block=(self.shared_block, 1, 1), grid=(b, 1), shared=shared)
+        clock = EventClock(self.timings)
+        with clock.stage("chi2_scan.kernel"):  # the device's time beside the stage's wall time
+            self.function(kernel, self.shared_block, shared)(
+                state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.max()), np.int32(n),
+                np.int32(state.m), np.int32(mp), np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)),
+                np.float64(power_of_two_scale(lc.w)), *staged.pointers("periods", "lo", "hi"),
+                *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
+                *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
+                tables.pointer("overshoot"),
+                *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), staged.pointer("order"),
+                *staged.pointers(*OUTS), staged.pointer("counters"),
+                block=(self.shared_block, 1, 1), grid=(b, 1), shared=shared)
         known = pruning.host_work(state.plan, lo, hi)
-        return staged.read(["counters", *OUTS]), known
+        found = staged.read(["counters", *OUTS])
+        clock.settle()
+        return found, known
