@@ -33,6 +33,7 @@ CASES = {"k2": dict(preset="k2", ndata=4320), "tess": dict(preset="tess", ndata=
          # K2-like with per-point errors that differ by up to 20 %, as a real light curve's do
          "k2w": dict(preset="k2", ndata=4320)}
 OPTIONS = {"tess78": dict(period_max=20.0)}  # power() options per case
+CLOCK_SECONDS = 0.3  # warm searches after the timed ones, while the SM clock is sampled
 ERROR_SPREAD = {"k2w": 0.2}  # per case: dy scaled by 1 + a uniform draw in [0, spread)
 
 
@@ -64,9 +65,10 @@ def warm_times(search, repeats, min_seconds=0.0) -> list:
 
 def time_backend(name, plan, periods, repeats, clear=True, min_seconds=0.0, **options):
     """(cold s, warm median s, warm min s, stage seconds of one warm search,
-    the GPUs' use and SM clock sampled during the warm searches) of backend
-    ``name`` made with ``options``: the same kernel on the same GPU model
-    runs slower below its maximum clock."""
+    the GPUs' use and SM clock) of backend ``name`` made with ``options``: the
+    same kernel on the same GPU model runs slower below its maximum clock.
+    The clock is sampled over CLOCK_SECONDS of further warm searches, so that
+    nvidia-smi's processes take nothing from the timed ones."""
     from backends.implementations.pycuda_base import KERNELS
 
     if clear:
@@ -81,8 +83,9 @@ def time_backend(name, plan, periods, repeats, clear=True, min_seconds=0.0, **op
         backend.work.clear()
         backend.search(plan, periods)
 
+    warm = warm_times(search, repeats, min_seconds)
     with monitor.Sampler(interval=0.05) as sampler:
-        warm = warm_times(search, repeats, min_seconds)
+        warm_times(search, 0, CLOCK_SECONDS)
     stages = {k: round(v, 5) for k, v in backend.timings.items()}
     stages.update({f"work_{k}": v for k, v in backend.work.items()})
     return cold, float(np.median(warm)), float(np.min(warm)), stages, sampler.summary()

@@ -138,13 +138,26 @@ def test_profile_names_the_stage_clocks_in_the_kernels_order():
     assert found["coarse: warp 0's fine rounds"] == 3
 
 
-def test_a_timing_row_has_the_sm_clock_sampled_while_warm(smi, monkeypatch):
+def test_a_timing_row_has_the_sm_clock_sampled_over_warm_searches_after_the_timed_ones(smi, monkeypatch):
+    from backends.implementations.cpu import CPUBackend
     from datasets import synthetic
+    from validation import monitor
 
     lc = synthetic.simulate(seed=1, preset="k2", ndata=300)
     plan, periods = gpu_timing.backends.make_plan(lc.t, lc.y, lc.dy, period_max=3.0)
     monkeypatch.setenv("SM", "1755")
+    searches, sampled_from = [], []
+    search = CPUBackend.search
+    monkeypatch.setattr(CPUBackend, "search", lambda self, *a, **k: searches.append(1) or search(self, *a, **k))
+
+    class Sampler(monitor.Sampler):
+        def __enter__(self):
+            sampled_from.append(len(searches))
+            return super().__enter__()
+
+    monkeypatch.setattr(gpu_timing.monitor, "Sampler", Sampler)
     *_, gpus = gpu_timing.time_backend("cpu", plan, periods[:50], 2)
+    assert sampled_from == [3] and len(searches) > 3  # cold and 2 timed before it; then more, sampled
     busy = gpus["0000:19:00.0"]
     assert busy["samples"] >= 1 and (busy["busy_sm_mhz"], busy["max_sm_mhz"]) == (1755.0, 1980.0)
     assert gpu_timing.clock_text(gpus) == "1755/1980"  # the second GPU has no clocks: left out
