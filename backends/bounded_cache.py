@@ -34,6 +34,12 @@ class BoundedCache:
                 self._entries.popitem(last=False)
             return value
 
+    def get_by_identity(self, objects: tuple, build: Callable[[], object], *key: Hashable):
+        """``get`` keyed on which ``objects`` (by identity: arrays and plans are
+        not hashable by value) and on ``key``; the entry holds the objects, so
+        no other object takes their ids while it lives."""
+        return self.get((tuple(map(id, objects)), *key), lambda: (objects, build()))[1]
+
     def __len__(self):
         with self._lock:
             return len(self._entries)

@@ -116,6 +116,27 @@ def test_cache_builds_once_and_evicts_least_recent():
     assert len(cache) == 0
 
 
+def test_cache_by_identity_tells_equal_objects_apart_and_holds_them():
+    import gc
+    import weakref
+
+    from backends.bounded_cache import BoundedCache
+
+    class Source:  # compared by identity, as templates objects are
+        pass
+
+    cache, first, twin = BoundedCache(maxsize=2), Source(), Source()
+    assert cache.get_by_identity((first,), lambda: "first", 7) == "first"
+    assert cache.get_by_identity((first,), lambda: "again", 7) == "first"
+    assert cache.get_by_identity((first,), lambda: "other key", 8) == "other key"
+    assert cache.get_by_identity((twin,), lambda: "twin", 7) == "twin"  # evicts (first, 7)
+    assert cache.builds == 3
+    gone = weakref.ref(twin)
+    del twin
+    gc.collect()
+    assert gone() is not None  # its entry holds it: no later object can take its id while it lives
+
+
 def test_cache_rejects_zero_size():
     with pytest.raises(ValueError):
         KernelCache(maxsize=0)

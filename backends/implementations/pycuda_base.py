@@ -156,7 +156,7 @@ class PyCUDABackend(TLSBackend):
         self._identity = None  # (PCI bus id, sm_XY) of the device, read once: module() runs per launch
         self._shared_limits = {}  # (kernel, block) -> shared_limit
         self._functions = {}  # (kernel, block) -> (module, function, dynamic shared memory allowed)
-        self._templates = BoundedCache(TEMPLATE_TABLES)  # ids of template_sources -> (them, Staged tables)
+        self._templates = BoundedCache(TEMPLATE_TABLES)  # template_sources -> their Staged tables
 
     @classmethod
     def missing(cls):
@@ -264,14 +264,12 @@ class PyCUDABackend(TLSBackend):
         """``template_sections(tp)`` in one allocation (``Staged``), built and
         uploaded once for each of the last TEMPLATE_TABLES templates objects (a
         plan searched again; a survey's light curves, whose few lengths share
-        TLS's template cache, in any order). Keyed by the sources' ids: an entry
-        holds its sources, so no other object takes their ids while it lives.
+        TLS's template cache, in any order), keyed on which sources they are.
         Call inside the backend's context (an entry evicted is freed in it)."""
         import pycuda.driver as cuda
 
-        sources = self.template_sources(tp)
-        return self._templates.get(tuple(map(id, sources)), lambda: (
-            sources, Staged(self.template_sections(tp), cuda.mem_alloc)))[1]
+        return self._templates.get_by_identity(self.template_sources(tp),
+                                               lambda: Staged(self.template_sections(tp), cuda.mem_alloc))
 
     def template_sources(self, tp) -> tuple:
         """The host objects ``template_sections(tp)`` is made from (compared by identity)."""

@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from backends import pruning
+from backends.bounded_cache import BoundedCache
 from backends.implementations.device_pool import PooledScratch
 from backends.implementations.event_clock import EventClock
-from backends.bounded_cache import BoundedCache
 from backends.implementations.pycuda_base import TEMPLATE_TABLES, PyCUDABackend
 from backends.implementations.staged import Staged
 from backends.protocol import PeriodStats
@@ -57,7 +57,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         skipped it raises ``pruning.BoundViolation``, as ``pruned``'s debug mode."""
         super().__init__()
         self.debug = bool(debug)
-        self._folds = BoundedCache(TEMPLATE_TABLES)  # (id of templates, n, kernel) -> (templates, fold_of's)
+        self._folds = BoundedCache(TEMPLATE_TABLES)  # (templates, n, kernel) -> fold_of's
 
     def kernel_defines(self, block):
         return {"TPJ": self.tiles_per_job, "CAP": KEPT, "MIN_BLOCKS": 2, "DEBUG": int(self.debug)}
@@ -97,9 +97,9 @@ class TensorBackend(PooledScratch, PyCUDABackend):
 
         def formed():
             n_shifts, mp = fold_shape(tp, n, self.tiles_per_job)
-            return tp, (kernel, n_shifts, mp, shared_bytes(tp, n, mp, weighted))
+            return kernel, n_shifts, mp, shared_bytes(tp, n, mp, weighted)
 
-        return self._folds.get((id(tp), n, kernel), formed)[1]
+        return self._folds.get_by_identity((tp,), formed, n, kernel)
 
     def template_sections(self, tp):
         """TLS's template arrays, then ``TensorTables``' (uploaded once per
