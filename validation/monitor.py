@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -59,6 +60,13 @@ def tree_rss(pid) -> int:
     return total
 
 
+class GPUSample(NamedTuple):
+    util_pct: float
+    used_mib: float
+    sm_mhz: Optional[float]  # None where nvidia-smi gives no clock
+    max_sm_mhz: Optional[float]
+
+
 class Sampler:
     """Samples every ``interval`` s on a thread while the block runs: per GPU
     its busy share, peak memory and SM clock, per process its GPU, and the peak
@@ -78,7 +86,7 @@ class Sampler:
             return
         for bus, util, used, *clocks in csv_rows(gpus):
             sm, sm_max = (number(c) for c in (clocks + ["", ""])[:2])
-            self.gpus.setdefault(bus_id(bus), []).append((float(util), float(used), sm, sm_max))
+            self.gpus.setdefault(bus_id(bus), []).append(GPUSample(float(util), float(used), sm, sm_max))
         for pid, bus, used in csv_rows(apps):
             self.apps[int(pid)] = {"bus_id": bus_id(bus), "used_mib": float(used)}
 
@@ -87,11 +95,11 @@ class Sampler:
         memory [MiB], and the SM clock's median over the busy samples and its
         maximum [MHz] (None where nvidia-smi gives none): a GPU below its
         maximum clock runs the same kernel slower."""
-        return {bus: {"samples": len(s), "mean_util_pct": float(np.mean([x[0] for x in s])),
-                      "busy_samples": sum(x[0] > 0 for x in s),
-                      "max_used_mib": max(x[1] for x in s),
-                      "busy_sm_mhz": median([x[2] for x in s if x[0] > 0]),
-                      "max_sm_mhz": median([x[3] for x in s])} for bus, s in sorted(self.gpus.items())}
+        return {bus: {"samples": len(s), "mean_util_pct": float(np.mean([x.util_pct for x in s])),
+                      "busy_samples": sum(x.util_pct > 0 for x in s),
+                      "max_used_mib": max(x.used_mib for x in s),
+                      "busy_sm_mhz": median([x.sm_mhz for x in s if x.util_pct > 0]),
+                      "max_sm_mhz": median([x.max_sm_mhz for x in s])} for bus, s in sorted(self.gpus.items())}
 
     def host_peak_mib(self):
         """Peak resident memory of the process tree [MiB] (None before any sample)."""
