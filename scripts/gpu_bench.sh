@@ -3,7 +3,7 @@
 # on the offline GPU machine, packed into $OUT/bench_reports.tar.gz; and, here,
 # the step that brings that archive into reports/.
 #
-#   here (PyPI):   scripts/gpu_bench.sh fetch            # wheels -> .whl + .whl-bench (carry both)
+#   here (PyPI):   scripts/fetch_wheels.sh               # wheels -> .whl + .whl-bench (carry both)
 #   GPU machine:   scripts/gpu_bench.sh device           # the whole plan below, ~7 min on H200
 #                  scripts/gpu_bench.sh asv 'EndToEnd|Search'   # one asv run (-b regex)
 #                  scripts/gpu_bench.sh select | figure
@@ -24,23 +24,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 WHEELS=.whl-bench  # benchmark-only wheels; the core ones (.whl) are shared with gpu_check.sh
 SITE=${BENCH_SITE:-/tmp/site}
-
-fetch() {
-    mkdir -p "$WHEELS"
-    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
-        --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \
-        --platform manylinux_2_17_x86_64 -d "$WHEELS" \
-        asv asv-runner json5 pympler virtualenv distlib "importlib-metadata<9" zipp \
-        platformdirs filelock tabulate packaging build pyproject_hooks python-discovery pyyaml \
-        transitleastsquares batman-package "numpy>=2.4,<2.5" \
-        astropy pyerfa astropy-iers-data \
-        pytools mako markupsafe siphash24 typing_extensions \
-        gputls nvidia-ml-py cetra
-    for f in "$WHEELS"/*.whl; do  # keep one copy of each: the core set lives in .whl
-        [ -e ".whl/$(basename "$f")" ] && rm "$f"
-    done
-    du -sh .whl "$WHEELS"
-}
 
 install() {
     # numpy 2.4 first on the path: numba-cuda 0.30 breaks with the venv's numpy 2.5
@@ -75,7 +58,6 @@ publish() {
 }
 
 case "${1:-device}" in
-    fetch) fetch; exit ;;
     install) install; exit ;;
     publish) publish "$2" "${3:-}"; exit ;;
 esac
@@ -152,6 +134,6 @@ case "${1:-device}" in
     asv) run_asv "${BENCH_S:-300}" "${2:-.}" ;;
     select) python3 -m benchmarks.select ;;
     figure) python3 -m benchmarks.figure "$MACHINE" ;;
-    *) echo "usage: $0 fetch|install|device|asv [regex]|select|figure|publish ARCHIVE [COMMIT]" >&2; exit 2 ;;
+    *) echo "usage: $0 install|device|asv [regex]|select|figure|publish ARCHIVE [COMMIT]" >&2; exit 2 ;;
 esac
 copy_out
