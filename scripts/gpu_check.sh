@@ -33,8 +33,8 @@
 #   pipes    Nsight Compute's pipe utilisation (tensor, FP64, FMA, ALU, shared
 #            memory ... as % of peak) and instruction counts per pipe of
 #            PROFILE_BACKEND's kernels in one warm search of each case in
-#            PROFILE_CASES (metrics named by a regex, so an architecture
-#            without one of them loses that one only) -> pipes_<case>.txt PROFILE_S
+#            PROFILE_CASES (the metrics this GPU has, from ncu --query-metrics)
+#                                                  -> pipes_<case>.txt PROFILE_S
 #   bench    scripts/gpu_bench.sh device: the asv plan (its header; ~7 min
 #            on H200), variant table, figure -> bench_reports.tar.gz BENCH_S (540)
 # Logs and results (header with GPU, commit and date; one folder per part)
@@ -85,11 +85,19 @@ part profile && for c in ${PROFILE_CASES:-k2 tess}; do
         --section SchedulerStats --section WarpStateStats --section LaunchStats --section Occupancy \
         python3 scripts/profile_pruned.py --backend "${PROFILE_BACKEND:-pruned}" "$c" > "$OUT/ncu_$c.txt" 2>&1 || rc=1
 done
-part pipes && for c in ${PROFILE_CASES:-k2 tess}; do
-    timeout "${PROFILE_S:-240}" ncu -k "regex:${PROFILE_BACKEND:-pruned}" --metrics \
-        "regex:^sm__(pipe_.*_cycles_active|inst_executed_pipe_[a-z0-9_]*)$,sm__cycles_active.avg,gpu__time_duration.sum" \
-        python3 scripts/profile_pruned.py --backend "${PROFILE_BACKEND:-pruned}" "$c" > "$OUT/pipes_$c.txt" 2>&1 || rc=1
-done
+part pipes && {
+    # the names this GPU's counters go by (a regex in --metrics is refused: it
+    # must match whole names, suffixes included)
+    metrics=$(ncu --query-metrics 2>/dev/null | awk '
+        $1 ~ /^sm__pipe_[a-z0-9_]+_cycles_active$/ {m = m $1 ".avg.pct_of_peak_sustained_active,"}
+        $1 ~ /^sm__inst_executed_pipe_[a-z0-9_]+$/ {m = m $1 ".sum,"}
+        END {print m "sm__cycles_active.avg,gpu__time_duration.sum"}')
+    for c in ${PROFILE_CASES:-k2 tess}; do
+        { echo "metrics: $metrics"
+          timeout "${PROFILE_S:-240}" ncu -k "regex:${PROFILE_BACKEND:-pruned}" --metrics "$metrics" \
+            python3 scripts/profile_pruned.py --backend "${PROFILE_BACKEND:-pruned}" "$c"; } > "$OUT/pipes_$c.txt" 2>&1 || rc=1
+    done
+}
 part bench && { OUT=$OUT timeout "${BENCH_S:-540}" bash scripts/gpu_bench.sh device 2>&1 \
     | tee "$OUT/bench.log" || rc=1; }
 echo "exit status: $rc (parts: $PARTS)" | tee -a "$OUT/header.txt"
