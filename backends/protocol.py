@@ -44,6 +44,8 @@ class PeriodStats:
 
     @classmethod
     def concatenate(cls, parts):
+        if len(parts) == 1:  # a search of one batch (most): nothing to copy
+            return parts[0]
         return cls(*(np.concatenate(x) for x in zip(*((p.chi2, p.rows, p.depths) for p in parts))))
 
     @classmethod

@@ -77,6 +77,7 @@ class Staged:
         self.sizes = {name: size for name, (_, size) in shapes.items()}
         self.offsets, nbytes = layout((name, dtype.itemsize * size) for name, (dtype, size) in shapes.items())
         self.memory = allocate(max(1, nbytes))
+        self._pointers = {}  # (name, start) -> pointer: a launch asks for ~30
         if given:
             cuda.memcpy_htod(int(self.memory), self._packed(given, 0))
 
@@ -114,7 +115,10 @@ class Staged:
 
     def pointer(self, name, start=0) -> np.intp:
         """Device address of element ``start`` of ``name``, a kernel argument."""
-        return np.intp(int(self.memory) + self.offsets[name] + self.dtypes[name].itemsize * start)
+        key = (name, start)
+        if key not in self._pointers:
+            self._pointers[key] = np.intp(int(self.memory) + self.offsets[name] + self.dtypes[name].itemsize * start)
+        return self._pointers[key]
 
     def pointers(self, *names) -> tuple:
         return tuple(self.pointer(name) for name in names)
