@@ -101,6 +101,12 @@ class Templates:
         return self.overshoot / self.signal_depth
 
     @functools.cached_property
+    def row_of_index(self) -> np.ndarray:
+        """The TLS row of each width index, then 0 for index -1 (no shift
+        passed the depth filter): a scan's best width index to its row."""
+        return np.append(self.rows, 0).astype(np.intp)
+
+    @functools.cached_property
     def pieces(self):
         """The pruning bounds' per-template constants (``backends.pruning``)."""
         from backends.pruning import PieceTables

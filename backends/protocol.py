@@ -52,10 +52,9 @@ class PeriodStats:
     def from_gains(cls, plan, gain, index, depth) -> "PeriodStats":
         """From per-period (best gain, width index or -1, depth) arrays, as
         every scan forms them: chi2 = flat chi2 - gain, the width's TLS row."""
-        rows = np.append(plan.templates.rows, 0).astype(np.int64)  # index -1 takes the last: 0
         return cls(
             chi2=plan.lc.chi2_flat - np.asarray(gain, np.float64),
-            rows=rows[np.asarray(index)],
+            rows=plan.templates.row_of_index[np.asarray(index)],
             depths=np.asarray(depth, np.float64),
         )
 

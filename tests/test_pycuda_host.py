@@ -537,7 +537,7 @@ def test_staged_writes_its_sections_in_one_copy_and_reads_a_span_in_one(monkeypa
                     device.mem_alloc)
     at = {name: int(staged.pointer(name)) - device.BASE for name in staged.offsets}
     assert at == {"periods": 0, "lo": 32, "none": 48, "counters": 48, "gain": 64, "index": 96}  # 16-byte aligned
-    assert device.copies == [("htod", 0, 64)]  # up to the last section the host wrote
+    assert device.copies == [("htod async", 0, 64)]  # up to the last section the host wrote
     assert int(staged.pointer("lo", 2)) - device.BASE == 40 and int(staged.pointer("gain", 1)) - device.BASE == 72
     device.data[64:88] = np.array([0.5, 1.5, 2.5]).tobytes()  # what a kernel would write
     device.data[96:108] = np.array([7, -1, 2], np.int32).tobytes()
@@ -558,7 +558,7 @@ def test_staged_writes_device_sections_later_in_one_asynchronous_copy_of_their_s
     device = fake_pycuda(monkeypatch, FakeDriver())
     staged = Staged([("periods", np.array([3.0, 2.0])), ("lo", (np.int32, 3)), ("hi", (np.int32, 3)),
                      ("empty", (np.int32, 0)), ("gain", (np.float64, 2))], device.mem_alloc)
-    assert device.copies == [("htod", 0, 16)]  # a single section from the offset 0: copied as it is
+    assert device.copies == [("htod async", 0, 16)]  # a single section from the offset 0: copied as it is
     staged.write({"lo": [1, 2, 3], "hi": np.array([4, 5, 6], np.int64)})
     assert device.copies[1:] == [("htod async", 16, 28)]
     assert np.frombuffer(device.data, np.int32, 7, 16).tolist() == [1, 2, 3, 0, 4, 5, 6]
@@ -580,7 +580,7 @@ def test_upload_puts_the_samples_in_one_allocation_with_one_copy(monkeypatch, sm
     plan = small_plan[0]
     state = gpu.upload(plan)
     n = plan.lc.size
-    assert device.copies == [("htod", 0, int(state.w) - device.BASE + 8 * n)]
+    assert device.copies == [("htod async", 0, int(state.w) - device.BASE + 8 * n)]
     for name in "tyw":
         start = int(getattr(state, name)) - device.BASE
         assert np.array_equal(np.frombuffer(device.data, np.float64, n, start), getattr(plan.lc, name))
@@ -637,7 +637,7 @@ def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch
     arrays = gpu._scan_arrays(state, gpu._staged_periods(state, periods), lo, hi)
     staged = arrays.staged
     assert arrays.size == 3 and arrays.cascade[0] == 0.5  # the least weight: A2's constant floor
-    assert [copy[0] for copy in device.copies] == ["htod", "htod async"]  # the periods (a fold's), then the rest
+    assert [copy[0] for copy in device.copies] == ["htod async", "htod async"]  # the periods (a fold's), then the rest
     assert staged.sizes["starts"] == (0 if shared else 4) and staged.sizes["threshold"] == (0 if shared else 3)
     at = {name: staged.offsets[name] for name in staged.offsets}
     data = np.frombuffer(device.data, np.uint8)
@@ -651,7 +651,7 @@ def test_pruned_scan_arrays_go_up_in_two_copies_and_come_back_in_one(monkeypatch
     device.data[at["gain"]:at["gain"] + 24] = np.array([1.0, 2.0, 3.0]).tobytes()
     device.data[at["index"]:at["index"] + 12] = np.array([1, -1, 0], np.int32).tobytes()
     device.data[at["depth"]:at["depth"] + 24] = np.array([0.9, 0.0, 0.8]).tobytes()
-    plan = SimpleNamespace(lc=SimpleNamespace(chi2_flat=10.0), templates=SimpleNamespace(rows=np.array([4, 6])))
+    plan = SimpleNamespace(lc=SimpleNamespace(chi2_flat=10.0), templates=SimpleNamespace(row_of_index=np.array([4, 6, 0])))
     with PinnedBuffers().lend() as pinned:
         found = staged.read_queued(module.RESULTS, pinned)
         span = at["depth"] + 24 - at["counters"]  # counters to the last depth: one copy into the pinned buffer
@@ -795,14 +795,15 @@ def test_scan_launch_sends_windows_and_reads_the_best_fits_in_one_copy_each(monk
     monkeypatch.setattr(gpu, "context", contextlib.nullcontext)
     monkeypatch.setattr(gpu, "function", lambda name, block, shared=0: kernel)
     plan = SimpleNamespace(lc=SimpleNamespace(chi2_flat=10.0),
-                           templates=SimpleNamespace(rows=np.array([4, 6]), depth_min=1e-5, signal_depth=0.5))
+                           templates=SimpleNamespace(row_of_index=np.array([4, 6, 0]), depth_min=1e-5,
+                                                     signal_depth=0.5))
     state = SimpleNamespace(plan=plan, block=32, m=7, templates=("w", "s", "o", "a", "v"))
     stats = gpu.chi2_scan(state, ("rw", "wf", "cs"), np.array([2.0, 1.0]), np.array([0, 1]), np.array([2, 2]))
     (args, launch), = launches
     assert args[:4] == ("rw", "wf", "cs", 7) and args[6:11] == state.templates and args[11:13] == (1e-5, 0.5)
     lo, hi = (np.frombuffer(device.data, np.int32, 2, int(a) - device.BASE) for a in args[4:6])
     assert lo.tolist() == [0, 1] and hi.tolist() == [2, 2] and launch["grid"] == (2, 1)
-    assert [c[0] for c in device.copies] == ["htod", "dtoh"]
+    assert [c[0] for c in device.copies] == ["htod async", "dtoh"]
     assert stats.chi2.tolist() == [8.0, 7.0] and stats.rows.tolist() == [6, 0]
 
 

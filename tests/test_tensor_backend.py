@@ -233,14 +233,16 @@ def test_fold_shapes_are_formed_once_per_templates_object_while_light_curves_alt
     assert first[3] == shared_bytes(plan.templates, plan.lc.size, first[2], not plan.lc.uniform_weight > 0)
 
 
-def test_a_scan_times_its_kernel_by_cuda_events_beside_the_stage(monkeypatch, small_plan):
+def test_a_scan_times_its_kernel_by_cuda_events_and_its_stats_own_their_arrays(monkeypatch, small_plan):
     """``chi2_scan.kernel``: the launch between two events on a fake driver
-    (events tick 1 ms), a part of the stage (dotted), not a stage of its own."""
+    (events tick 1 ms), a part of the stage (dotted), not a stage of its own.
+    The results come back into a page-locked buffer that the next search
+    reuses: the stats keep none of it."""
     from types import SimpleNamespace
 
     from conftest import FakeDriver, fake_pycuda
 
-    from backends.implementations import device_pool
+    from backends.implementations import device_pool, staged, tensor
 
     device = fake_pycuda(monkeypatch, FakeDriver())
     device.init = lambda: None
@@ -252,9 +254,13 @@ def test_a_scan_times_its_kernel_by_cuda_events_beside_the_stage(monkeypatch, sm
     monkeypatch.setattr(backend, "refuses", lambda plan: None)  # no device to ask
     monkeypatch.setattr(backend, "function", lambda kernel, block, shared: lambda *args, **launch: launched.append(
         (kernel, launch["grid"])))
+    monkeypatch.setattr(tensor, "PINNED", staged.PinnedBuffers())
     state = backend.upload(plan)
     lo, hi = plan.width_windows(periods)
-    with backend.context():
-        found, _ = backend._scan(state, periods, lo, hi)
-    assert launched == [(backend.kernel_for(plan)[0], (periods.size, 1))] and found["gain"].size == periods.size
+    stats = backend.chi2_scan(state, None, periods, lo, hi)
+    assert launched == [(backend.kernel_for(plan)[0], (periods.size, 1))] and stats.chi2.size == periods.size
     assert dict(backend.timings) == {"chi2_scan.kernel": 0.001}
+    before = [a.copy() for a in (stats.chi2, stats.rows, stats.depths)]
+    (buffer,) = tensor.PINNED._free
+    buffer[:] = 0x40  # the next search's results
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip((stats.chi2, stats.rows, stats.depths), before))

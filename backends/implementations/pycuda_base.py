@@ -153,7 +153,7 @@ class PyCUDABackend(TLSBackend):
         self.block_size = checked_block_size(block_size, BLOCK_SIZES)
         self._ctx = None
         self._optin = None  # the device's opt-in shared memory per block, read once
-        self._identity = None  # (PCI bus id, sm_XY) of the device, read once: module() runs per launch
+        self._identity = None  # (PCI bus id, compute capability) of the device, read once: module() runs per launch
         self._shared_limits = {}  # (kernel, block) -> shared_limit
         self._functions = {}  # (kernel, block) -> (module, function, dynamic shared memory allowed)
         self._templates = BoundedCache(TEMPLATE_TABLES)  # template_sources -> their Staged tables
@@ -201,15 +201,20 @@ class PyCUDABackend(TLSBackend):
         compiled once per (variant, block, device, defines, options), then cached."""
         import pycuda.driver as cuda
 
-        if self._identity is None:
-            dev = self._device()
-            self._identity = (dev.pci_bus_id(), "sm_{}{}".format(*dev.compute_capability()))
-        bus, arch = self._identity
+        bus, (major, minor) = self.identity()
+        arch = f"sm_{major}{minor}"
         defines = {"BLOCK": block, **self.kernel_defines(block)}
         options = tuple(os.environ.get("TLS_NVCC_FLAGS", "").split())  # e.g. -lineinfo to profile
         key = (self.variant, block, bus, arch, tuple(sorted(defines.items())), options)
         return KERNELS.get(key, lambda: cuda.module_from_buffer(
             nvcc_cubin(f"{self.variant}.cu", arch, defines, options)))
+
+    def identity(self) -> tuple:
+        """(PCI bus id, compute capability) of the device, read once. Call in the context."""
+        if self._identity is None:
+            dev = self._device()
+            self._identity = (dev.pci_bus_id(), dev.compute_capability())
+        return self._identity
 
     def function(self, kernel, block, shared=0):
         """``kernel`` of ``module(block)``, allowed ``shared`` bytes of dynamic

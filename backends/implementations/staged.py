@@ -64,8 +64,9 @@ class Staged:
     """``sections``: (name, numpy array) pairs, written by the host (zeros
     included), or (name, (dtype, size)) pairs, left for the device to write,
     at ``packing.layout``'s offsets in one allocation of ``allocate(nbytes)``
-    (``pycuda.driver.mem_alloc`` or a memory pool's ``allocate``). Call inside
-    the device's context."""
+    (``pycuda.driver.mem_alloc`` or a memory pool's ``allocate``), written in
+    order with the work queued on the default stream. Call inside the
+    device's context."""
 
     def __init__(self, sections, allocate):
         import pycuda.driver as cuda
@@ -79,7 +80,7 @@ class Staged:
         self.memory = allocate(max(1, nbytes))
         self._pointers = {}  # (name, start) -> pointer: a launch asks for ~30
         if given:
-            cuda.memcpy_htod(int(self.memory), self._packed(given, 0))
+            cuda.memcpy_htod_async(int(self.memory), self._packed(given, 0))  # as ``write``: no wait for the DMA
 
     def write(self, arrays: dict):
         """Copy ``arrays`` (name: array, sections left to the device at first)

@@ -23,9 +23,9 @@ import numpy as np
 from backends import pruning
 from backends.bounded_cache import BoundedCache
 from backends.implementations.device_pool import PooledScratch
-from backends.implementations.event_clock import EventClock
+from backends.implementations.event_clock import EventClock, mark
 from backends.implementations.pycuda_base import TEMPLATE_TABLES, PyCUDABackend
-from backends.implementations.staged import Staged
+from backends.implementations.staged import PINNED, Staged
 from backends.protocol import PeriodStats
 from backends.tensor_tables import TensorTables, fold_shape, power_of_two_scale, shared_bytes
 
@@ -70,7 +70,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
             return (f"backend 'tensor' takes at most {MAX_WIDTHS} template widths; this grid has "
                     f"{plan.templates.widths.size} (use 'pruned')")
         with self.context():
-            arch = self._device().compute_capability()
+            arch = self.identity()[1]
             if arch < MIN_ARCH:
                 return (f"backend 'tensor' needs tensor cores of compute capability 8.0 or later; "
                         f"this GPU's is {arch[0]}.{arch[1]} (use 'pruned')")
@@ -113,14 +113,17 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         return int(np.clip(ORDER_BYTES // (4 * plan.lc.size), 1, MAX_PERIODS))
 
     def chi2_scan(self, state, folded, periods, lo, hi):
-        with self.context():
-            found, known = self._scan(state, np.asarray(periods, np.float64), np.asarray(lo), np.asarray(hi))
-        pruning.add_work(self.work, found["counters"], known, self.debug, names=COUNTERS)
-        return PeriodStats.from_gains(state.plan, found["gain"], found["index"], found["depth"])
+        # the results come back into a page-locked buffer, theirs until copied out of it (from_gains)
+        with self.context(), PINNED.lend() as pinned:
+            found, known = self._scan(state, np.asarray(periods, np.float64), np.asarray(lo), np.asarray(hi),
+                                      pinned)
+            pruning.add_work(self.work, found["counters"], known, self.debug, names=COUNTERS)
+            return PeriodStats.from_gains(state.plan, found["gain"], found["index"], found["depth"].copy())
 
-    def _scan(self, state, periods, lo, hi) -> tuple:
-        """tensor_search over ``periods``: (the counters and OUTS copied back,
-        ``pruning.host_work`` formed while the device runs). In the context:
+    def _scan(self, state, periods, lo, hi, pinned) -> tuple:
+        """tensor_search over ``periods``: (the counters and OUTS, copied back
+        into ``pinned``'s memory, a ``PinnedBuffers.lend`` function;
+        ``pruning.host_work``, formed while the device runs). In the context:
         the staged arrays go back to the pool in it."""
         lc, tp, tables = state.plan.lc, state.plan.templates, state.tables
         b, n = periods.size, state.n
@@ -143,7 +146,9 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), staged.pointer("order"),
                 *staged.pointers(*OUTS), staged.pointer("counters"),
                 block=(self.shared_block, 1, 1), grid=(b, 1), shared=shared)
+        found = staged.read_queued(["counters", *OUTS], pinned)  # page-locked: copied as the kernel ends
+        copied = mark()
         known = pruning.host_work(state.plan, lo, hi)
-        found = staged.read(["counters", *OUTS])
+        copied.synchronize()
         clock.settle()
-        return found, known
+        return found(), known
