@@ -264,3 +264,17 @@ def test_a_scan_times_its_kernel_by_cuda_events_and_its_stats_own_their_arrays(m
     (buffer,) = tensor.PINNED._free
     buffer[:] = 0x40  # the next search's results
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip((stats.chi2, stats.rows, stats.depths), before))
+
+
+def test_fold_orders_take_memory_kept_across_searches_that_grows_only(monkeypatch):
+    """A survey's light curves differ in length: their fold orders (~150 MB a
+    K2-like one) reuse one allocation, re-made only for a larger need."""
+    from conftest import FakeDriver, fake_pycuda
+
+    device = fake_pycuda(monkeypatch, FakeDriver())
+    made, alloc = [], device.mem_alloc
+    device.mem_alloc = lambda size: made.append(size) or alloc(size)
+    backend = TensorBackend()
+    first = backend.order_memory(1000)
+    assert [backend.order_memory(need) for need in (1200, 10, 1250)] == [first] * 3 and made == [1250]
+    assert backend.order_memory(1300) != first and made == [1250, 1625]

@@ -36,6 +36,8 @@ MIN_ARCH = (8, 0)  # mma.sync.m16n8k16 with float16 inputs and fp32 accumulation
 MAX_WIDTHS = 64  # template widths a grid may hold (tensor_screen.cu's MAXW; TLS's grids: ~45)
 MAX_PERIODS = 16384
 ORDER_BYTES = 1 << 29  # a batch's fold orders (4 n bytes a period) at most
+ORDER_GROWTH = 1.25  # the kept fold-order memory grows to this times a batch's need, so a survey's rising
+# lengths re-allocate it a few times, not at every light curve
 COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations", "flushes")  # COUNT_*
 WORK = (*COUNTERS, "shifts", "brute_force_macs")  # a search's work: the kernel's counters, then host_work's
 OUTS = ("gain", "index", "depth")
@@ -58,6 +60,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         super().__init__()
         self.debug = bool(debug)
         self._folds = BoundedCache(TEMPLATE_TABLES)  # (templates, n, kernel) -> fold_of's
+        self._orders = (None, 0)  # (device memory, bytes) of a batch's fold orders, kept across searches
 
     def kernel_defines(self, block):
         return {"TPJ": self.tiles_per_job, "CAP": KEPT, "MIN_BLOCKS": 2, "DEBUG": int(self.debug)}
@@ -106,6 +109,19 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         templates object, as every PyCUDA backend's)."""
         return [*super().template_sections(tp), *TensorTables(tp).sections()]
 
+    def order_memory(self, nbytes):
+        """Device memory for a batch's fold orders (``nbytes``), kept across
+        searches and grown only (ORDER_GROWTH): from the pool, each K2-like
+        light curve of a new length (~150 MB of orders) made it allocate and
+        free again, its sizes past POOL_KEEP_BYTES. Call in the context."""
+        import pycuda.driver as cuda
+
+        if self._orders[1] < nbytes:
+            self._orders = (None, 0)  # the old memory goes before the new is taken
+            size = max(nbytes, min(int(nbytes * ORDER_GROWTH), ORDER_BYTES))
+            self._orders = (cuda.mem_alloc(size), size)
+        return np.intp(int(self._orders[0]))
+
     def fold_sort(self, state, periods):
         raise NotImplementedError("backend 'tensor' folds each period inside its scan (fuses_fold_sort)")
 
@@ -128,11 +144,10 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         lc, tp, tables = state.plan.lc, state.plan.templates, state.tables
         b, n = periods.size, state.n
         kernel, n_shifts, mp, shared = self.fold_of(state.plan)
-        # what the host writes first (one copy), then what comes back (one span), then the fold orders
+        # what the host writes first (one copy), then what comes back (one span)
         sections = [("periods", periods), ("lo", lo.astype(np.int32)), ("hi", hi.astype(np.int32)),
                     ("n_shifts", n_shifts), ("counters", np.zeros(len(COUNTERS), np.uint64)),
-                    ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b)),
-                    ("order", (np.int32, b * n))]
+                    ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b))]
         staged = Staged(sections, self._allocate)
         clock = EventClock(self.timings)
         with clock.stage("chi2_scan.kernel"):  # the device's time beside the stage's wall time
@@ -143,7 +158,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
                 *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
                 tables.pointer("overshoot"),
-                *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), staged.pointer("order"),
+                *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), self.order_memory(4 * b * n),
                 *staged.pointers(*OUTS), staged.pointer("counters"),
                 block=(self.shared_block, 1, 1), grid=(b, 1), shared=shared)
         found = staged.read_queued(["counters", *OUTS], pinned)  # page-locked: copied as the kernel ends
