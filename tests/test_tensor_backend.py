@@ -215,6 +215,18 @@ def test_lists_full_of_near_ties_are_rechecked_at_once_and_the_result_is_cpus():
 
 @gpu
 @pytest.mark.gpu
+def test_search_many_of_light_curves_of_growing_lengths_gives_each_cpus_stats():
+    """Each queued behind the one before, their fold orders in memory that
+    grows between them: every light curve's stats are still its own."""
+    jobs = [backends.make_plan(*box_light_curve(days=days, seed=seed)) for days, seed in ((15, 1), (25, 2), (20, 3))]
+    jobs = [(plan, periods[::7]) for plan, periods in jobs]
+    got = TensorBackend().search_many(jobs)
+    for stats, (plan, periods) in zip(got, jobs):
+        assert_same_as_cpu(stats, plan, periods)
+
+
+@gpu
+@pytest.mark.gpu
 def test_a_time_axis_near_3000_days_folds_without_losing_samples():
     t, y, _ = box_light_curve(epoch=3000.0, seed=2, dy=None)
     plan, periods = backends.make_plan(t, y)
@@ -233,11 +245,10 @@ def test_fold_shapes_are_formed_once_per_templates_object_while_light_curves_alt
     assert first[3] == shared_bytes(plan.templates, plan.lc.size, first[2], not plan.lc.uniform_weight > 0)
 
 
-def test_a_scan_times_its_kernel_by_cuda_events_and_its_stats_own_their_arrays(monkeypatch, small_plan):
-    """``chi2_scan.kernel``: the launch between two events on a fake driver
-    (events tick 1 ms), a part of the stage (dotted), not a stage of its own.
-    The results come back into a page-locked buffer that the next search
-    reuses: the stats keep none of it."""
+def fake_tensor(monkeypatch, log):
+    """A ``TensorBackend`` on a fake driver (``conftest.FakeDriver``, events
+    tick 1 ms) whose launches append ("launch", kernel, periods) to ``log``,
+    with a page-locked pool of its own (``tensor.PINNED``)."""
     from types import SimpleNamespace
 
     from conftest import FakeDriver, fake_pycuda
@@ -248,17 +259,29 @@ def test_a_scan_times_its_kernel_by_cuda_events_and_its_stats_own_their_arrays(m
     device.init = lambda: None
     device.Device = lambda k: SimpleNamespace(retain_primary_context=lambda: SimpleNamespace(
         push=lambda: None, pop=lambda: None))
+    device.Context = SimpleNamespace(synchronize=lambda: log.append(("synchronize",)))
     monkeypatch.setattr(device_pool, "DevicePool", lambda: SimpleNamespace(allocate=device.mem_alloc))
-    backend, (plan, periods) = TensorBackend(), small_plan
-    launched = []
-    monkeypatch.setattr(backend, "refuses", lambda plan: None)  # no device to ask
-    monkeypatch.setattr(backend, "function", lambda kernel, block, shared: lambda *args, **launch: launched.append(
-        (kernel, launch["grid"])))
     monkeypatch.setattr(tensor, "PINNED", staged.PinnedBuffers())
+    backend = TensorBackend()
+    monkeypatch.setattr(backend, "refuses", lambda plan: None)  # no device to ask
+    monkeypatch.setattr(backend, "function", lambda kernel, block, shared: lambda *args, **launch: log.append(
+        ("launch", kernel, launch["grid"][0])))
+    return backend
+
+
+def test_a_scan_times_its_kernel_by_cuda_events_and_its_stats_own_their_arrays(monkeypatch, small_plan):
+    """``chi2_scan.kernel``: the launch between two events on a fake driver
+    (events tick 1 ms), a part of the stage (dotted), not a stage of its own.
+    The results come back into a page-locked buffer that the next search
+    reuses: the stats keep none of it."""
+    from backends.implementations import tensor
+
+    launched = []
+    backend, (plan, periods) = fake_tensor(monkeypatch, launched), small_plan
     state = backend.upload(plan)
     lo, hi = plan.width_windows(periods)
     stats = backend.chi2_scan(state, None, periods, lo, hi)
-    assert launched == [(backend.kernel_for(plan)[0], (periods.size, 1))] and stats.chi2.size == periods.size
+    assert launched == [("launch", backend.kernel_for(plan)[0], periods.size)] and stats.chi2.size == periods.size
     assert dict(backend.timings) == {"chi2_scan.kernel": 0.001}
     before = [a.copy() for a in (stats.chi2, stats.rows, stats.depths)]
     (buffer,) = tensor.PINNED._free
@@ -268,13 +291,54 @@ def test_a_scan_times_its_kernel_by_cuda_events_and_its_stats_own_their_arrays(m
 
 def test_fold_orders_take_memory_kept_across_searches_that_grows_only(monkeypatch):
     """A survey's light curves differ in length: their fold orders (~150 MB a
-    K2-like one) reuse one allocation, re-made only for a larger need."""
+    K2-like one) reuse one allocation, re-made only for a larger need, once
+    the searches queued before have ended."""
+    from types import SimpleNamespace
+
     from conftest import FakeDriver, fake_pycuda
 
     device = fake_pycuda(monkeypatch, FakeDriver())
     made, alloc = [], device.mem_alloc
     device.mem_alloc = lambda size: made.append(size) or alloc(size)
+    device.Context = SimpleNamespace(synchronize=lambda: made.append("synchronize"))
     backend = TensorBackend()
     first = backend.order_memory(1000)
     assert [backend.order_memory(need) for need in (1200, 10, 1250)] == [first] * 3 and made == [1250]
-    assert backend.order_memory(1300) != first and made == [1250, 1625]
+    assert backend.order_memory(1300) != first and made == [1250, "synchronize", 1625]
+
+
+def test_search_many_launches_each_light_curve_before_reading_the_one_before(monkeypatch, small_plan):
+    """The host's work around a kernel overlaps the kernel before it; the
+    results come in order, as ``search`` gives them, each handed to
+    ``found`` and counted by ``progress`` as it is read; a job of more than
+    one batch is searched alone in its turn."""
+    log = []
+    backend, (plan, periods) = fake_tensor(monkeypatch, log), small_plan
+    monkeypatch.setattr(backend, "max_batch_periods", lambda plan: 6)
+    jobs = [(plan, periods[:6]), (plan, periods[:5]), (plan, periods[:9]), (plan, periods[:3])]
+    got = backend.search_many(jobs, progress=lambda n: log.append(("progress", n)),
+                              found=lambda k, stats: log.append(("found", k, stats.chi2.size)))
+    kernel = backend.kernel_for(plan)[0]
+    assert [entry for entry in log if entry[0] != "synchronize"] == [
+        ("launch", kernel, 6), ("launch", kernel, 5), ("progress", 6), ("found", 0, 6),
+        ("progress", 5), ("found", 1, 5), ("launch", kernel, 3),  # job 2, alone, after job 3's launch
+        ("launch", kernel, 6), ("launch", kernel, 3), ("progress", 9), ("found", 2, 9),
+        ("progress", 3), ("found", 3, 3)]
+    alone = [backend.search(plan, p) for p, in ((periods[:6],), (periods[:5],), (periods[:9],), (periods[:3],))]
+    for a, b in zip(got, alone):
+        for x, y in zip((a.chi2, a.rows, a.depths), (b.chi2, b.rows, b.depths)):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_search_many_that_fails_waits_for_the_device_and_gives_every_buffer_back(monkeypatch, small_plan):
+    """An error at a light curve (here its upload) leaves no copy in flight
+    into a page-locked buffer lent again: the device is waited for first."""
+    from backends.implementations import tensor
+
+    log = []
+    backend, (plan, periods) = fake_tensor(monkeypatch, log), small_plan
+    upload = backend.upload
+    monkeypatch.setattr(backend, "upload", lambda p: upload(p) if len(log) < 1 else 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        backend.search_many([(plan, periods), (plan, periods)])
+    assert log[-1] == ("synchronize",) and len(tensor.PINNED._free) == 1  # the first job's, back

@@ -18,6 +18,9 @@ one nvcc cubin from the shared kernel cache with CUB and the bucket sort.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+
 import numpy as np
 
 from backends import pruning
@@ -26,7 +29,7 @@ from backends.implementations.device_pool import PooledScratch
 from backends.implementations.event_clock import EventClock, mark
 from backends.implementations.pycuda_base import TEMPLATE_TABLES, PyCUDABackend
 from backends.implementations.staged import PINNED, Staged
-from backends.protocol import PeriodStats
+from backends.protocol import PeriodStats, trial_periods
 from backends.tensor_tables import TensorTables, fold_shape, power_of_two_scale, shared_bytes
 
 TENSOR_BLOCK = 384  # threads: 80 registers, two blocks per SM with a K2-like fold (fastest of four shapes, H200)
@@ -117,6 +120,8 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         import pycuda.driver as cuda
 
         if self._orders[1] < nbytes:
+            if self._orders[0] is not None:  # a queued search may still be using it
+                cuda.Context.synchronize()
             self._orders = (None, 0)  # the old memory goes before the new is taken
             size = max(nbytes, min(int(nbytes * ORDER_GROWTH), ORDER_BYTES))
             self._orders = (cuda.mem_alloc(size), size)
@@ -131,16 +136,61 @@ class TensorBackend(PooledScratch, PyCUDABackend):
     def chi2_scan(self, state, folded, periods, lo, hi):
         # the results come back into a page-locked buffer, theirs until copied out of it (from_gains)
         with self.context(), PINNED.lend() as pinned:
-            found, known = self._scan(state, np.asarray(periods, np.float64), np.asarray(lo), np.asarray(hi),
-                                      pinned)
-            pruning.add_work(self.work, found["counters"], known, self.debug, names=COUNTERS)
-            return PeriodStats.from_gains(state.plan, found["gain"], found["index"], found["depth"].copy())
+            return self._queue(state, periods, lo, hi, pinned)()
 
-    def _scan(self, state, periods, lo, hi, pinned) -> tuple:
-        """tensor_search over ``periods``: (the counters and OUTS, copied back
-        into ``pinned``'s memory, a ``PinnedBuffers.lend`` function;
-        ``pruning.host_work``, formed while the device runs). In the context:
-        the staged arrays go back to the pool in it."""
+    def search_many(self, jobs, progress=None, found=None):
+        """``search`` of each job in turn, each queued on the device before the
+        results of the one before it are read: the host's work on either side
+        of a K2-like kernel (upload and launch ~0.3 ms, results ~0.1 ms) runs
+        beside the kernel before it. A job of more than one batch is searched
+        alone (``search``) in its turn."""
+        import pycuda.driver as cuda
+
+        out, waiting = [], []  # the jobs queued, as (k, periods, their stats' function, their buffer)
+
+        def retire(k, size, stats, held):
+            with held:
+                out.append(stats())
+            if progress is not None:
+                progress(size)
+            if found is not None:
+                found(k, out[-1])
+
+        with self.context():
+            try:
+                for k, (plan, periods) in enumerate(jobs):
+                    periods = trial_periods(periods)
+                    if periods.size > self.max_batch_periods(plan):
+                        queued = (k, periods.size, functools.partial(self.search, plan, periods),
+                                  contextlib.nullcontext())
+                    else:
+                        self._pool_for(plan)
+                        with self.clock("duration_grid"):
+                            lo, hi = plan.width_windows(periods)
+                        with self.clock("upload"):
+                            state = self.upload(plan)
+                        held = contextlib.ExitStack()
+                        queued = (k, periods.size, self._queue(state, periods, lo, hi,
+                                                               held.enter_context(PINNED.lend())), held)
+                    waiting.append(queued)
+                    if len(waiting) > 1:
+                        retire(*waiting.pop(0))
+                while waiting:
+                    retire(*waiting.pop(0))
+            except BaseException:
+                cuda.Context.synchronize()  # no copy may land in a buffer lent again
+                for *_, held in waiting:
+                    held.close()
+                raise
+        return out
+
+    def _queue(self, state, periods, lo, hi, pinned):
+        """Queue tensor_search over ``periods`` and the copy of its results
+        into ``pinned``'s memory (a ``PinnedBuffers.lend`` function); returns a
+        function that waits for them and gives their ``PeriodStats``, the work
+        counted (``pruning.host_work`` formed while the device runs). Call it
+        and this in the context: the staged arrays go back to the pool in it."""
+        periods, lo, hi = np.asarray(periods, np.float64), np.asarray(lo), np.asarray(hi)
         lc, tp, tables = state.plan.lc, state.plan.templates, state.tables
         b, n = periods.size, state.n
         kernel, n_shifts, mp, shared = self.fold_of(state.plan)
@@ -164,6 +214,12 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         found = staged.read_queued(["counters", *OUTS], pinned)  # page-locked: copied as the kernel ends
         copied = mark()
         known = pruning.host_work(state.plan, lo, hi)
-        copied.synchronize()
-        clock.settle()
-        return found(), known
+
+        def stats():
+            copied.synchronize()
+            clock.settle()
+            got = found()
+            pruning.add_work(self.work, got["counters"], known, self.debug, names=COUNTERS)
+            return PeriodStats.from_gains(state.plan, got["gain"], got["index"], got["depth"].copy())
+
+        return stats
