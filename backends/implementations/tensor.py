@@ -146,7 +146,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         alone (``search``) in its turn."""
         import pycuda.driver as cuda
 
-        out, waiting = [], []  # the jobs queued, as (k, periods, their stats' function, their buffer)
+        out, waiting = [], []  # the jobs queued: (k, periods searched, their stats' function, their buffer)
 
         def retire(k, size, stats, held):
             with held:
