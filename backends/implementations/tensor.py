@@ -144,8 +144,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         of a K2-like kernel (upload and launch ~0.3 ms, results ~0.1 ms) runs
         beside the kernel before it. A job of more than one batch is searched
         alone (``search``) in its turn."""
-        import pycuda.driver as cuda
-
+        jobs = [(plan, trial_periods(periods)) for plan, periods in jobs]  # checked before any work
         out, waiting = [], []  # the jobs queued: (k, periods searched, their stats' function, their buffer)
 
         def retire(k, size, stats, held):
@@ -159,7 +158,6 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         with self.context():
             try:
                 for k, (plan, periods) in enumerate(jobs):
-                    periods = trial_periods(periods)
                     if periods.size > self.max_batch_periods(plan):
                         queued = (k, periods.size, functools.partial(self.search, plan, periods),
                                   contextlib.nullcontext())
@@ -178,6 +176,8 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 while waiting:
                     retire(*waiting.pop(0))
             except BaseException:
+                import pycuda.driver as cuda
+
                 cuda.Context.synchronize()  # no copy may land in a buffer lent again
                 for *_, held in waiting:
                     held.close()
