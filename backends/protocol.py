@@ -87,7 +87,7 @@ def trial_periods(periods) -> np.ndarray:
     periods = np.ascontiguousarray(periods, dtype=np.float64)
     if periods.ndim != 1 or periods.size == 0:
         raise ValueError(f"a search needs a 1-d array of at least one trial period, not shape {periods.shape}")
-    if not np.all(np.isfinite(periods) & (periods > 0)):
+    if not (periods.min() > 0 and np.isfinite(periods.max())):  # a NaN makes min() NaN: refused too
         raise ValueError("trial periods must be finite and positive")
     return periods
 

@@ -77,7 +77,7 @@ def test_progress_reports_every_period(small_plan):
 @pytest.mark.parametrize("name", backends.backend_names())
 @pytest.mark.parametrize("periods, message", [
     ([], "at least one trial period"), ([[2.0, 3.0]], "1-d array"),
-    ([2.0, np.nan], "finite and positive"), ([2.0, -1.0], "finite and positive"),
+    ([2.0, np.nan], "finite and positive"), ([2.0, -1.0], "finite and positive"), ([2.0, np.inf], "finite and positive"),
 ])
 def test_bad_trial_periods_are_refused_before_any_work(name, periods, message, small_plan):
     """Every backend, GPU ones included (the check comes before the upload,
