@@ -199,6 +199,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                     ("n_shifts", n_shifts), ("counters", np.zeros(len(COUNTERS), np.uint64)),
                     ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b))]
         staged = Staged(sections, self._allocate)
+        orders = self.order_memory(4 * b * n)  # before the clock: growing it waits for the device
         clock = EventClock(self.timings)
         with clock.stage("chi2_scan.kernel"):  # the device's time beside the stage's wall time
             self.function(kernel, self.shared_block, shared)(
@@ -208,7 +209,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
                 *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
                 tables.pointer("overshoot"),
-                *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), self.order_memory(4 * b * n),
+                *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), orders,
                 *staged.pointers(*OUTS), staged.pointer("counters"),
                 block=(self.shared_block, 1, 1), grid=(b, 1), shared=shared)
         found = staged.read_queued(["counters", *OUTS], pinned)  # page-locked: copied as the kernel ends
