@@ -48,7 +48,7 @@ class HostPath:
 
 
 class Throughput:
-    params = (["simple", "pruned"],)
+    params = (["simple", "pruned", "tensor"],)
     param_names = ["backend"]
     unit = "light curves per second"
     timeout = 600

@@ -19,6 +19,8 @@
 #   3. HostStages (grid) and Upload/FoldSort/Chi2Scan/Search on BENCH_STAGE_CASES
 #   4. GPUMemory on BENCH_MEMORY_CASES; ColdStart on BENCH_COLD_CASES
 #   5. The BLS peer, the GPU peers, PeerAccuracy
+#   Asked for only (BENCH_STEPS="throughput ..."): issue 13's Throughput tracks of
+#   tensor (packed, end to end, lean, their ratio; 64 K2-like curves)
 # Cases are asv parameter regexes, e.g. "4320, 10000|20000, 10000".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -120,6 +122,7 @@ plan() {
     # our tracks before the slower peers: at c5bf92b (H200) a whole plan reached none of them by the deadline
     local cases="${BENCH_MEMORY_CASES:-500, 1000|4320, 10000}"
     step accuracy 90 "^bench_(search\.Accuracy|work\.TensorWork)\..*, ($cases)\)$"
+    step throughput 150 "^bench_host\.Throughput\..*\('tensor'\)$"
     step stages 60 "^bench_stages\.(HostStages|Upload|FoldSort|Chi2Scan|Search)\..*[(, ]($k2)\)$"
     step memory 60 "^bench_search\.GPUMemory\..*, ($cases)\)$"
     step cold 60 "^bench_search\.ColdStart\..*, (${BENCH_COLD_CASES:-4320, 10000})\)$"
