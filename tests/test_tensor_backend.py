@@ -342,3 +342,23 @@ def test_search_many_that_fails_waits_for_the_device_and_gives_every_buffer_back
     with pytest.raises(ZeroDivisionError):
         backend.search_many([(plan, periods), (plan, periods)])
     assert log[-1] == ("synchronize",) and len(tensor.PINNED._free) == 1  # the first job's, back
+
+
+def test_search_many_whose_results_fail_gives_back_the_buffers_of_that_job_and_the_next(monkeypatch, small_plan):
+    """A job's results raising (a debug mode's bound violation) ends the run
+    with the device waited for and both jobs' page-locked buffers given back:
+    the next job was already queued behind it."""
+    from backends import pruning
+    from backends.implementations import tensor
+
+    log = []
+    backend, (plan, periods) = fake_tensor(monkeypatch, log), small_plan
+
+    def violated(*args, **kwargs):
+        raise pruning.BoundViolation("1 skipped shift(s) beat their bound")
+
+    monkeypatch.setattr(pruning, "add_work", violated)
+    with pytest.raises(pruning.BoundViolation):
+        backend.search_many([(plan, periods), (plan, periods), (plan, periods)])
+    assert [entry[0] for entry in log] == ["launch", "launch", "synchronize"]
+    assert len(tensor.PINNED._free) == 2
