@@ -339,9 +339,9 @@ def test_search_many_that_fails_waits_for_the_device_and_gives_every_buffer_back
     backend, (plan, periods) = fake_tensor(monkeypatch, log), small_plan
     upload = backend.upload
     monkeypatch.setattr(backend, "upload", lambda p: upload(p) if len(log) < 1 else 1 / 0)
-    with pytest.raises(ZeroDivisionError):
+    with pytest.raises(ZeroDivisionError) as failed:  # its traceback holds the frames: no help from gc
         backend.search_many([(plan, periods), (plan, periods)])
-    assert log[-1] == ("synchronize",) and len(tensor.PINNED._free) == 1  # the first job's, back
+    assert log[-1] == ("synchronize",) and len(tensor.PINNED._free) == 1 and failed.traceback  # the first job's
 
 
 def test_search_many_whose_results_fail_gives_back_the_buffers_of_that_job_and_the_next(monkeypatch, small_plan):
@@ -358,7 +358,7 @@ def test_search_many_whose_results_fail_gives_back_the_buffers_of_that_job_and_t
         raise pruning.BoundViolation("1 skipped shift(s) beat their bound")
 
     monkeypatch.setattr(pruning, "add_work", violated)
-    with pytest.raises(pruning.BoundViolation):
+    with pytest.raises(pruning.BoundViolation) as failed:  # its traceback holds the frames: no help from gc
         backend.search_many([(plan, periods), (plan, periods), (plan, periods)])
     assert [entry[0] for entry in log] == ["launch", "launch", "synchronize"]
-    assert len(tensor.PINNED._free) == 2
+    assert len(tensor.PINNED._free) == 2 and failed.traceback
