@@ -116,7 +116,9 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         """Device memory for a batch's fold orders (``nbytes``), kept across
         searches and grown only (ORDER_GROWTH): from the pool, each K2-like
         light curve of a new length (~150 MB of orders) made it allocate and
-        free again, its sizes past POOL_KEEP_BYTES. Call in the context."""
+        free again, its sizes past POOL_KEEP_BYTES. Held while the backend
+        lives (at most ORDER_BYTES, or one batch's need beyond it;
+        ``registry.release_instances`` lets kept instances go). Call in the context."""
         import pycuda.driver as cuda
 
         if self._orders[1] < nbytes:
