@@ -53,6 +53,9 @@ dedupe() {  # a wheel .whl holds too is carried once
 }
 
 for set in ${@:-core bench dask}; do
-    "$set"
+    case $set in
+        core | bench | dask) "$set" ;;
+        *) echo "usage: $0 [core] [bench] [dask] (unknown set: $set)" >&2; exit 2 ;;
+    esac
 done
 du -sh .whl .whl-bench .whl-dask 2>/dev/null
