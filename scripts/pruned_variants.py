@@ -9,8 +9,9 @@ falls on every variant alike. Kernel time by CUDA events, search wall time.
 ``--same-counts`` names work counters every variant must share with the
 first (a change meant to skip work without changing what survives: a gate
 that leaves ``depth_pass`` lower must leave ``coarse_pass`` alone).
-With ``--backend tensor``, ``tensor_search``'s: threads per block and tiles
-of 128 shifts per job (``384x4``; ``tensor_screen.cu``'s defines after a colon).
+With ``--backend tensor``, its kernels' shape (both alike: ``--case k2w`` times
+``tensor_search_w``): threads per block and tiles of 128 shifts per job
+(``384x4``; ``tensor_screen.cu``'s defines after a colon).
 
     python scripts/pruned_variants.py [--variants 512x2,640x1,512x2:EXACT_LANES=4] [--rounds 5] [--repeats 5]
                                       [--case k2] [--same-counts coarse_pass,fine_pass] [--out FILE.json]
@@ -57,13 +58,12 @@ def variant_backend(block, at_once, defines=None, options=None):
 
 
 def tensor_variant(block, tiles, defines=None, options=None):
-    """A ``tensor`` backend whose tensor_search runs ``block`` threads taking
+    """A ``tensor`` backend whose kernels run ``block`` threads taking
     ``tiles`` tiles a job, compiled with ``defines`` too, made with ``options``."""
     extra = dict(defines or {})
 
     class Variant(tensor.TensorBackend):
-        shared_block = block
-        tiles_per_job = tiles
+        shapes = {kernel: (block, tiles) for kernel in tensor.SHAPES}
 
         def kernel_defines(self, b):
             return {**super().kernel_defines(b), **extra}
@@ -73,7 +73,7 @@ def tensor_variant(block, tiles, defines=None, options=None):
 
 # per backend: (its variant from parse_variant's fields, default variants, its work counters)
 BACKENDS = {"pruned": (variant_backend, "512x2,512x1,640x1,768x1", pruning.COUNTERS),
-            "tensor": (tensor_variant, "384x2,384x4", tensor.WORK)}
+            "tensor": (tensor_variant, "384x4,384x2", tensor.WORK)}
 
 
 def parse_variant(spec):

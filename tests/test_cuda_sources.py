@@ -145,35 +145,35 @@ def test_k2_like_folds_fit_pruned_period_beside_its_queues(case, tmp_path):
     assert static + 8 * PrunedBackend.shared_doubles(plan, uniform) <= H100_SHARED_OPTIN
 
 
-def test_tensor_search_keeps_two_k2_like_blocks_per_sm_without_spills(tmp_path):
-    """tensor_search at its block and defines: no spills, at most the
-    registers two blocks per SM allow, and its static shared memory beside a
-    K2-like fold's (tensor_tables.shared_bytes) twice within an SM's 228 KB (1 KB
-    a block reserved): the shape measured (reports/gpu/tensor_screen_2026-12-02_H200/).
-    tensor_search_w (weights that differ): no spills, one block's room."""
-    from backends.implementations.tensor import TENSOR_BLOCK, TILES_PER_JOB, TensorBackend
+def test_tensor_kernels_fit_their_shapes_without_spills(tmp_path):
+    """Each kernel at its shape (tensor.SHAPES) and defines: no spills, at most
+    the registers its blocks per SM allow (tensor_search two, tensor_search_w
+    one), and its static shared memory beside a K2-like fold's
+    (tensor_tables.shared_bytes) within an SM's 228 KB (1 KB a block
+    reserved) that many times: the shapes measured (NOTES step 96)."""
+    from backends.implementations.tensor import SHAPES, TensorBackend
     from backends.tensor_tables import fold_shape, shared_bytes
     from gpu_timing import case_plan
 
-    defines = {"BLOCK": TENSOR_BLOCK, **TensorBackend().kernel_defines(TENSOR_BLOCK)}
-    cmd = nvcc_command("tensor_screen.cu", "sm_90", defines, ["-Xptxas", "-v"], tmp_path / "k.cubin")
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    report = parse_ptxas(done.stderr)
-    registers, *spills = report["tensor_search"]
-    assert spills == [0, 0, 0] and registers * TENSOR_BLOCK * 2 <= 65536
-    assert report["tensor_search_w"][1:] == (0, 0, 0)  # one block per SM: its registers are not held to two
-    static = int(re.search(r"Function properties for tensor_search\n.*\n.*?(\d+) bytes smem", done.stderr).group(1))
     plan = case_plan("k2")[0]
-    mp = fold_shape(plan.templates, plan.lc.size, TILES_PER_JOB)[1]
-    fold = functools.partial(shared_bytes, plan.templates, plan.lc.size, mp)
-    assert 2 * (static + fold() + 1024) <= 228 * 1024
-    assert static + fold(weighted=True) <= H100_SHARED_OPTIN  # weighted: one block of a K2-like fold
+    for kernel, blocks in (("tensor_search", 2), ("tensor_search_w", 1)):
+        threads, tiles = SHAPES[kernel]
+        defines = {"BLOCK": threads, **TensorBackend().kernel_defines(threads)}
+        cmd = nvcc_command("tensor_screen.cu", "sm_90", defines, ["-Xptxas", "-v"], tmp_path / f"{kernel}.cubin")
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        registers, *spills = parse_ptxas(done.stderr)[kernel]
+        assert spills == [0, 0, 0] and registers * threads * blocks <= 65536, kernel
+        static = int(re.search(rf"Function properties for {kernel}\n.*\n.*?(\d+) bytes smem", done.stderr).group(1))
+        mp = fold_shape(plan.templates, plan.lc.size, tiles)[1]
+        fold = shared_bytes(plan.templates, plan.lc.size, mp, weighted=kernel == "tensor_search_w")
+        assert blocks * (static + fold + 1024) <= 228 * 1024, kernel
 
 
 def test_tensor_search_compiles_in_debug_mode(tmp_path):
-    from backends.implementations.tensor import TENSOR_BLOCK, TensorBackend
+    from backends.implementations.tensor import SHAPES, TensorBackend
 
-    defines = {"BLOCK": TENSOR_BLOCK, **TensorBackend(debug=True).kernel_defines(TENSOR_BLOCK)}
-    report = ptxas_report("tensor_screen.cu", TENSOR_BLOCK, defines, tmp_path)
+    threads = SHAPES["tensor_search"][0]
+    defines = {"BLOCK": threads, **TensorBackend(debug=True).kernel_defines(threads)}
+    report = ptxas_report("tensor_screen.cu", threads, defines, tmp_path)
     assert {"tensor_search", "tensor_search_w"} <= set(report)

@@ -79,14 +79,15 @@ def test_tensor_variants_take_their_threads_tiles_and_defines():
     padding follows) and defines; the backend's own are left alone; --same-counts
     takes tensor's counters."""
     import pruned_variants
-    from backends.implementations.tensor import TILES_PER_JOB, TensorBackend
+    from backends.implementations.tensor import SHAPES, TensorBackend
     from backends.tensor_tables import fold_shape
 
     backend = pruned_variants.tensor_variant(*pruned_variants.parse_variant("256x4:MIN_BLOCKS=3:debug=1"))
-    assert (backend.shared_block, backend.tiles_per_job, backend.debug) == (256, 4, True)
+    assert backend.shapes == {"tensor_search": (256, 4), "tensor_search_w": (256, 4)} and backend.debug
     assert {k: backend.kernel_defines(256)[k] for k in ("TPJ", "MIN_BLOCKS", "DEBUG")} == {
         "TPJ": 4, "MIN_BLOCKS": 3, "DEBUG": 1}
-    assert TensorBackend().kernel_defines(384)["TPJ"] == TILES_PER_JOB == TensorBackend.tiles_per_job
+    assert TensorBackend.shapes is SHAPES and {k: TensorBackend().kernel_defines(384)[k] for k in ("TPJ", "TPJ_W")} \
+        == {"TPJ": SHAPES["tensor_search"][1], "TPJ_W": SHAPES["tensor_search_w"][1]}
     plan = gpu_timing.case_plan("k2")[0]
     assert backend.fold_of(plan)[2] == fold_shape(plan.templates, plan.lc.size, 4)[1]
     with pytest.raises(SystemExit):

@@ -8,7 +8,7 @@ import pytest
 
 import backends
 from backends.gpu import cuda_device_count
-from backends.implementations.tensor import TENSOR_BLOCK, TILES_PER_JOB, TensorBackend
+from backends.implementations.tensor import SHAPES, TensorBackend
 from backends.tensor_tables import (TILE, U16, TensorTables, banded_fragments, fold_shape, halves,
                                     power_of_two_scale, shared_bytes)
 from gpu_timing import case_plan
@@ -52,7 +52,7 @@ def test_scales_put_the_largest_value_just_under_float16s_top_and_zero_is_left_a
     assert power_of_two_scale(np.zeros(3)) == 1.0
 
 
-@pytest.mark.parametrize("tiles_per_job", sorted({1, 2, 4, TILES_PER_JOB}))
+@pytest.mark.parametrize("tiles_per_job", sorted({1, 2, 4, *(tiles for _, tiles in SHAPES.values())}))
 def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_reads(k2, tiles_per_job):
     plan, _, tables = k2
     tp, f, n = plan.templates, tables.fields, plan.lc.size
@@ -139,9 +139,25 @@ def test_the_registry_names_it_and_auto_takes_it_where_the_h200s_table_ranks_it_
     assert auto_order(order, gpu="NVIDIA A100-SXM4-80GB", ndata=4320)[0] == "pruned"
 
 
+def test_each_kernel_folds_and_compiles_for_its_own_shape():
+    """tensor_search and tensor_search_w differ in threads and tiles per job
+    (SHAPES): a plan's fold padding follows its kernel's tiles, and two blocks
+    per SM are asked only at tensor_search's threads."""
+    backend = TensorBackend()
+    pads = set()
+    for case, kernel in (("k2", "tensor_search"), ("k2w", "tensor_search_w")):
+        plan = case_plan(case)[0]
+        threads, tiles = SHAPES[kernel]
+        got, _, mp, _ = backend.fold_of(plan)
+        assert got == kernel and mp == fold_shape(plan.templates, plan.lc.size, tiles)[1]
+        pads |= {fold_shape(plan.templates, plan.lc.size, t)[1] - mp for t in (2, 4)}
+        assert backend.kernel_defines(threads)["MIN_BLOCKS"] == (2 if kernel == "tensor_search" else 1)
+    assert len(pads) > 1  # the tiles per job change the padding: a kernel's own are what it gets
+
+
 def test_debug_mode_compiles_its_checks_in_and_is_off_by_default():
-    assert TensorBackend().kernel_defines(TENSOR_BLOCK)["DEBUG"] == 0
-    assert TensorBackend(debug=True).kernel_defines(TENSOR_BLOCK)["DEBUG"] == 1
+    assert TensorBackend().kernel_defines(384)["DEBUG"] == 0
+    assert TensorBackend(debug=True).kernel_defines(384)["DEBUG"] == 1
 
 
 def test_its_fold_sort_stage_is_not_a_separate_one():

@@ -7,7 +7,7 @@
 //   fold: pruned's bucket sort (bucket_sort.cuh) in shared memory, its order
 //     also to global memory for the re-checks; prefix sums of F and |u| and
 //     u * uscale in float16, by runs of samples;
-//   screen: per (width, TPJ tiles of 128 strided shifts) a warp forms AR of
+//   screen: per (width, TPJ tiles of 128 strided shifts; TPJ_W with W) a warp forms AR of
 //     every shift as one mma.sync.m16n8k16 per 16 template samples, A[r, j] =
 //     u16[s0 + 8 S r + j] (rows 16-byte aligned: one ldmatrix), B[j, c] =
 //     a16[j - S c] (backends/tensor_tables.py), D[r, c] = AR(s0 + S (8 r +
@@ -31,6 +31,9 @@
 #endif
 #ifndef TPJ
 #define TPJ 2  // tiles a warp's job takes: they share each k-step's B fragment
+#endif
+#ifndef TPJ_W
+#define TPJ_W TPJ  // the same in tensor_search_w
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
@@ -293,6 +296,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     __shared__ Top red[WARPS];
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
 
+    constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int p = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     int *order = order_all + (size_t)p * n;
     fold_period<W>(t, y, wt, w_uniform, n, m, mp, uscale, wscale, periods[p], order, cs, au, u16, w16);
@@ -316,7 +320,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         int acc = 0;
         for (int q = 0; q < n_w; ++q) {
             tiles[q] = acc;
-            acc += (wn[wlo + q] + TILE * TPJ - 1) / (TILE * TPJ);
+            acc += (wn[wlo + q] + TILE * T - 1) / (TILE * T);
         }
         tiles[n_w] = acc;
         lower_bits = 0ull;
@@ -342,33 +346,33 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     for (int job = warp; job < total;) {
         while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
-        const int wi = wlo + q, tile0 = (job - tiles[q]) * TPJ, d = w.d, S = w.S, K = w.K;
+        const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
         const uint2 *bf = reinterpret_cast<const uint2 *>(bfrag + w.boff) + lane;
         const uint2 *bf2 = reinterpret_cast<const uint2 *>(bfrag2 + w.boff) + lane;
         // bytes: this lane's load_a row of the job's first tile at k-step 0; the next tile
         const unsigned at = u_at + 2 * (tile0 * TILE * S + 8 * S * ((lane & 7) + (lane & 8)) + (lane >> 4 << 3));
         const unsigned next = 2 * TILE * S;
-        float c[TPJ][4] = {}, cw[TPJ][4] = {};  // AR; with W, A2
+        float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
 #pragma unroll 2
         for (int kk = 0; kk < K; ++kk) {
             const uint2 b = __ldg(bf + 32 * kk);
-            unsigned x[TPJ][4];
+            unsigned x[T][4];
 #pragma unroll
-            for (int tt = 0; tt < TPJ; ++tt) load_a(x[tt], at + tt * next + 32 * kk);
+            for (int tt = 0; tt < T; ++tt) load_a(x[tt], at + tt * next + 32 * kk);
 #pragma unroll
-            for (int tt = 0; tt < TPJ; ++tt) mma16816(c[tt], x[tt], b);
+            for (int tt = 0; tt < T; ++tt) mma16816(c[tt], x[tt], b);
             if (W) {
                 const uint2 b2 = __ldg(bf2 + 32 * kk);
 #pragma unroll
-                for (int tt = 0; tt < TPJ; ++tt) load_a(x[tt], at + w_off + tt * next + 32 * kk);
+                for (int tt = 0; tt < T; ++tt) load_a(x[tt], at + w_off + tt * next + 32 * kk);
 #pragma unroll
-                for (int tt = 0; tt < TPJ; ++tt) mma16816(cw[tt], x[tt], b2);
+                for (int tt = 0; tt < T; ++tt) mma16816(cw[tt], x[tt], b2);
             }
         }
         const double smax = w.smax, rd = w.rd, ks = w.ks, a2w = w.a2, inv2 = 2.0 * w.inv;
         const int ns = w.ns;
 #pragma unroll
-        for (int tt = 0; tt < TPJ; ++tt) {
+        for (int tt = 0; tt < T; ++tt) {
             if (4 * tt + 3 < from) continue;
             const int tile = tile0 + tt, s0 = min(tile * TILE * S, m);  // a spare tile has no listed shift
             const double e = w.ecoef * (au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs, e2 = 2.0 * e;

@@ -32,8 +32,9 @@ from backends.implementations.staged import PINNED, Staged
 from backends.protocol import PeriodStats, trial_periods
 from backends.tensor_tables import TensorTables, fold_shape, power_of_two_scale, shared_bytes
 
-TENSOR_BLOCK = 384  # threads: 80 registers, two blocks per SM with a K2-like fold (fastest of four shapes, H200)
-TILES_PER_JOB = 2  # tiles of 128 shifts a warp's job takes (they share each k-step's B fragment)
+# (threads, tiles of 128 shifts a warp's job takes: they share each k-step's B fragment) per kernel, the
+# fastest shapes timed on the H200 (NOTES step 96); tensor_search at 80 registers, two blocks per SM
+SHAPES = {"tensor_search": (384, 4), "tensor_search_w": (512, 2)}
 KEPT = 1024  # shifts a block keeps for re-checks (CAP), KEPT // 12 a warp: at least a vote's 32
 MIN_ARCH = (8, 0)  # mma.sync.m16n8k16 with float16 inputs and fp32 accumulation
 MAX_WIDTHS = 64  # template widths a grid may hold (tensor_screen.cu's MAXW; TLS's grids: ~45)
@@ -53,8 +54,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
     summary = "exact, PyCUDA: float16 tensor-core screen, float64 re-checks; K2-size folds"
     variant = "tensor_screen"
     fuses_fold_sort = True  # each block folds its period
-    shared_block = TENSOR_BLOCK  # tensor_search's threads (scripts/pruned_variants.py times others)
-    tiles_per_job = TILES_PER_JOB
+    shapes = SHAPES  # scripts/pruned_variants.py times others
 
     def __init__(self, debug: bool = False):
         """``debug``: every shift the screen skips or bounds gets its exact
@@ -66,7 +66,9 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         self._orders = (None, 0)  # (device memory, bytes) of a batch's fold orders, kept across searches
 
     def kernel_defines(self, block):
-        return {"TPJ": self.tiles_per_job, "CAP": KEPT, "MIN_BLOCKS": 2, "DEBUG": int(self.debug)}
+        (uniform, tiles), (_, tiles_w) = self.shapes["tensor_search"], self.shapes["tensor_search_w"]
+        return {"TPJ": tiles, "TPJ_W": tiles_w, "CAP": KEPT, "MIN_BLOCKS": 2 if block == uniform else 1,
+                "DEBUG": int(self.debug)}
 
     def refuses(self, plan):
         why = super().refuses(plan)
@@ -81,7 +83,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 return (f"backend 'tensor' needs tensor cores of compute capability 8.0 or later; "
                         f"this GPU's is {arch[0]}.{arch[1]} (use 'pruned')")
             kernel, _, _, need = self.fold_of(plan)
-            limit = self.shared_limit(kernel, self.shared_block)
+            limit = self.shared_limit(kernel, self.shapes[kernel][0])
         if need > limit:
             return (f"backend 'tensor' holds a fold of {plan.lc.size} points in {need} bytes of shared memory; "
                     f"this GPU allows {limit} (use 'pruned')")
@@ -102,7 +104,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         tp, n = plan.templates, plan.lc.size
 
         def formed():
-            n_shifts, mp = fold_shape(tp, n, self.tiles_per_job)
+            n_shifts, mp = fold_shape(tp, n, self.shapes[kernel][1])
             return kernel, n_shifts, mp, shared_bytes(tp, n, mp, weighted)
 
         return self._folds.get_by_identity((tp,), formed, n, kernel)
@@ -196,6 +198,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         lc, tp, tables = state.plan.lc, state.plan.templates, state.tables
         b, n = periods.size, state.n
         kernel, n_shifts, mp, shared = self.fold_of(state.plan)
+        threads = self.shapes[kernel][0]
         # what the host writes first (one copy), then what comes back (one span)
         sections = [("periods", periods), ("lo", lo.astype(np.int32)), ("hi", hi.astype(np.int32)),
                     ("n_shifts", n_shifts), ("counters", np.zeros(len(COUNTERS), np.uint64)),
@@ -204,7 +207,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         orders = self.order_memory(4 * b * n)  # before the clock: growing it waits for the device
         clock = EventClock(self.timings)
         with clock.stage("chi2_scan.kernel"):  # the device's time beside the stage's wall time
-            self.function(kernel, self.shared_block, shared)(
+            self.function(kernel, threads, shared)(
                 state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.max()), np.int32(n),
                 np.int32(state.m), np.int32(mp), np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)),
                 np.float64(power_of_two_scale(lc.w)), *staged.pointers("periods", "lo", "hi"),
@@ -213,7 +216,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 tables.pointer("overshoot"),
                 *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), orders,
                 *staged.pointers(*OUTS), staged.pointer("counters"),
-                block=(self.shared_block, 1, 1), grid=(b, 1), shared=shared)
+                block=(threads, 1, 1), grid=(b, 1), shared=shared)
         found = staged.read_queued(["counters", *OUTS], pinned)  # page-locked: copied as the kernel ends
         copied = mark()
         known = pruning.host_work(state.plan, lo, hi)
