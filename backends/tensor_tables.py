@@ -1,11 +1,11 @@
 """What ``tensor_screen.cu`` reads of a template set: per width its sizes,
 the depth filter's limit, the screen's allowance coefficients and the
-template banded over 8 sub-shifts as float16 ``mma.sync`` B fragments.
+template banded over 16 sub-shifts as float16 ``mma.sync`` A fragments.
 
 The screen forms AR(i) = sum_j a_j u_(i+j) for 128 strided shifts of one width
-at once: D[r, c] = sum_j A[r, j] B[j, c] with A[r, j] = u16[s0 + 8 S r + j]
-(the fold's Hankel rows) and B[j, c] = a16[j - S c], so D[r, c] = AR(s0 +
-S (8 r + c)). With u and a rounded to float16 after power-of-two scalings (u's
+at once: D[m, n] = sum_j A[m, j] B[j, n] with A[m, j] = a16[j - S m] and
+B[j, n] = u16[s0 + 16 S n + j] (the fold's columns), so D[m, n] = AR(s0 +
+S (16 n + m)). With u and a rounded to float16 after power-of-two scalings (u's
 in the kernel, a's here), every product errs by at most a relative
 (1 + 2^-11)^2 - 1 plus float16's subnormal steps, the fp32 accumulation by an
 allowed L 2^-23 relative (an assumption, ~8x a truncation of 2^-22 per k-step
@@ -46,29 +46,29 @@ def halves(x):
 
 
 def banded_fragments(a, stride, ksteps, scale) -> np.ndarray:
-    """B[j, c] = a[j - stride c] * scale (zero outside the template) as
-    m16n8k16 B fragments: k-steps x 32 lanes x (b0, b1), each a half2 (low
-    half the smaller k). Lane (g, t) = (lane / 4, lane % 4) holds b0 = (B[2t,
-    g], B[2t + 1, g]) and b1 = (B[2t + 8, g], B[2t + 9, g]) of each k-step."""
-    band = np.zeros((16 * ksteps, 8))
-    for c in range(8):
-        band[stride * c:stride * c + a.size, c] = a * scale
+    """A[m, j] = a[j - stride m] * scale (zero outside the template) as
+    m16n8k16 A fragments: k-steps x 32 lanes x (a0, a1, a2, a3), each a half2
+    (low half the smaller j). Lane (g, t) = (lane / 4, lane % 4) holds a0 =
+    (A[g, 2t], A[g, 2t + 1]), a1 the same of row g + 8, a2 and a3 those of
+    columns 2t + 8 and 2t + 9, of each k-step's 16 columns."""
+    band = np.zeros((16, 16 * ksteps))
+    for m in range(16):
+        band[m, stride * m:stride * m + a.size] = a * scale
     bits = half_bits(band)
     lane = np.arange(32)
     g, t = lane >> 2, lane & 3
-    rows = 16 * np.arange(ksteps)[:, None] + 2 * t[None, :]
-    b0 = bits[rows, g] | (bits[rows + 1, g] << 16)
-    b1 = bits[rows + 8, g] | (bits[rows + 9, g] << 16)
-    return np.stack([b0, b1], axis=-1).ravel().astype(np.uint32)
+    cols = 16 * np.arange(ksteps)[:, None] + 2 * t[None, :]
+    pairs = [bits[row, col] | (bits[row, col + 1] << 16) for col in (cols, cols + 8) for row in (g, g + 8)]
+    return np.stack(pairs, axis=-1).ravel().astype(np.uint32)
 
 
 class TensorTables:
     """Per width of a template set: ``fields`` (k-steps and length as int32;
     the depth filter's flux-sum limit, k per unit box, sum a^2, ||a||_1, the
     allowance's e_coef, 1 / a's scale, the relative allowance e_rel of one
-    product sum, 1 / a^2's scale as float64) and the B fragments
-    of a (``bfrag``) and of a^2 (``bfrag2``, for A2 with weights that differ)
-    at offsets ``b_off``; ``sections()`` for ``Staged``. What depends on the
+    product sum, 1 / a^2's scale as float64) and the A fragments
+    of a (``frag``) and of a^2 (``frag2``, for A2 with weights that differ)
+    at offsets ``f_off`` (in fragments of 4 words); ``sections()`` for ``Staged``. What depends on the
     light curve's N (the shifts listed, the float16 fold's length) is
     ``fold_shape``'s."""
 
@@ -96,31 +96,32 @@ class TensorTables:
         self.fields.update({k: np.array(v, np.float64) for k, v in floats.items()})
         self.fields["s_max"] = pruning.depth_limits(tp.widths, tp.depth_min)
         self.fields["kscale"] = np.asarray(tp.kscale, np.float64)
-        self.bfrag, self.bfrag2 = np.concatenate(frags), np.concatenate(squares)
-        self.b_off = np.array(offsets[:-1], np.int64)  # of a's fragments and of a^2's
+        self.frag, self.frag2 = np.concatenate(frags), np.concatenate(squares)
+        self.f_off = np.array(offsets[:-1], np.int64) // 4  # of a's fragments and of a^2's, in uint4
 
     def sections(self) -> list:
         """(name, array) pairs: the fields in ``INT_FIELDS``, ``FLOAT_FIELDS``
         order (the kernel's), then the offsets and both fragment sets."""
         return [*((name, self.fields[name]) for name in (*self.INT_FIELDS, *self.FLOAT_FIELDS)),
-                ("b_off", self.b_off), ("bfrag", self.bfrag), ("bfrag2", self.bfrag2)]
+                ("f_off", self.f_off), ("frag", self.frag), ("frag2", self.frag2)]
 
 
 def ksteps_of(templates) -> np.ndarray:
-    """k-steps of 16 samples per width: the template and the band's 7 further columns."""
-    return -(-(templates.lengths + 7 * templates.strides) // 16)
+    """k-steps of 16 samples per width: the template and the band's 15 further rows."""
+    return -(-(templates.lengths + 15 * templates.strides) // 16)
 
 
 def fold_shape(templates, n: int, tiles_per_job: int):
     """(listed shifts per width as int32, mp) on folds of ``n`` samples: mp,
     the float16 fold's length in halves, holds every tile of 128 shifts, the
-    spare ones of a last job of ``tiles_per_job`` and a template past them."""
+    spare ones of a last job of ``tiles_per_job`` and a template past them,
+    in whole groups of 16 (``placed`` in tensor_screen.cu moves samples within one)."""
     from backends.scan_jobs import shift_counts
 
     n_shifts = shift_counts(templates.widths, templates.strides, n + templates.maxwidth, n)
     tiles = -(-n_shifts // TILE) + tiles_per_job - 1
     mp = int(np.max(tiles * TILE * templates.strides + 16 * ksteps_of(templates)))
-    return n_shifts.astype(np.int32), mp + mp % 2
+    return n_shifts.astype(np.int32), -(-mp // 16) * 16
 
 
 def shared_bytes(templates, n: int, mp: int, weighted: bool = False) -> int:

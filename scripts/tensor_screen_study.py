@@ -145,28 +145,28 @@ def settle(rows, tally, label):
 
 
 def tile_product(x16, frag, s0, stride, ksteps) -> np.ndarray:
-    """D (16 x 8) of one tile as ``tensor_screen.cu`` forms it: A's registers
-    by ``load_a``'s ldmatrix.x4 from the float16 fold ``x16`` (lane l gives
-    the address of row (l & 7) + (l & 8) at column 8 (l >> 4); 8 x 8 block q,
-    from lanes 8q to 8q + 7, lands in register q, lane l holding its row l / 4,
-    columns 2 (l % 4) and the next), placed as PTX's m16n8k16 A fragments
-    (lane (g, t) = (l / 4, l % 4): a0 (g, 2t..), a1 (g + 8, 2t..), a2 (g,
-    2t + 8..), a3 (g + 8, 2t + 8..)); B's from ``frag`` (k-steps x 32 x 2:
-    b0 (k = 2t.., n = g), b1 (k = 2t + 8.., n = g)); products of the float16
-    values summed in float64."""
+    """AR of one tile's 128 shifts, in shift order, as ``tensor_screen.cu``
+    forms D: A's registers from ``frag`` (k-steps x 32 x 4, PTX's m16n8k16 A
+    layout: lane (g, t) = (l / 4, l % 4) holds a0 (g, 2t..), a1 (g + 8,
+    2t..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..)); B's by ``load_b``'s
+    ldmatrix.x2 from the float16 fold ``x16`` (lane l < 16 gives the address
+    of column l & 7 at k (l & 8); 8 x 8 block q, from lanes 8q to 8q + 7,
+    lands in register q, lane l holding its row (column n = l / 4) at k =
+    2 (l % 4) and the next); products of the float16 values summed in
+    float64. D[m, n] is the shift 16 n + m."""
     lane = np.arange(32)
     g, t = lane >> 2, lane & 3
-    row_start = s0 + 8 * stride * ((lane & 7) + (lane & 8)) + 8 * (lane >> 4)  # load_a's address, in samples
+    col_start = s0 + 16 * stride * (lane & 7) + (lane & 8)  # load_b's address, in samples
     d_tile = np.zeros((16, 8))
     for kk in range(ksteps):
         A, B = np.zeros((16, 16)), np.zeros((16, 8))
-        for q, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
-            sample = row_start[8 * q + g] + 16 * kk + 2 * t  # block q's row g, columns 2t and 2t + 1
-            A[g + dr, 2 * t + dc], A[g + dr, 2 * t + dc + 1] = x16[sample], x16[sample + 1]
-        for reg, dk in enumerate((0, 8)):
-            B[2 * t + dk, g], B[2 * t + dk + 1, g] = halves(frag[kk, :, reg])
+        for reg, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
+            A[g + dr, 2 * t + dc], A[g + dr, 2 * t + dc + 1] = halves(frag[kk, :, reg])
+        for q in range(2):
+            sample = col_start[8 * q + g] + 16 * kk + 2 * t  # block q's row g (column n = g), k = 2t and 2t + 1
+            B[2 * t + 8 * q, g], B[2 * t + 8 * q + 1, g] = x16[sample], x16[sample + 1]
         d_tile += A @ B
-    return d_tile
+    return d_tile.T.ravel()
 
 
 def emulate(case, n_periods=3, seed=0) -> dict:
@@ -200,18 +200,19 @@ def emulate(case, n_periods=3, seed=0) -> dict:
                      + f["e_coef"][wi] * m * 2.0 ** -51 * absu[m])
             e_abs2 = (2.0 ** -24 * (a.size * lc.w.max() * f["inv_sa2"][wi] + f["sum_a2"][wi] / sw)
                       + a.size * 2.0 ** -49 * inv_w)
-            frags = [x[tb.b_off[wi]:tb.b_off[wi] + 64 * ksteps].reshape(ksteps, 32, 2) for x in (tb.bfrag, tb.bfrag2)]
+            frags = [x[4 * tb.f_off[wi]:4 * tb.f_off[wi] + 128 * ksteps].reshape(ksteps, 32, 4)
+                     for x in (tb.frag, tb.frag2)]
             for tile in range(-(-n_shifts // TILE)):
                 s0 = tile * TILE * stride
                 s = tile * TILE + np.arange(TILE)
                 ok = s < n_shifts
                 i = s[ok] * stride
-                d_ar = tile_product(u16, frags[0], s0, stride, ksteps).ravel()[ok] * inv
+                d_ar = tile_product(u16, frags[0], s0, stride, ksteps)[ok] * inv
                 ar = WINDOW(u, a.size)[i] @ a
                 e = f["e_coef"][wi] * (absu[min(s0 + TILE * stride + a.size, m)] - absu[s0]) + e_abs
                 worst["ar"] = max(worst["ar"], float(np.abs(d_ar - ar).max() / e))
                 if weighted:
-                    d_a2 = tile_product(w16, frags[1], s0, stride, ksteps).ravel()[ok] * inv_w
+                    d_a2 = tile_product(w16, frags[1], s0, stride, ksteps)[ok] * inv_w
                     a2 = WINDOW(fw, a.size)[i] @ (a * a)
                     worst["a2"] = max(worst["a2"], float((np.abs(d_a2 - a2) / (f["e_rel"][wi] * a2 + e_abs2)).max()))
     return worst

@@ -22,27 +22,27 @@ def k2():
 
 
 def unband(frag, ksteps):
-    """B (16 ksteps x 8) back from its fragments."""
-    frag = frag.reshape(ksteps, 32, 2)
-    band = np.zeros((16 * ksteps, 8))
+    """A (16 x 16 ksteps) back from its fragments."""
+    frag = frag.reshape(ksteps, 32, 4)
+    band = np.zeros((16, 16 * ksteps))
     lane = np.arange(32)
     for kk in range(ksteps):
-        for reg, dk in enumerate((0, 8)):
+        for reg, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
             low, high = halves(frag[kk, :, reg])
-            band[16 * kk + 2 * (lane & 3) + dk, lane >> 2] = low
-            band[16 * kk + 2 * (lane & 3) + dk + 1, lane >> 2] = high
+            band[(lane >> 2) + dr, 16 * kk + 2 * (lane & 3) + dc] = low
+            band[(lane >> 2) + dr, 16 * kk + 2 * (lane & 3) + dc + 1] = high
     return band
 
 
 @pytest.mark.parametrize("stride", [1, 2, 5])
-def test_the_banded_fragments_hold_the_template_shifted_by_the_stride_per_column(stride):
+def test_the_banded_fragments_hold_the_template_shifted_by_the_stride_per_row(stride):
     a = np.linspace(0.1, 1.0, 23) ** 2
-    ksteps = -(-(a.size + 7 * stride) // 16)
+    ksteps = -(-(a.size + 15 * stride) // 16)
     scale = power_of_two_scale(a)
     band = unband(banded_fragments(a, stride, ksteps, scale), ksteps) / scale
-    for c in range(8):
-        np.testing.assert_allclose(band[stride * c:stride * c + a.size, c], a, rtol=U16)
-        assert not band[:stride * c, c].any() and not band[stride * c + a.size:, c].any()
+    for m in range(16):
+        np.testing.assert_allclose(band[m, stride * m:stride * m + a.size], a, rtol=U16)
+        assert not band[m, :stride * m].any() and not band[m, stride * m + a.size:].any()
 
 
 def test_scales_put_the_largest_value_just_under_float16s_top_and_zero_is_left_alone():
@@ -63,7 +63,8 @@ def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_read
         jobs = -(-tiles // tiles_per_job)
         last_word = (jobs * tiles_per_job * TILE * tp.strides[wi] + 16 * f["ksteps"][wi]) // 2
         assert last_word <= mp // 2, wi
-        assert 16 * f["ksteps"][wi] >= f["length"][wi] + 7 * tp.strides[wi]  # the band's last column fits
+        assert 16 * f["ksteps"][wi] >= f["length"][wi] + 15 * tp.strides[wi]  # the band's last row fits
+    assert mp % 16 == 0  # whole groups of the samples tensor_screen.cu's ``placed`` moves
     assert shared_bytes(tp, n, mp) == 16 * (n + tp.maxwidth + 1) + 2 * mp
     assert shared_bytes(tp, n, mp, weighted=True) == shared_bytes(tp, n, mp) + 2 * mp
 
@@ -99,10 +100,10 @@ def test_the_squares_fragments_hold_a_squared_and_share_the_offsets(k2):
     for wi in (0, tp.widths.size - 1):
         a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
         ksteps, stride = int(f["ksteps"][wi]), int(tp.strides[wi])
-        span = slice(tables.b_off[wi], tables.b_off[wi] + 64 * ksteps)
-        band = unband(tables.bfrag2[span], ksteps) * f["inv_sa2"][wi]
-        np.testing.assert_allclose(band[stride * 3:stride * 3 + a.size, 3], a * a, rtol=U16)
-    assert tables.bfrag2.size == tables.bfrag.size
+        span = slice(4 * tables.f_off[wi], 4 * tables.f_off[wi] + 128 * ksteps)
+        band = unband(tables.frag2[span], ksteps) * f["inv_sa2"][wi]
+        np.testing.assert_allclose(band[3, stride * 3:stride * 3 + a.size], a * a, rtol=U16)
+    assert tables.frag2.size == tables.frag.size
 
 
 def test_a_grid_of_more_widths_than_the_kernel_holds_is_refused(monkeypatch):

@@ -8,10 +8,11 @@
 //     also to global memory for the re-checks; prefix sums of F and |u| and
 //     u * uscale in float16, by runs of samples;
 //   screen: per (width, TPJ tiles of 128 strided shifts; TPJ_W with W) a warp forms AR of
-//     every shift as one mma.sync.m16n8k16 per 16 template samples, A[r, j] =
-//     u16[s0 + 8 S r + j] (rows 16-byte aligned: one ldmatrix), B[j, c] =
-//     a16[j - S c] (backends/tensor_tables.py), D[r, c] = AR(s0 + S (8 r +
-//     c)); a k-free gate per tile (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for
+//     every shift as one mma.sync.m16n8k16 per 16 template samples: the
+//     template banded over 16 sub-shifts, A[m, j] = a16[j - S m]
+//     (backends/tensor_tables.py, one fragment a k-step shared by the job's
+//     tiles), against the fold's columns B[j, n] = u16[s0 + 16 S n + j] (one
+//     ldmatrix.x2 a tile), D[m, n] = AR(s0 + S (16 n + m)); a k-free gate per tile (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for
 //     every k) skips tiles whose largest AR + E cannot reach the running
 //     lower gain; per listed shift the gain 2 k AR - k^2 A2 with the pad
 //     2 |k| E (E = e_coef x the tile's sum |u| + e_abs, tensor_tables.py)
@@ -51,28 +52,42 @@ static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 #define MAXW 64
 
 struct Width {  // a period's allowed width, as its jobs read it
-    int d, S, ns, K, boff;
+    int d, S, ns, K, foff;
     double smax, ks, a2, inv, ecoef, eabs, rd;
     double inv_w, erel, eabs2;  // weights that differ: A2's scale and its relative and absolute allowances
 };
 
-// A's registers of one m16n8k16 tile in one ldmatrix: its four 8 x 8 blocks
-// (rows 0-7 and 8-15, then the same at columns + 8), lane l giving the
-// shared-memory address of row (l & 7) + 8 ((l >> 3) & 1) at column 8 (l >> 4).
-__device__ __forceinline__ void load_a(unsigned (&x)[4], unsigned row_at)
+// Where sample x of the float16 fold lies: its 16-byte chunk's low bit
+// flipped in every other group of eight chunks. A B fragment's eight
+// columns lie 16 S samples (2 S chunks) apart, so at stride 1 (most widths)
+// they would share banks pairwise; so at strides 1, 3 and 5 no two share one.
+__device__ __forceinline__ int placed(int x) { return x ^ ((x >> 3) & 8); }
+
+// B's registers of one m16n8k16 tile in one ldmatrix.x2: its two 8 x 8
+// blocks (k 0-7, then 8-15), lane l < 16 giving the shared-memory address of
+// column l & 7 at k 8 ((l >> 3) & 1) (the others' are not read).
+__device__ __forceinline__ uint2 load_b(unsigned col_at)
 {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
-                 : "r"(row_at));
+    uint2 b;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(b.x), "=r"(b.y) : "r"(col_at));
+    return b;
 }
 
-// d += A B for one m16n8k16 tile, A's registers from load_a, B's in b.
-__device__ __forceinline__ void mma16816(float *d, const unsigned (&x)[4], uint2 b)
+// d += A B for one m16n8k16 tile, A's registers in a (a template fragment), B's in b.
+__device__ __forceinline__ void mma16816(float *d, uint4 a, uint2 b)
 {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(b.x), "r"(b.y));
+                 : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
+}
+
+// The shift (in units of the stride, within the width's list) of D entry h
+// of lane (g, tg) in tile ``tile``: D[m, n] = AR(s0 + S (16 n + m)) with
+// (m, n) = (g + 8 (h >> 1), 2 tg + (h & 1)).
+__device__ __forceinline__ int shift_of(int tile, int g, int tg, int h)
+{
+    return tile * TILE + 16 * (2 * tg + (h & 1)) + g + 8 * (h >> 1);
 }
 
 struct Top {  // a re-checked shift
@@ -157,12 +172,12 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         s = PairAdd()(s, {f, fabs(u)});
         cs[k + 1] = s.f;
         au[k + 1] = s.a;
-        u16[k] = __double2half(u * uscale);
-        if (W) w16[k] = __double2half(wk * wscale);
+        u16[placed(k)] = __double2half(u * uscale);
+        if (W) w16[placed(k)] = __double2half(wk * wscale);
     }
     for (int k = m + threadIdx.x; k < mp; k += BLOCK) {
-        u16[k] = __double2half(0.0);
-        if (W) w16[k] = __double2half(0.0);
+        u16[placed(k)] = __double2half(0.0);
+        if (W) w16[placed(k)] = __double2half(0.0);
     }
     if (threadIdx.x == 0) cs[0] = au[0] = 0.0;
     __syncthreads();
@@ -181,13 +196,13 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         const int *__restrict__ wlen, const double *__restrict__ s_max, const double *__restrict__ kscale,         \
         const double *__restrict__ sum_a2, const double *__restrict__ a1, const double *__restrict__ e_coef,       \
         const double *__restrict__ inv_sa, const double *__restrict__ e_rel, const double *__restrict__ inv_sa2,   \
-        const double *__restrict__ overshoot, const long long *__restrict__ b_off,                                 \
-        const unsigned *__restrict__ bfrag, const unsigned *__restrict__ bfrag2,                                   \
+        const double *__restrict__ overshoot, const long long *__restrict__ f_off,                                 \
+        const uint4 *__restrict__ frag, const uint4 *__restrict__ frag2,                                           \
         const long long *__restrict__ a_off, const double *__restrict__ a, int *__restrict__ order_all,           \
         double *gain_out, int *index_out, double *depth_out, unsigned long long *counters
 #define SEARCH_ARGS                                                                                                \
     t, y, wt, w_uniform, w_max, n, m, mp, uscale, wscale, periods, lo, hi, wd, ws, wn, wk, wlen, s_max, kscale,    \
-        sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, b_off, bfrag, bfrag2, a_off, a, order_all,          \
+        sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, f_off, frag, frag2, a_off, a, order_all,          \
         gain_out, index_out, depth_out, counters
 
 // Shift i of width wi's terms j = j0, j0 + step, ... of sum a u and (with W)
@@ -305,7 +320,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     for (int q = tid; q < n_w; q += BLOCK) {
         const int wi = wlo + q;
         Width &w = slot[q];
-        w.d = wd[wi]; w.S = ws[wi]; w.ns = wn[wi]; w.K = wk[wi]; w.boff = (int)b_off[wi];
+        w.d = wd[wi]; w.S = ws[wi]; w.ns = wn[wi]; w.K = wk[wi]; w.foff = (int)f_off[wi];
         w.smax = s_max[wi]; w.ks = kscale[wi]; w.a2 = w_uniform * sum_a2[wi]; w.inv = inv_sa[wi] * inv_su;
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
         // float16 subnormals of a and u, and the prefix sums of |u| (M 2^-52 of their total, twice over)
@@ -347,26 +362,25 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
-        const uint2 *bf = reinterpret_cast<const uint2 *>(bfrag + w.boff) + lane;
-        const uint2 *bf2 = reinterpret_cast<const uint2 *>(bfrag2 + w.boff) + lane;
-        // bytes: this lane's load_a row of the job's first tile at k-step 0; the next tile
-        const unsigned at = u_at + 2 * (tile0 * TILE * S + 8 * S * ((lane & 7) + (lane & 8)) + (lane >> 4 << 3));
-        const unsigned next = 2 * TILE * S;
+        const uint4 *af = frag + w.foff + lane, *af2 = frag2 + w.foff + lane;
+        // samples: this lane's load_b column of the job's first tile at k-step 0
+        const int col = tile0 * TILE * S + 16 * S * (lane & 7) + (lane & 8);
         float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
 #pragma unroll 2
         for (int kk = 0; kk < K; ++kk) {
-            const uint2 b = __ldg(bf + 32 * kk);
-            unsigned x[T][4];
+            const uint4 a = __ldg(af + 32 * kk);
+            uint2 x[T];
 #pragma unroll
-            for (int tt = 0; tt < T; ++tt) load_a(x[tt], at + tt * next + 32 * kk);
+            for (int tt = 0; tt < T; ++tt) x[tt] = load_b(u_at + 2 * placed(col + tt * TILE * S + 16 * kk));
 #pragma unroll
-            for (int tt = 0; tt < T; ++tt) mma16816(c[tt], x[tt], b);
+            for (int tt = 0; tt < T; ++tt) mma16816(c[tt], a, x[tt]);
             if (W) {
-                const uint2 b2 = __ldg(bf2 + 32 * kk);
+                const uint4 a2 = __ldg(af2 + 32 * kk);
 #pragma unroll
-                for (int tt = 0; tt < T; ++tt) load_a(x[tt], at + w_off + tt * next + 32 * kk);
+                for (int tt = 0; tt < T; ++tt)
+                    x[tt] = load_b(u_at + w_off + 2 * placed(col + tt * TILE * S + 16 * kk));
 #pragma unroll
-                for (int tt = 0; tt < T; ++tt) mma16816(cw[tt], x[tt], b2);
+                for (int tt = 0; tt < T; ++tt) mma16816(cw[tt], a2, x[tt]);
             }
         }
         const double smax = w.smax, rd = w.rd, ks = w.ks, a2w = w.a2, inv2 = 2.0 * w.inv;
@@ -397,7 +411,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             if (!__any_sync(0xffffffffu, open)) {
                 if (DEBUG)  // every listed shift of the tile: its gain at most max(AR + e, 0)^2 / A2_lo
                     for (int h = 0; h < 4; ++h) {
-                        const int s = tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * tg + (h & 1), i = s * S;
+                        const int s = shift_of(tile, g, tg, h), i = s * S;
                         if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
                         const double top = fmax((double)c[tt][h] * w.inv + e, 0.0);
                         const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, order,
@@ -411,7 +425,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             bool any = false;
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
-                const int s = tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * tg + (h & 1), i = s * S;
+                const int s = shift_of(tile, g, tg, h), i = s * S;
                 ub[h] = -1.0;
                 if (s < ns) {
                     const double sum = cs[i + d] - cs[i];
@@ -450,7 +464,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                 }
                 if (take) {
                     const int at = count + __popc(vote & below);
-                    my_iw[at] = wi << 24 | (tile * TILE + 8 * (g + 8 * (h >> 1)) + 2 * tg + (h & 1)) * S;
+                    my_iw[at] = wi << 24 | shift_of(tile, g, tg, h) * S;
                     my_ub[at] = __double2float_ru(ub[h]);
                 }
                 count += n_new;

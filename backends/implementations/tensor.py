@@ -32,8 +32,8 @@ from backends.implementations.staged import PINNED, Staged
 from backends.protocol import PeriodStats, trial_periods
 from backends.tensor_tables import TensorTables, fold_shape, power_of_two_scale, shared_bytes
 
-# (threads, tiles of 128 shifts a warp's job takes: they share each k-step's B fragment) per kernel, the
-# fastest shapes timed on the H200 (NOTES step 96); tensor_search at 80 registers, two blocks per SM
+# (threads, tiles of 128 shifts a warp's job takes: they share each k-step's template fragment) per
+# kernel, the fastest shapes timed on the H200 (NOTES step 96); tensor_search two blocks per SM
 SHAPES = {"tensor_search": (384, 4), "tensor_search_w": (512, 2)}
 KEPT = 1024  # shifts a block keeps for re-checks (CAP), KEPT // 12 a warp: at least a vote's 32
 MIN_ARCH = (8, 0)  # mma.sync.m16n8k16 with float16 inputs and fp32 accumulation
@@ -214,7 +214,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
                 *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
                 tables.pointer("overshoot"),
-                *tables.pointers("b_off", "bfrag", "bfrag2", "offsets", "a"), orders,
+                *tables.pointers("f_off", "frag", "frag2", "offsets", "a"), orders,
                 *staged.pointers(*OUTS), staged.pointer("counters"),
                 block=(threads, 1, 1), grid=(b, 1), shared=shared)
         found = staged.read_queued(["counters", *OUTS], pinned)  # page-locked: copied as the kernel ends
