@@ -39,6 +39,11 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
 #endif
+#ifndef KUNROLL
+#define KUNROLL 2  // k-steps of the screen's loop unrolled
+#endif
+#define PRAGMA(x) _Pragma(#x)
+#define UNROLL(n) PRAGMA(unroll n)
 #ifndef DEBUG
 #define DEBUG 0  // 1: every shift the screen skips gets its exact gain, checked against the bound that skipped it
 #endif
@@ -366,7 +371,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         // samples: this lane's load_b column of the job's first tile at k-step 0
         const int col = tile0 * TILE * S + 16 * S * (lane & 7) + (lane & 8);
         float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
-#pragma unroll 2
+        UNROLL(KUNROLL)
         for (int kk = 0; kk < K; ++kk) {
             const uint4 a = __ldg(af + 32 * kk);
             uint2 x[T];
