@@ -94,6 +94,15 @@ def test_tensor_variants_take_their_threads_tiles_and_defines():
         pruned_variants.main(["--backend", "tensor", "--same-counts", "fine_pass"])
 
 
+def test_pruned_variants_time_the_kernel_where_recorded_else_the_scan_stage_not_their_sum():
+    """tensor records its kernel by CUDA events inside its scan stage; pruned
+    its scan stage and that stage's parts: either counted once."""
+    import pruned_variants
+
+    assert pruned_variants.scan_seconds({"upload": 1.0, "chi2_scan": 3.4, "chi2_scan.kernel": 3.2}) == 3.2
+    assert pruned_variants.scan_seconds({"chi2_scan": 6.3, "chi2_scan.cascade": 4.9, "chi2_scan.seed": 0.5}) == 6.3
+
+
 def test_pruned_variants_name_the_counters_a_variant_changed():
     """--same-counts: a variant whose named counters differ from the first's is
     reported (a gate must not drop a survivor); an unknown name is refused
