@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# An A/B/A timing of `pruned` on the GPU machine, in the repository root, with
+# An A/B/A timing of BACKEND (pruned) on the GPU machine, in the repository root, with
 # ".whl" and "_ab" carried: new (the working tree) / old (_ab, made beforehand by
 #   rm -rf _ab && mkdir _ab && git archive REV backends scripts datasets validation \
 #       benchmarks tests pyproject.toml | tar -x -C _ab) / new, in one call, so the
 # machine's drift between calls does not pass for a change.
 #   OUT=$OUT/aba bash scripts/gpu_aba.sh
+# BACKEND=tensor CASES=k2,k2w times `tensor` (its kernel by CUDA events: chi2_scan.kernel).
 # CASES (k2,tess,tess78) and REPEATS (15): scripts/gpu_timing.py's; TESTS=1 runs
 # TEST_FILES (tests/test_pruned_gpu.py) on the new side first; SPAN (a script
 # that splits a warm search's wall by CUDA events, e.g. the fifteenth session's
@@ -27,7 +28,7 @@ CASES=${CASES:-k2,tess,tess78}
 i=0
 for name in new old new; do
     i=$((i + 1)); echo "== $name"; side $name
-    python3 scripts/gpu_timing.py --backends pruned --cases "$CASES" --repeats "${REPEATS:-15}" \
+    python3 scripts/gpu_timing.py --backends "${BACKEND:-pruned}" --cases "$CASES" --repeats "${REPEATS:-15}" \
         --tls none --out "$OUT/$i$name.json" 2>&1 | grep -v "^{" | tail -4
     python3 - "$OUT/$i$name.json" <<'PY'
 import json, sys
