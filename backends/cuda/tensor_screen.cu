@@ -7,14 +7,15 @@
 //   fold: pruned's bucket sort (bucket_sort.cuh) in shared memory, its order
 //     also to global memory for the re-checks; prefix sums of F and |u| and
 //     u * uscale in float16, by runs of samples;
-//   screen: per (width, TPJ tiles of 128 strided shifts; TPJ_W with W) a warp forms AR of
-//     every shift as one mma.sync.m16n8k16 per 16 template samples: the
-//     template banded over 16 sub-shifts, A[m, j] = a16[j - S m]
+//   screen: per (width, TPJ tiles of 128 strided shifts; TPJ_W with W) a
+//     warp forms AR of every shift as one mma.sync.m16n8k16 per 16 template
+//     samples: the template banded over 16 sub-shifts, A[m, j] = a16[j - S m]
 //     (backends/tensor_tables.py, one fragment a k-step shared by the job's
 //     tiles), against the fold's columns B[j, n] = u16[s0 + 16 S n + j] (one
-//     ldmatrix.x2 a tile), D[m, n] = AR(s0 + S (16 n + m)); a k-free gate per tile (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for
-//     every k) skips tiles whose largest AR + E cannot reach the running
-//     lower gain; per listed shift the gain 2 k AR - k^2 A2 with the pad
+//     ldmatrix.x2 a tile), D[m, n] = AR(s0 + S (16 n + m)); a k-free gate per
+//     tile (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k) skips tiles
+//     whose largest AR + E cannot reach the running lower gain; per listed
+//     shift the gain 2 k AR - k^2 A2 with the pad
 //     2 |k| E (E = e_coef x the tile's sum |u| + e_abs, tensor_tables.py)
 //     gives an upper and a lower gain; shifts whose upper gain reaches the
 //     period's running best lower gain (the block's, and the warp's own) go to
@@ -31,7 +32,7 @@
 #define CAP 1024  // kept shifts a block holds, CAP / WARPS a warp (at least a vote's 32)
 #endif
 #ifndef TPJ
-#define TPJ 2  // tiles a warp's job takes: they share each k-step's B fragment
+#define TPJ 2  // tiles a warp's job takes: they share each k-step's template fragment
 #endif
 #ifndef TPJ_W
 #define TPJ_W TPJ  // the same in tensor_search_w
@@ -63,9 +64,11 @@ struct Width {  // a period's allowed width, as its jobs read it
 };
 
 // Where sample x of the float16 fold lies: its 16-byte chunk's low bit
-// flipped in every other group of eight chunks. A B fragment's eight
-// columns lie 16 S samples (2 S chunks) apart, so at stride 1 (most widths)
-// they would share banks pairwise; so at strides 1, 3 and 5 no two share one.
+// flipped in every other group of eight chunks. A B fragment's eight columns
+// lie 16 S samples (2 S chunks) apart: in place, at stride 1 (most widths)
+// they would share banks pairwise; so placed, no two share one at strides 1,
+// 3 and 5 (at 2 and 4, two and four do, as they did before the operands were
+// swapped).
 __device__ __forceinline__ int placed(int x) { return x ^ ((x >> 3) & 8); }
 
 // B's registers of one m16n8k16 tile in one ldmatrix.x2: its two 8 x 8
