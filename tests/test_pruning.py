@@ -56,6 +56,27 @@ def test_counters_are_deterministic_and_consistent(small_plan):
     assert w["seed_dots"] <= w["fine_pass"] + w["seed_dots"]
 
 
+def test_host_work_of_a_grids_own_windows_is_counted_once_and_of_others_each_time(small_plan, monkeypatch):
+    """Read-only windows (``Plan.width_windows`` of the model's grid, shared by
+    the light curves of one template cache) are counted once; windows a
+    caller may change are counted at every call, so a change is seen."""
+    plan, periods = small_plan
+    lo, hi = plan.width_windows(plan.model.grid.periods)
+    assert not lo.flags.writeable and not hi.flags.writeable
+    expected = pruning.host_work(plan, lo.copy(), hi.copy())
+    calls = []
+    from backends import scan_jobs
+
+    counted = scan_jobs.window_sum
+    monkeypatch.setattr(scan_jobs, "window_sum", lambda *a: calls.append(1) or counted(*a))
+    assert pruning.host_work(plan, lo, hi) == pruning.host_work(plan, lo, hi) == expected
+    assert len(calls) <= 2  # the first call's two sums, if the entry was not made before
+    mine_lo, mine_hi = lo.copy(), hi.copy()
+    before = pruning.host_work(plan, mine_lo, mine_hi)
+    mine_hi[:] = mine_lo  # no width at any period
+    assert pruning.host_work(plan, mine_lo, mine_hi) == {"shifts": 0, "brute_force_macs": 0} != before
+
+
 def test_debug_mode_catches_a_broken_bound(small_plan, monkeypatch):
     """A bound made too small (rho and the piece means zeroed) must be caught:
     the debug mode is a test that can fail."""
