@@ -11,8 +11,9 @@ in the kernel, a's here), every product errs by at most a relative
 allowed ``ACCUMULATION`` relative per k-step (an assumption, 8x a truncation
 of 2^-22 per k-step of 16 products: NVIDIA publishes no bound; more than the
 L 2^-23 allowed before the band grew to 16 sub-shifts, which left the 7-sample
-template 1.75x, not 8x), and the float64 reference sum by (L + 2) 2^-53, so |AR - AR16| <= e_coef sum|u| + e_abs over the window's
-samples (``e_coef``; ``e_abs``'s per-light-curve terms the kernel adds).
+template 1.75x, not 8x), and the float64 reference sum by (L + 2) 2^-53,
+so |AR - AR16| <= e_coef sum|u| + e_abs over the window's samples
+(``e_coef``; ``e_abs``'s per-light-curve terms the kernel adds).
 With weights that differ, A2 = sum_j a_j^2 W_(i+j) varies by shift and comes
 from a second product, of a^2 against the folded weights: its terms are all
 positive, so |A2 - A2_16| <= e_rel A2 plus subnormal terms (the kernel's).
