@@ -189,6 +189,18 @@ class Plan:
             return model.cache.windows.get("grid", lambda: _read_only(*self._width_windows(periods)))
         return self._width_windows(periods)
 
+    def kept_with_windows(self, lo, hi, name, build):
+        """``build()``, kept under ``name`` beside the model grid's width
+        windows when ``lo, hi`` are they (the very arrays): what depends on them
+        and the template cache alone is then made once for the light curves
+        that share it."""
+        model = self.model
+        if model is not None and "grid" in model.cache.windows:
+            grid_lo, grid_hi = model.cache.windows.get("grid", None)
+            if lo is grid_lo and hi is grid_hi:
+                return model.cache.windows.get(name, build)
+        return build()
+
     def _width_windows(self, periods):
         periods = np.ascontiguousarray(periods, dtype=np.float64)
         dmin, dmax = _width_limits(

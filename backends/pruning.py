@@ -96,8 +96,6 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from backends.bounded_cache import BoundedCache
-
 EPS = 2.0 ** -52
 PAD = 1e-12  # relative pad for the few roundings of forming a bound or a gain
 COARSE_DEPTH = 1e-6  # boxes shallower than this skip the one-piece bound (module docstring)
@@ -123,15 +121,12 @@ class BoundViolation(AssertionError):
     """Debug mode found a skipped shift whose exact gain beat its bound."""
 
 
-_COUNTED = BoundedCache(maxsize=8)  # host_work of read-only windows, by templates, windows and length
-
-
 def host_work(plan, lo, hi) -> dict:
     """The counters the host knows from the width windows [lo, hi): shifts
     visited and brute force's multiply-adds (a GPU backend counts them while
-    the device runs). Read-only windows (a grid's own, which the light curves
-    of one template cache share: ``Plan.width_windows``) are counted once per
-    templates and length: ~0.1 ms of the host's, per K2-like light curve."""
+    the device runs). The model grid's own windows, which the light curves of
+    one template cache share, are counted once (``Plan.kept_with_windows``):
+    ~0.1 ms of the host's, per K2-like light curve."""
     from backends.scan_jobs import shift_counts, window_sum
 
     tp = plan.templates
@@ -141,9 +136,7 @@ def host_work(plan, lo, hi) -> dict:
         return {"shifts": window_sum(shift_counts(tp.widths, tp.strides, m, n), lo, hi),
                 "brute_force_macs": window_sum(shift_counts(tp.widths, tp.strides, m) * tp.lengths, lo, hi)}
 
-    if all(isinstance(x, np.ndarray) and not x.flags.writeable for x in (lo, hi)):
-        return dict(_COUNTED.get_by_identity((tp, lo, hi), counted, n))
-    return counted()
+    return dict(plan.kept_with_windows(lo, hi, "host work", counted))
 
 
 def add_work(work, device_counts, known: dict, debug: bool, names=COUNTERS) -> None:

@@ -53,12 +53,13 @@ class Grid:
 class TemplateCache:
     """TLS's template cache (``transit.get_cache``) and the scans' view of it,
     and the width windows of its grid's periods (``Plan.width_windows``: they
-    depend only on what the key of this cache holds, ~0.7 ms per K2 search)."""
+    depend only on what the key of this cache holds, ~0.7 ms per K2 search),
+    with what is counted from them (``Plan.kept_with_windows``)."""
 
     overview: np.ndarray
     lc_arr: np.ndarray
     templates: Templates
-    windows: BoundedCache = field(default_factory=lambda: BoundedCache(maxsize=1), compare=False)
+    windows: BoundedCache = field(default_factory=lambda: BoundedCache(maxsize=2), compare=False)
 
 
 def _recorded(build):

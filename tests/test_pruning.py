@@ -57,9 +57,9 @@ def test_counters_are_deterministic_and_consistent(small_plan):
 
 
 def test_host_work_of_a_grids_own_windows_is_counted_once_and_of_others_each_time(small_plan, monkeypatch):
-    """Read-only windows (``Plan.width_windows`` of the model's grid, shared by
-    the light curves of one template cache) are counted once; windows a
-    caller may change are counted at every call, so a change is seen."""
+    """The model grid's own windows (``Plan.width_windows``, read-only, shared
+    by the light curves of one template cache) are counted once; other
+    windows, a caller's, are counted at every call, so a change is seen."""
     plan, periods = small_plan
     lo, hi = plan.width_windows(plan.model.grid.periods)
     assert not lo.flags.writeable and not hi.flags.writeable
