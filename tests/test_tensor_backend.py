@@ -158,8 +158,9 @@ def test_each_kernel_folds_and_compiles_for_its_own_shape():
 
 
 def test_debug_mode_compiles_its_checks_in_and_is_off_by_default():
-    assert TensorBackend().kernel_defines(384)["DEBUG"] == 0
-    assert TensorBackend(debug=True).kernel_defines(384)["DEBUG"] == 1
+    threads = SHAPES["tensor_search"][0]
+    assert TensorBackend().kernel_defines(threads)["DEBUG"] == 0
+    assert TensorBackend(debug=True).kernel_defines(threads)["DEBUG"] == 1
 
 
 def test_its_fold_sort_stage_is_not_a_separate_one():
