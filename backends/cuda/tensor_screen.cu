@@ -391,6 +391,28 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                 for (int tt = 0; tt < T; ++tt) mma16816(cw[tt], a2, x[tt]);
             }
         }
+        // the job's gate: its largest AR + e (e over all its tiles' windows) and, with W, its
+        // smallest A2 bound every tile's gate, so a job they all close skips them at one vote
+        bool closed = false;
+        if (from == 0) {
+            float top16 = c[0][0], a2_16 = cw[0][0];
+#pragma unroll
+            for (int tt = 0; tt < T; ++tt)
+#pragma unroll
+                for (int h = 0; h < 4; ++h) {
+                    top16 = fmaxf(top16, c[tt][h]);
+                    a2_16 = fminf(a2_16, cw[tt][h]);
+                }
+            const int first = min(tile0 * TILE * S, m), end = min((tile0 + T) * TILE * S + d, m);
+            const double top = (double)top16 * w.inv + w.ecoef * (au[end] - au[first]) + w.eabs;
+            const double a2_lo = W ? fmax(((double)a2_16 * w.inv_w - w.eabs2) / (1.0 + w.erel), 0.0) : w.a2;
+            const double lower = __longlong_as_double((long long)*lower_v);
+            closed = !__any_sync(0xffffffffu, top > 0.0 && (a2_lo == 0.0 || top * top >= lower * a2_lo * GATE_SLACK));
+            if (closed && !DEBUG) {
+                job += WARPS;
+                continue;
+            }
+        }
         const double smax = w.smax, rd = w.rd, ks = w.ks, a2w = w.a2, inv2 = 2.0 * w.inv;
         const int ns = w.ns;
 #pragma unroll
@@ -416,7 +438,9 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                                    * w.inv + e;
                 open |= top > 0.0 && (a2_lo[h] == 0.0 || top * top >= lower * a2_lo[h] * GATE_SLACK);
             }
-            if (!__any_sync(0xffffffffu, open)) {
+            const bool opened = __any_sync(0xffffffffu, open);
+            if (DEBUG) violations += closed && opened && lane == 0;  // the job's gate closed an open tile
+            if (!opened) {
                 if (DEBUG)  // every listed shift of the tile: its gain at most max(AR + e, 0)^2 / A2_lo
                     for (int h = 0; h < 4; ++h) {
                         const int s = shift_of(tile, g, tg, h), i = s * S;
