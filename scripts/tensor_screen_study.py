@@ -149,7 +149,8 @@ def tile_product(x16, frag, s0, stride, ksteps) -> np.ndarray:
     forms D: A's registers from ``frag`` (k-steps x 32 x 4, PTX's m16n8k16 A
     layout: lane (g, t) = (l / 4, l % 4) holds a0 (g, 2t..), a1 (g + 8,
     2t..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..)); B's by ``load_b``'s
-    ldmatrix.x2 from the float16 fold ``x16`` (lane l < 16 gives the address
+    ldmatrix from the float16 fold ``x16`` (its x4 loads two tiles, lanes 16-31
+    giving the second's addresses; of one tile, lane l < 16 gives the address
     of column l & 7 at k (l & 8); 8 x 8 block q, from lanes 8q to 8q + 7,
     lands in register q, lane l holding its row (column n = l / 4) at k =
     2 (l % 4) and the next); products of the float16 values summed in

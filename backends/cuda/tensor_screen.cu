@@ -12,9 +12,9 @@
 //     samples: the template banded over 16 sub-shifts, A[m, j] = a16[j - S m]
 //     (backends/tensor_tables.py, one fragment a k-step shared by the job's
 //     tiles), against the fold's columns B[j, n] = u16[s0 + 16 S n + j] (one
-//     ldmatrix.x2 a tile), D[m, n] = AR(s0 + S (16 n + m)); a k-free gate per
-//     tile (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k) skips tiles
-//     whose largest AR + E cannot reach the running lower gain; per listed
+//     ldmatrix.x4 two tiles), D[m, n] = AR(s0 + S (16 n + m)); a k-free gate
+//     (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k) skips jobs, then
+//     tiles, whose largest AR + E cannot reach the running lower gain; per listed
 //     shift the gain 2 k AR - k^2 A2 with the pad
 //     2 |k| E (E = e_coef x the tile's sum |u| + e_abs, tensor_tables.py)
 //     gives an upper and a lower gain; shifts whose upper gain reaches the
@@ -71,14 +71,23 @@ struct Width {  // a period's allowed width, as its jobs read it
 // swapped).
 __device__ __forceinline__ int placed(int x) { return x ^ ((x >> 3) & 8); }
 
-// B's registers of one m16n8k16 tile in one ldmatrix.x2: its two 8 x 8
-// blocks (k 0-7, then 8-15), lane l < 16 giving the shared-memory address of
-// column l & 7 at k 8 ((l >> 3) & 1) (the others' are not read).
-__device__ __forceinline__ uint2 load_b(unsigned col_at)
+// B's registers of the job's T tiles at one k-step, two tiles an ldmatrix.x4:
+// their 8 x 8 blocks (k 0-7, then 8-15) of tile tt, then of tile tt + 1, lane l
+// giving the address of column l & 7 at k 8 ((l >> 3) & 1) of tile l >> 4
+// (``col``: that sample of tile 0, ``step`` samples to the next tile); an odd
+// last tile by an ldmatrix.x2 (lanes l < 16 read).
+template <int T>
+__device__ __forceinline__ void load_b(uint2 *b, unsigned at, int col, int step)
 {
-    uint2 b;
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(b.x), "=r"(b.y) : "r"(col_at));
-    return b;
+#pragma unroll
+    for (int tt = 0; tt + 1 < T; tt += 2)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(b[tt].x), "=r"(b[tt].y), "=r"(b[tt + 1].x), "=r"(b[tt + 1].y)
+                     : "r"(at + 2 * placed(col + tt * step)));
+    if (T & 1)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                     : "=r"(b[T - 1].x), "=r"(b[T - 1].y)
+                     : "r"(at + 2 * placed(col + (T - 1) * step)));
 }
 
 // d += A B for one m16n8k16 tile, A's registers in a (a template fragment), B's in b.
@@ -371,22 +380,19 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
         const uint4 *af = frag + w.foff + lane, *af2 = frag2 + w.foff + lane;
-        // samples: this lane's load_b column of the job's first tile at k-step 0
-        const int col = tile0 * TILE * S + 16 * S * (lane & 7) + (lane & 8);
+        // samples: this lane's load_b column at k-step 0 (of the job's first tile, or its second)
+        const int col = (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + (lane & 8);
         float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
         UNROLL(KUNROLL)
         for (int kk = 0; kk < K; ++kk) {
             const uint4 a = __ldg(af + 32 * kk);
             uint2 x[T];
-#pragma unroll
-            for (int tt = 0; tt < T; ++tt) x[tt] = load_b(u_at + 2 * placed(col + tt * TILE * S + 16 * kk));
+            load_b<T>(x, u_at, col + 16 * kk, TILE * S);
 #pragma unroll
             for (int tt = 0; tt < T; ++tt) mma16816(c[tt], a, x[tt]);
             if (W) {
                 const uint4 a2 = __ldg(af2 + 32 * kk);
-#pragma unroll
-                for (int tt = 0; tt < T; ++tt)
-                    x[tt] = load_b(u_at + w_off + 2 * placed(col + tt * TILE * S + 16 * kk));
+                load_b<T>(x, u_at + w_off, col + 16 * kk, TILE * S);
 #pragma unroll
                 for (int tt = 0; tt < T; ++tt) mma16816(cw[tt], a2, x[tt]);
             }

@@ -33,8 +33,8 @@ from backends.protocol import PeriodStats, trial_periods
 from backends.tensor_tables import TensorTables, fold_shape, power_of_two_scale, shared_bytes
 
 # (threads, tiles of 128 shifts a warp's job takes: they share each k-step's template fragment) per
-# kernel, the fastest shapes timed on the H200 (NOTES step 96); tensor_search two blocks per SM
-SHAPES = {"tensor_search": (384, 4), "tensor_search_w": (512, 2)}
+# kernel, the fastest shapes timed on the H200 (NOTES steps 96, 97); tensor_search two blocks per SM
+SHAPES = {"tensor_search": (384, 4), "tensor_search_w": (512, 4)}
 KEPT = 1024  # shifts a block keeps for re-checks (CAP), KEPT // 12 a warp: at least a vote's 32
 MIN_ARCH = (8, 0)  # mma.sync.m16n8k16 with float16 inputs and fp32 accumulation
 MAX_WIDTHS = 64  # template widths a grid may hold (tensor_screen.cu's MAXW; TLS's grids: ~45)
