@@ -221,6 +221,20 @@ def test_debug_mode_raises_when_the_screen_loses_its_allowance(k2, monkeypatch):
 
 @gpu
 @pytest.mark.gpu
+def test_debug_mode_raises_when_a_jobs_gate_closes_tiles_whose_own_gates_are_open(k2, monkeypatch):
+    """A job's gate that asks 1e6 times the lower gain closes jobs holding
+    open tiles; the debug mode walks them anyway and says so."""
+    from backends import pruning
+
+    plan, periods, _ = k2
+    defines = TensorBackend.kernel_defines
+    monkeypatch.setattr(TensorBackend, "kernel_defines", lambda self, block: {**defines(self, block), "JOB_SLACK": "1e6"})
+    with pytest.raises(pruning.BoundViolation):
+        TensorBackend(debug=True).search(plan, periods[::499])
+
+
+@gpu
+@pytest.mark.gpu
 def test_lists_full_of_near_ties_are_rechecked_at_once_and_the_result_is_cpus():
     """Every box of a light curve offset by a constant is nearly as deep as
     every other: the warps' lists fill and are re-checked in flight (flushes)."""

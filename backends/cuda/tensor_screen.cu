@@ -51,6 +51,9 @@
 #define WARPS (BLOCK / 32)
 #include "bucket_sort.cuh"  // the fold's order, as pruned sorts it
 #define GATE_SLACK (1.0 - 0x1p-40)  // the gate's double rounding, many times over
+#ifndef JOB_SLACK
+#define JOB_SLACK GATE_SLACK  // the job's gate's (tests raise it to check that the debug mode sees it close open tiles)
+#endif
 #define TINY_REL 0x1p-48  // the screen's gain arithmetic (k from 1 / d, a few roundings), many times over
 #define CAPW (CAP / WARPS)
 #define TILE 128
@@ -413,7 +416,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             const double top = (double)top16 * w.inv + w.ecoef * (au[end] - au[first]) + w.eabs;
             const double a2_lo = W ? fmax(((double)a2_16 * w.inv_w - w.eabs2) / (1.0 + w.erel), 0.0) : w.a2;
             const double lower = __longlong_as_double((long long)*lower_v);
-            closed = !__any_sync(0xffffffffu, top > 0.0 && (a2_lo == 0.0 || top * top >= lower * a2_lo * GATE_SLACK));
+            closed = !__any_sync(0xffffffffu, top > 0.0 && (a2_lo == 0.0 || top * top >= lower * a2_lo * JOB_SLACK));
             if (closed && !DEBUG) {
                 job += WARPS;
                 continue;
