@@ -221,14 +221,15 @@ def test_debug_mode_raises_when_the_screen_loses_its_allowance(k2, monkeypatch):
 
 @gpu
 @pytest.mark.gpu
-def test_debug_mode_raises_when_a_jobs_gate_closes_tiles_whose_own_gates_are_open(k2, monkeypatch):
-    """A job's gate that asks 1e6 times the lower gain closes jobs holding
-    open tiles; the debug mode walks them anyway and says so."""
+def test_debug_mode_raises_when_a_jobs_gate_skips_by_a_broken_bound(monkeypatch):
+    """With weights that differ a job is gated first against A2's floor
+    w_min sum a^2; a floor 1000 times too high skips jobs holding shifts whose
+    gains beat the bound that skipped them, and debug mode says so."""
     from backends import pruning
 
-    plan, periods, _ = k2
+    plan, periods = case_plan("k2w")
     defines = TensorBackend.kernel_defines
-    monkeypatch.setattr(TensorBackend, "kernel_defines", lambda self, block: {**defines(self, block), "JOB_SLACK": "1e6"})
+    monkeypatch.setattr(TensorBackend, "kernel_defines", lambda self, block: {**defines(self, block), "A2_FLOOR": "1e3"})
     with pytest.raises(pruning.BoundViolation):
         TensorBackend(debug=True).search(plan, periods[::499])
 

@@ -14,7 +14,8 @@
 //     tiles), against the fold's columns B[j, n] = u16[s0 + 16 S n + j] (one
 //     ldmatrix.x4 two tiles), D[m, n] = AR(s0 + S (16 n + m)); a k-free gate
 //     (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k) skips jobs, then
-//     tiles, whose largest AR + E cannot reach the running lower gain; per listed
+//     tiles, whose largest AR + E cannot reach the running lower gain (with W
+//     a job first against A2's floor w_min sum a^2: most skip A2's product); per listed
 //     shift the gain 2 k AR - k^2 A2 with the pad
 //     2 |k| E (E = e_coef x the tile's sum |u| + e_abs, tensor_tables.py)
 //     gives an upper and a lower gain; shifts whose upper gain reaches the
@@ -51,8 +52,8 @@
 #define WARPS (BLOCK / 32)
 #include "bucket_sort.cuh"  // the fold's order, as pruned sorts it
 #define GATE_SLACK (1.0 - 0x1p-40)  // the gate's double rounding, many times over
-#ifndef JOB_SLACK
-#define JOB_SLACK GATE_SLACK  // the job's gate's (tests raise it to check that the debug mode sees it close open tiles)
+#ifndef A2_FLOOR  // w_min sum a^2's roundings (sum a^2 of L < 2^17 positive terms, one product); tests break it
+#define A2_FLOOR (1.0 - 0x1p-35)
 #endif
 #define TINY_REL 0x1p-48  // the screen's gain arithmetic (k from 1 / d, a few roundings), many times over
 #define CAPW (CAP / WARPS)
@@ -62,7 +63,7 @@ static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 
 struct Width {  // a period's allowed width, as its jobs read it
     int d, S, ns, K, foff;
-    double smax, ks, a2, inv, ecoef, eabs, rd;
+    double smax, ks, a2, inv, ecoef, eabs, rd;  // a2: A2, or with W its floor w_min sum a^2
     double inv_w, erel, eabs2;  // weights that differ: A2's scale and its relative and absolute allowances
 };
 
@@ -210,7 +211,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 // counters.
 #define SEARCH_PARAMS                                                                                              \
     const double *__restrict__ t, const double *__restrict__ y, const double *__restrict__ wt, double w_uniform,   \
-        double w_max, int n, int m, int mp, double uscale, double wscale, const double *__restrict__ periods,      \
+        double w_min, double w_max, int n, int m, int mp, double uscale, double wscale, const double *__restrict__ periods,      \
         const int *__restrict__ lo, const int *__restrict__ hi, const int *__restrict__ wd,                        \
         const int *__restrict__ ws, const int *__restrict__ wn, const int *__restrict__ wk,                        \
         const int *__restrict__ wlen, const double *__restrict__ s_max, const double *__restrict__ kscale,         \
@@ -221,7 +222,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         const long long *__restrict__ a_off, const double *__restrict__ a, int *__restrict__ order_all,           \
         double *gain_out, int *index_out, double *depth_out, unsigned long long *counters
 #define SEARCH_ARGS                                                                                                \
-    t, y, wt, w_uniform, w_max, n, m, mp, uscale, wscale, periods, lo, hi, wd, ws, wn, wk, wlen, s_max, kscale,    \
+    t, y, wt, w_uniform, w_min, w_max, n, m, mp, uscale, wscale, periods, lo, hi, wd, ws, wn, wk, wlen, s_max, kscale,    \
         sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, f_off, frag, frag2, a_off, a, order_all,          \
         gain_out, index_out, depth_out, counters
 
@@ -341,7 +342,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         const int wi = wlo + q;
         Width &w = slot[q];
         w.d = wd[wi]; w.S = ws[wi]; w.ns = wn[wi]; w.K = wk[wi]; w.foff = (int)f_off[wi];
-        w.smax = s_max[wi]; w.ks = kscale[wi]; w.a2 = w_uniform * sum_a2[wi]; w.inv = inv_sa[wi] * inv_su;
+        w.smax = s_max[wi]; w.ks = kscale[wi]; w.inv = inv_sa[wi] * inv_su;
+        w.a2 = W ? w_min * sum_a2[wi] * A2_FLOOR : w_uniform * sum_a2[wi];
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
         // float16 subnormals of a and u, and the prefix sums of |u| (M 2^-52 of their total, twice over)
         w.eabs = 0x1p-24 * a1[wi] * inv_su + wlen[wi] * 0x1p-49 * w.inv + w.ecoef * m * 0x1p-51 * u1;
@@ -393,33 +395,51 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             load_b<T>(x, u_at, col + 16 * kk, TILE * S);
 #pragma unroll
             for (int tt = 0; tt < T; ++tt) mma16816(c[tt], a, x[tt]);
-            if (W) {
+        }
+        // the job's gate: its largest AR + e (e over all its tiles' windows) against its smallest
+        // A2, which bound every tile's gate, so a job they all close skips them at one vote; with
+        // W first against A2's floor w_min sum a^2, before A2's own product, then against that
+        double top = 0.0, job_a2 = 0.0;  // the A2 bound the job's gate closed it with (DEBUG's checks)
+        const auto closes = [&](double a2_lo) {
+            const double lower = __longlong_as_double((long long)*lower_v);
+            job_a2 = a2_lo;
+            return !__any_sync(0xffffffffu, top > 0.0 && (a2_lo == 0.0 || top * top >= lower * a2_lo * GATE_SLACK));
+        };
+        bool closed = false;
+        if (from == 0) {
+            float top16 = c[0][0];
+#pragma unroll
+            for (int tt = 0; tt < T; ++tt)
+#pragma unroll
+                for (int h = 0; h < 4; ++h) top16 = fmaxf(top16, c[tt][h]);
+            const int first = min(tile0 * TILE * S, m), end = min((tile0 + T) * TILE * S + d, m);
+            top = (double)top16 * w.inv + w.ecoef * (au[end] - au[first]) + w.eabs;
+            closed = closes(w.a2);
+            if (closed && !DEBUG) {
+                job += WARPS;
+                continue;
+            }
+        }
+        if (W) {
+            UNROLL(KUNROLL)
+            for (int kk = 0; kk < K; ++kk) {
                 const uint4 a2 = __ldg(af2 + 32 * kk);
+                uint2 x[T];
                 load_b<T>(x, u_at + w_off, col + 16 * kk, TILE * S);
 #pragma unroll
                 for (int tt = 0; tt < T; ++tt) mma16816(cw[tt], a2, x[tt]);
             }
-        }
-        // the job's gate: its largest AR + e (e over all its tiles' windows) and, with W, its
-        // smallest A2 bound every tile's gate, so a job they all close skips them at one vote
-        bool closed = false;
-        if (from == 0) {
-            float top16 = c[0][0], a2_16 = cw[0][0];
+            if (from == 0 && !closed) {
+                float a2_16 = cw[0][0];
 #pragma unroll
-            for (int tt = 0; tt < T; ++tt)
+                for (int tt = 0; tt < T; ++tt)
 #pragma unroll
-                for (int h = 0; h < 4; ++h) {
-                    top16 = fmaxf(top16, c[tt][h]);
-                    a2_16 = fminf(a2_16, cw[tt][h]);
+                    for (int h = 0; h < 4; ++h) a2_16 = fminf(a2_16, cw[tt][h]);
+                closed = closes(fmax(((double)a2_16 * w.inv_w - w.eabs2) / (1.0 + w.erel), 0.0));
+                if (closed && !DEBUG) {
+                    job += WARPS;
+                    continue;
                 }
-            const int first = min(tile0 * TILE * S, m), end = min((tile0 + T) * TILE * S + d, m);
-            const double top = (double)top16 * w.inv + w.ecoef * (au[end] - au[first]) + w.eabs;
-            const double a2_lo = W ? fmax(((double)a2_16 * w.inv_w - w.eabs2) / (1.0 + w.erel), 0.0) : w.a2;
-            const double lower = __longlong_as_double((long long)*lower_v);
-            closed = !__any_sync(0xffffffffu, top > 0.0 && (a2_lo == 0.0 || top * top >= lower * a2_lo * JOB_SLACK));
-            if (closed && !DEBUG) {
-                job += WARPS;
-                continue;
             }
         }
         const double smax = w.smax, rd = w.rd, ks = w.ks, a2w = w.a2, inv2 = 2.0 * w.inv;
@@ -447,9 +467,15 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                                    * w.inv + e;
                 open |= top > 0.0 && (a2_lo[h] == 0.0 || top * top >= lower * a2_lo[h] * GATE_SLACK);
             }
-            const bool opened = __any_sync(0xffffffffu, open);
-            if (DEBUG) violations += closed && opened && lane == 0;  // the job's gate closed an open tile
-            if (!opened) {
+            if (DEBUG && closed)  // every listed shift of a job its gate closed: its gain at most max(top, 0)^2 / job_a2
+                for (int h = 0; h < 4; ++h) {
+                    const int s = shift_of(tile, g, tg, h), i = s * S;
+                    if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
+                    const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, order, n,
+                                                     cs, wi, i);
+                    violations += gain > fmax(top, 0.0) * fmax(top, 0.0) / job_a2 * DEBUG_SLACK;
+                }
+            if (!__any_sync(0xffffffffu, open)) {
                 if (DEBUG)  // every listed shift of the tile: its gain at most max(AR + e, 0)^2 / A2_lo
                     for (int h = 0; h < 4; ++h) {
                         const int s = shift_of(tile, g, tg, h), i = s * S;
