@@ -11,7 +11,8 @@ list of kept shifts is full re-checks it at once, and their best exact gain
 raises the period's lower gain: no list overflows.
 
 With weights that differ, A2 = sum a^2 W comes from a second float16 product
-(``tensor_search_w``). For folds that fit in shared memory (K2-size);
+(``tensor_search_w``), formed only for the jobs that the gate against A2's
+floor w_min sum a^2 leaves open. For folds that fit in shared memory (K2-size);
 ``refuses`` says so for others (``pruned`` takes any). PyCUDA, as ``pruned``:
 one nvcc cubin from the shared kernel cache with CUB and the bucket sort.
 """
