@@ -229,7 +229,8 @@ def test_debug_mode_raises_when_a_jobs_gate_skips_by_a_broken_bound(monkeypatch)
 
     plan, periods = case_plan("k2w")
     defines = TensorBackend.kernel_defines
-    monkeypatch.setattr(TensorBackend, "kernel_defines", lambda self, block: {**defines(self, block), "A2_FLOOR": "1e3"})
+    monkeypatch.setattr(TensorBackend, "kernel_defines",
+                        lambda self, block: {**defines(self, block), "A2_FLOOR": "1e3"})
     with pytest.raises(pruning.BoundViolation):
         TensorBackend(debug=True).search(plan, periods[::499])
 

@@ -211,19 +211,19 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 // counters.
 #define SEARCH_PARAMS                                                                                              \
     const double *__restrict__ t, const double *__restrict__ y, const double *__restrict__ wt, double w_uniform,   \
-        double w_min, double w_max, int n, int m, int mp, double uscale, double wscale, const double *__restrict__ periods,      \
-        const int *__restrict__ lo, const int *__restrict__ hi, const int *__restrict__ wd,                        \
-        const int *__restrict__ ws, const int *__restrict__ wn, const int *__restrict__ wk,                        \
-        const int *__restrict__ wlen, const double *__restrict__ s_max, const double *__restrict__ kscale,         \
-        const double *__restrict__ sum_a2, const double *__restrict__ a1, const double *__restrict__ e_coef,       \
-        const double *__restrict__ inv_sa, const double *__restrict__ e_rel, const double *__restrict__ inv_sa2,   \
-        const double *__restrict__ overshoot, const long long *__restrict__ f_off,                                 \
-        const uint4 *__restrict__ frag, const uint4 *__restrict__ frag2,                                           \
-        const long long *__restrict__ a_off, const double *__restrict__ a, int *__restrict__ order_all,           \
+        double w_min, double w_max, int n, int m, int mp, double uscale, double wscale,                            \
+        const double *__restrict__ periods, const int *__restrict__ lo, const int *__restrict__ hi,                \
+        const int *__restrict__ wd, const int *__restrict__ ws, const int *__restrict__ wn,                        \
+        const int *__restrict__ wk, const int *__restrict__ wlen, const double *__restrict__ s_max,                \
+        const double *__restrict__ kscale, const double *__restrict__ sum_a2, const double *__restrict__ a1,       \
+        const double *__restrict__ e_coef, const double *__restrict__ inv_sa, const double *__restrict__ e_rel,    \
+        const double *__restrict__ inv_sa2, const double *__restrict__ overshoot,                                  \
+        const long long *__restrict__ f_off, const uint4 *__restrict__ frag, const uint4 *__restrict__ frag2,      \
+        const long long *__restrict__ a_off, const double *__restrict__ a, int *__restrict__ order_all,            \
         double *gain_out, int *index_out, double *depth_out, unsigned long long *counters
 #define SEARCH_ARGS                                                                                                \
-    t, y, wt, w_uniform, w_min, w_max, n, m, mp, uscale, wscale, periods, lo, hi, wd, ws, wn, wk, wlen, s_max, kscale,    \
-        sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, f_off, frag, frag2, a_off, a, order_all,          \
+    t, y, wt, w_uniform, w_min, w_max, n, m, mp, uscale, wscale, periods, lo, hi, wd, ws, wn, wk, wlen, s_max,     \
+        kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, f_off, frag, frag2, a_off, a, order_all,    \
         gain_out, index_out, depth_out, counters
 
 // Shift i of width wi's terms j = j0, j0 + step, ... of sum a u and (with W)
@@ -467,7 +467,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                                    * w.inv + e;
                 open |= top > 0.0 && (a2_lo[h] == 0.0 || top * top >= lower * a2_lo[h] * GATE_SLACK);
             }
-            if (DEBUG && closed)  // every listed shift of a job its gate closed: its gain at most max(top, 0)^2 / job_a2
+            if (DEBUG && closed)  // a closed job's listed shifts: each gain at most max(top, 0)^2 / job_a2
                 for (int h = 0; h < 4; ++h) {
                     const int s = shift_of(tile, g, tg, h), i = s * S;
                     if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;

@@ -209,9 +209,10 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         clock = EventClock(self.timings)
         with clock.stage("chi2_scan.kernel"):  # the device's time beside the stage's wall time
             self.function(kernel, threads, shared)(
-                state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.min()), np.float64(lc.w.max()), np.int32(n),
-                np.int32(state.m), np.int32(mp), np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)),
-                np.float64(power_of_two_scale(lc.w)), *staged.pointers("periods", "lo", "hi"),
+                state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.min()),
+                np.float64(lc.w.max()), np.int32(n), np.int32(state.m), np.int32(mp),
+                np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)), np.float64(power_of_two_scale(lc.w)),
+                *staged.pointers("periods", "lo", "hi"),
                 *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
                 *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
                 tables.pointer("overshoot"),
