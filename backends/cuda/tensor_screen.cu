@@ -42,7 +42,7 @@
 #define MIN_BLOCKS 1
 #endif
 #ifndef KUNROLL
-#define KUNROLL 2  // k-steps of the screen's loop unrolled
+#define KUNROLL 4  // k-steps of the screen's loop unrolled
 #endif
 #define PRAGMA(x) _Pragma(#x)
 #define UNROLL(n) PRAGMA(unroll n)
@@ -78,20 +78,21 @@ __device__ __forceinline__ int placed(int x) { return x ^ ((x >> 3) & 8); }
 // B's registers of the job's T tiles at one k-step, two tiles an ldmatrix.x4:
 // their 8 x 8 blocks (k 0-7, then 8-15) of tile tt, then of tile tt + 1, lane l
 // giving the address of column l & 7 at k 8 ((l >> 3) & 1) of tile l >> 4
-// (``col``: that sample of tile 0, ``step`` samples to the next tile); an odd
-// last tile by an ldmatrix.x2 (lanes l < 16 read).
+// (``at``: that sample of tile 0, placed, in bytes; ``step`` bytes to the next
+// tile, 128 S samples, which ``placed`` keeps apart); an odd last tile by an
+// ldmatrix.x2 (lanes l < 16 read).
 template <int T>
-__device__ __forceinline__ void load_b(uint2 *b, unsigned at, int col, int step)
+__device__ __forceinline__ void load_b(uint2 *b, unsigned at, unsigned step)
 {
 #pragma unroll
     for (int tt = 0; tt + 1 < T; tt += 2)
         asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                      : "=r"(b[tt].x), "=r"(b[tt].y), "=r"(b[tt + 1].x), "=r"(b[tt + 1].y)
-                     : "r"(at + 2 * placed(col + tt * step)));
+                     : "r"(at + tt * step));
     if (T & 1)
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
                      : "=r"(b[T - 1].x), "=r"(b[T - 1].y)
-                     : "r"(at + 2 * placed(col + (T - 1) * step)));
+                     : "r"(at + (T - 1) * step));
 }
 
 // d += A B for one m16n8k16 tile, A's registers in a (a template fragment), B's in b.
@@ -109,6 +110,14 @@ __device__ __forceinline__ void mma16816(float *d, uint4 a, uint2 b)
 __device__ __forceinline__ int shift_of(int tile, int g, int tg, int h)
 {
     return tile * TILE + 16 * (2 * tg + (h & 1)) + g + 8 * (h >> 1);
+}
+
+// x % n for x >= 0 as the fold's wrap-around takes it (x < n + its longest
+// template, mostly below 2 n: a compare or two, not a division).
+__device__ __forceinline__ int wrap(int x, int n)
+{
+    while (x >= n) x -= n;
+    return x;
 }
 
 struct Top {  // a re-checked shift
@@ -167,6 +176,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
     {
         double *key = au;
         int *count = reinterpret_cast<int *>(cs), *idx = count + n;
+#pragma unroll 4  // four times' loads in flight
         for (int i = threadIdx.x; i < n; i += BLOCK) {
             key[i] = fold_phase(t[i], period);
             idx[i] = i;
@@ -174,13 +184,14 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         __syncthreads();
         bucket_sort_n(key, idx, n, count, n);
         for (int k = threadIdx.x; k < n; k += BLOCK) order_g[k] = idx[k];
-        for (int k = threadIdx.x; k < m; k += BLOCK) au[k] = y[idx[k % n]];
+#pragma unroll 4  // four gathers in flight
+        for (int k = threadIdx.x; k < m; k += BLOCK) au[k] = y[idx[wrap(k, n)]];
         __syncthreads();
     }
     typedef cub::BlockScan<Pair, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
     const int run = (m + BLOCK - 1) / BLOCK, first = min(m, (int)threadIdx.x * run), last = min(m, first + run);
-    const auto weight = [&](int k) { return W ? wt[order_g[k % n]] : w_uniform; };
+    const auto weight = [&](int k) { return W ? wt[order_g[wrap(k, n)]] : w_uniform; };
     Pair own = {0.0, 0.0};
     for (int k = first; k < last; ++k) own = PairAdd()(own, {au[k], fabs((1.0 - au[k]) * weight(k))});
     double next = first < last ? au[first] : 0.0;
@@ -238,7 +249,7 @@ __device__ __forceinline__ double2 dot_terms(const double *a, const long long *a
     double dot = 0.0, a2 = 0.0;
 #pragma unroll 4  // the gathers of four terms in flight; each lane's sums keep their order
     for (int j = j0; j < len; j += step) {
-        const int o = order[(i + j) % n];
+        const int o = order[wrap(i + j, n)];
         const double wj = W ? wt[o] : w_uniform;
         dot += aa[j] * ((1.0 - y[o]) * wj);
         if (W) a2 += aa[j] * aa[j] * wj;
@@ -265,9 +276,11 @@ __device__ double lane_gain(const double *a, const long long *a_off, const int *
                          sum_a2, w_uniform, wi, i);
 }
 
-// The screen's counters, in shared memory, then one atomic add per block each:
-// tiles past the k-free gate (a job screened again counts its tiles again),
-// shifts kept, re-checked, and their multiply-adds.
+// The screen's counters, a row of shared memory a warp that its lane 0 alone
+// adds to (no shared atomics: 64-bit ones are compare-and-swap loops; the
+// multiply-adds in 64 bits of their own), summed into one atomic add per block
+// each: tiles past the k-free gate (a job screened again counts its tiles
+// again), shifts kept, re-checked, and their multiply-adds.
 #define COUNT_SCREENED 0
 #define COUNT_KEPT 1
 #define COUNT_RECHECKED 2
@@ -279,13 +292,14 @@ __device__ double lane_gain(const double *a, const long long *a_off, const int *
 // Re-checks in float64 the kept shifts c = first, first + step, ... < count
 // of a list whose upper gain reaches ``lower`` (the warp forms each exact
 // gain). The warp's best so far (in shared memory: nothing stays live in the
-// screen's registers) keeps the better; returns its gain.
+// screen's registers) keeps the better; the warp's counts (its row of
+// counters, its multiply-adds) grow; returns its gain.
 template <bool W>
 __device__ double recheck(const int *iw, const float *ub, int count, int first, int step, double lower,
-                          Top *warp_best, unsigned long long *block_counts, const double *a, const long long *a_off,
-                          const int *wlen, const int *wd, const double *kscale, const double *sum_a2,
-                          const double *y, const double *wt, double w_uniform, const int *order, int n,
-                          const double *cs, int lane)
+                          Top *warp_best, unsigned *counts, unsigned long long *macs_done, const double *a,
+                          const long long *a_off, const int *wlen, const int *wd, const double *kscale,
+                          const double *sum_a2, const double *y, const double *wt, double w_uniform, const int *order,
+                          int n, const double *cs, int lane)
 {
     Top best = *warp_best;
     int rechecked = 0;
@@ -306,8 +320,8 @@ __device__ double recheck(const int *iw, const float *ub, int count, int first, 
     __syncwarp();
     if (lane == 0) {
         *warp_best = best;
-        atomicAdd(&block_counts[COUNT_RECHECKED], (unsigned long long)rechecked);
-        atomicAdd(&block_counts[COUNT_MACS], macs);
+        counts[COUNT_RECHECKED] += rechecked;
+        *macs_done += macs;
     }
     __syncwarp();
     return best.gain;
@@ -328,7 +342,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     __shared__ Width slot[MAXW];
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
     __shared__ float cand_ub[CAP];  // upper gains rounded up: compared with lower gains only
-    __shared__ unsigned long long lower_bits, block_counts[N_COUNTS];
+    __shared__ unsigned long long lower_bits, warp_macs[WARPS];
+    __shared__ unsigned warp_counts[WARPS][N_COUNTS];
     __shared__ Top red[WARPS];
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
 
@@ -355,6 +370,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     }
     if (tid == 0) {
         int acc = 0;
+#pragma unroll 4  // the widths' shift counts, four loads in flight
         for (int q = 0; q < n_w; ++q) {
             tiles[q] = acc;
             acc += (wn[wlo + q] + TILE * T - 1) / (TILE * T);
@@ -362,7 +378,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         tiles[n_w] = acc;
         lower_bits = 0ull;
     }
-    if (tid < N_COUNTS) block_counts[tid] = 0;
+    if (tid < WARPS * N_COUNTS) warp_counts[tid / N_COUNTS][tid % N_COUNTS] = 0;
+    if (tid < WARPS) warp_macs[tid] = 0;
     if (tid < WARPS) red[tid] = {0.0, -1, 0};
     __syncthreads();
 
@@ -371,6 +388,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     const unsigned below = (1u << lane) - 1u;
     int *my_iw = cand_iw + warp * CAPW;
     float *my_ub = cand_ub + warp * CAPW;
+    unsigned *counts = warp_counts[warp];
     int count = 0;           // the warp's list
     unsigned violations = 0;  // DEBUG
     double lb = 0.0;
@@ -384,15 +402,17 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
-        const uint4 *af = frag + w.foff + lane, *af2 = frag2 + w.foff + lane;
+        const uint4 *af = frag + w.foff + lane;
         // samples: this lane's load_b column at k-step 0 (of the job's first tile, or its second)
         const int col = (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + (lane & 8);
+        const unsigned tile_bytes = 2 * TILE * S;
         float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
         UNROLL(KUNROLL)
         for (int kk = 0; kk < K; ++kk) {
-            const uint4 a = __ldg(af + 32 * kk);
+            const uint4 a = __ldg(af);
+            af += 32;
             uint2 x[T];
-            load_b<T>(x, u_at, col + 16 * kk, TILE * S);
+            load_b<T>(x, u_at + 2 * placed(col + 16 * kk), tile_bytes);
 #pragma unroll
             for (int tt = 0; tt < T; ++tt) mma16816(c[tt], a, x[tt]);
         }
@@ -421,11 +441,13 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             }
         }
         if (W) {
+            const uint4 *af2 = frag2 + w.foff + lane;
             UNROLL(KUNROLL)
             for (int kk = 0; kk < K; ++kk) {
-                const uint4 a2 = __ldg(af2 + 32 * kk);
+                const uint4 a2 = __ldg(af2);
+                af2 += 32;
                 uint2 x[T];
-                load_b<T>(x, u_at + w_off, col + 16 * kk, TILE * S);
+                load_b<T>(x, u_at + w_off + 2 * placed(col + 16 * kk), tile_bytes);
 #pragma unroll
                 for (int tt = 0; tt < T; ++tt) mma16816(cw[tt], a2, x[tt]);
             }
@@ -487,7 +509,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                     }
                 continue;
             }
-            if (lane == 0) atomicAdd(&block_counts[COUNT_SCREENED], 1ull);
+            if (lane == 0) ++counts[COUNT_SCREENED];
             double ub[4];
             bool any = false;
 #pragma unroll
@@ -535,7 +557,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                     my_ub[at] = __double2float_ru(ub[h]);
                 }
                 count += n_new;
-                if (lane == 0) atomicAdd(&block_counts[COUNT_KEPT], (unsigned long long)n_new);
+                if (lane == 0) counts[COUNT_KEPT] += n_new;
             }
             if (stopped >= 0) break;
         }
@@ -545,11 +567,11 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             continue;
         }
         const double now = __longlong_as_double((long long)*lower_v);
-        const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, block_counts, a, a_off, wlen, wd,
-                                      kscale, sum_a2, y, wt, w_uniform, order, n, cs, lane);
+        const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, counts, warp_macs + warp, a, a_off,
+                                      wlen, wd, kscale, sum_a2, y, wt, w_uniform, order, n, cs, lane);
         if (lane == 0) {
             if (got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
-            atomicAdd(&block_counts[COUNT_FLUSHES], 1ull);
+            ++counts[COUNT_FLUSHES];
         }
         count = 0;
         from = stopped;
@@ -562,12 +584,10 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     const double last = __longlong_as_double((long long)lower_bits);
     for (int v = 0, before = 0; v < WARPS; before += listed[v++])
         recheck<W>(cand_iw + v * CAPW, cand_ub + v * CAPW, listed[v], (warp + WARPS - before % WARPS) % WARPS, WARPS,
-                   last, red + warp, block_counts, a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, order, n, cs,
-                   lane);
+                   last, red + warp, counts, warp_macs + warp, a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform,
+                   order, n, cs, lane);
     for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
-    if (lane == 0) {
-        atomicAdd(&block_counts[COUNT_VIOLATIONS], (unsigned long long)violations);
-    }
+    if (lane == 0) counts[COUNT_VIOLATIONS] += violations;
     __syncthreads();
     if (tid == 0) {
         Top best = red[0];
@@ -579,7 +599,11 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         depth_out[p] = best.wi < 0 ? 0.0 : 1.0 - (1.0 - (cs[best.i + wd[best.wi]] - cs[best.i]) / wd[best.wi])
                                                    * overshoot[best.wi];
     }
-    if (tid < N_COUNTS) atomicAdd(&counters[tid], block_counts[tid]);
+    if (tid < N_COUNTS) {
+        unsigned long long sum = 0;
+        for (int v = 0; v < WARPS; ++v) sum += tid == COUNT_MACS ? warp_macs[v] : warp_counts[v][tid];
+        atomicAdd(&counters[tid], sum);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_search(SEARCH_PARAMS)
