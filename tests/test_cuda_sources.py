@@ -177,3 +177,32 @@ def test_tensor_search_compiles_in_debug_mode(tmp_path):
     defines = {"BLOCK": threads, **TensorBackend(debug=True).kernel_defines(threads)}
     report = ptxas_report("tensor_screen.cu", threads, defines, tmp_path)
     assert {"tensor_search", "tensor_search_w"} <= set(report)
+
+
+SM_SHARED = 228 * 1024  # shared memory an SM on the H100 and H200
+DRIVER_SHARED = 1024  # the driver's, a block
+
+
+def test_two_blocks_of_the_surveys_k2_folds_fit_an_sm(tmp_path):
+    """``tensor_search`` on the survey's K2-like curves (4,335 points): two
+    blocks an SM, as their registers allow. Its static shared memory has
+    bytes to spare, not kilobytes: at 1a9332c 336 more left one block an SM
+    and the survey at 233 curves/s (309 before; H200)."""
+    import datasets
+    from backends import make_plan
+    from backends.implementations import tensor
+    from backends.tensor_tables import fold_shape, shared_bytes
+
+    lc = datasets.simulate(seed=0, preset="k2")
+    plan = make_plan(lc.t, lc.y, lc.dy)[0]
+    kernel, weighted = tensor.TensorBackend.kernel_for(plan)
+    block, tiles = tensor.SHAPES[kernel]
+    _, mp = fold_shape(plan.templates, plan.lc.size, tiles)
+    dynamic = shared_bytes(plan.templates, plan.lc.size, mp, weighted)
+    cmd = nvcc_command("tensor_screen.cu", "sm_90", {"BLOCK": block, **tensor.TensorBackend().kernel_defines(block)},
+                       ["-Xptxas", "-v"], tmp_path / "k.cubin")
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    static = int(re.search(rf"Function properties for {kernel}\n.*\n.*?(\d+) bytes smem", done.stderr).group(1))
+    assert (plan.lc.size, kernel) == (4335, "tensor_search")
+    assert 2 * (dynamic + static + DRIVER_SHARED) <= SM_SHARED, (dynamic, static)

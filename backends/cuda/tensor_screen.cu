@@ -276,11 +276,12 @@ __device__ double lane_gain(const double *a, const long long *a_off, const int *
                          sum_a2, w_uniform, wi, i);
 }
 
-// The screen's counters, a row of shared memory a warp that its lane 0 alone
-// adds to (no shared atomics: 64-bit ones are compare-and-swap loops; the
-// multiply-adds in 64 bits of their own), summed into one atomic add per block
-// each: tiles past the k-free gate (a job screened again counts its tiles
-// again), shifts kept, re-checked, and their multiply-adds.
+// The screen's counters, in shared memory, then one atomic add per block each:
+// tiles past the k-free gate (a job screened again counts its tiles again),
+// shifts kept, re-checked, and their multiply-adds. 32-bit (native shared
+// atomics; 64-bit ones are compare-and-swap loops), the multiply-adds 64-bit,
+// added only by a re-check that did some. Shared memory is tight: two blocks
+// of a K2 fold fill an SM.
 #define COUNT_SCREENED 0
 #define COUNT_KEPT 1
 #define COUNT_RECHECKED 2
@@ -292,11 +293,10 @@ __device__ double lane_gain(const double *a, const long long *a_off, const int *
 // Re-checks in float64 the kept shifts c = first, first + step, ... < count
 // of a list whose upper gain reaches ``lower`` (the warp forms each exact
 // gain). The warp's best so far (in shared memory: nothing stays live in the
-// screen's registers) keeps the better; the warp's counts (its row of
-// counters, its multiply-adds) grow; returns its gain.
+// screen's registers) keeps the better; returns its gain.
 template <bool W>
 __device__ double recheck(const int *iw, const float *ub, int count, int first, int step, double lower,
-                          Top *warp_best, unsigned *counts, unsigned long long *macs_done, const double *a,
+                          Top *warp_best, unsigned *block_counts, unsigned long long *macs_done, const double *a,
                           const long long *a_off, const int *wlen, const int *wd, const double *kscale,
                           const double *sum_a2, const double *y, const double *wt, double w_uniform, const int *order,
                           int n, const double *cs, int lane)
@@ -320,8 +320,10 @@ __device__ double recheck(const int *iw, const float *ub, int count, int first, 
     __syncwarp();
     if (lane == 0) {
         *warp_best = best;
-        counts[COUNT_RECHECKED] += rechecked;
-        *macs_done += macs;
+        if (rechecked) {
+            atomicAdd(&block_counts[COUNT_RECHECKED], (unsigned)rechecked);
+            atomicAdd(macs_done, macs);
+        }
     }
     __syncwarp();
     return best.gain;
@@ -342,8 +344,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     __shared__ Width slot[MAXW];
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
     __shared__ float cand_ub[CAP];  // upper gains rounded up: compared with lower gains only
-    __shared__ unsigned long long lower_bits, warp_macs[WARPS];
-    __shared__ unsigned warp_counts[WARPS][N_COUNTS];
+    __shared__ unsigned long long lower_bits, macs_done;
+    __shared__ unsigned block_counts[N_COUNTS];  // COUNT_MACS's in macs_done
     __shared__ Top red[WARPS];
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
 
@@ -376,10 +378,9 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             acc += (wn[wlo + q] + TILE * T - 1) / (TILE * T);
         }
         tiles[n_w] = acc;
-        lower_bits = 0ull;
+        lower_bits = macs_done = 0ull;
     }
-    if (tid < WARPS * N_COUNTS) warp_counts[tid / N_COUNTS][tid % N_COUNTS] = 0;
-    if (tid < WARPS) warp_macs[tid] = 0;
+    if (tid < N_COUNTS) block_counts[tid] = 0;
     if (tid < WARPS) red[tid] = {0.0, -1, 0};
     __syncthreads();
 
@@ -388,7 +389,6 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     const unsigned below = (1u << lane) - 1u;
     int *my_iw = cand_iw + warp * CAPW;
     float *my_ub = cand_ub + warp * CAPW;
-    unsigned *counts = warp_counts[warp];
     int count = 0;           // the warp's list
     unsigned violations = 0;  // DEBUG
     double lb = 0.0;
@@ -509,7 +509,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                     }
                 continue;
             }
-            if (lane == 0) ++counts[COUNT_SCREENED];
+            if (lane == 0) atomicAdd(&block_counts[COUNT_SCREENED], 1u);
             double ub[4];
             bool any = false;
 #pragma unroll
@@ -557,7 +557,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                     my_ub[at] = __double2float_ru(ub[h]);
                 }
                 count += n_new;
-                if (lane == 0) counts[COUNT_KEPT] += n_new;
+                if (lane == 0) atomicAdd(&block_counts[COUNT_KEPT], (unsigned)n_new);
             }
             if (stopped >= 0) break;
         }
@@ -567,11 +567,11 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             continue;
         }
         const double now = __longlong_as_double((long long)*lower_v);
-        const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, counts, warp_macs + warp, a, a_off,
+        const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, block_counts, &macs_done, a, a_off,
                                       wlen, wd, kscale, sum_a2, y, wt, w_uniform, order, n, cs, lane);
         if (lane == 0) {
             if (got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
-            ++counts[COUNT_FLUSHES];
+            atomicAdd(&block_counts[COUNT_FLUSHES], 1u);
         }
         count = 0;
         from = stopped;
@@ -584,10 +584,10 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     const double last = __longlong_as_double((long long)lower_bits);
     for (int v = 0, before = 0; v < WARPS; before += listed[v++])
         recheck<W>(cand_iw + v * CAPW, cand_ub + v * CAPW, listed[v], (warp + WARPS - before % WARPS) % WARPS, WARPS,
-                   last, red + warp, counts, warp_macs + warp, a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform,
+                   last, red + warp, block_counts, &macs_done, a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform,
                    order, n, cs, lane);
     for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
-    if (lane == 0) counts[COUNT_VIOLATIONS] += violations;
+    if (lane == 0 && violations) atomicAdd(&block_counts[COUNT_VIOLATIONS], violations);
     __syncthreads();
     if (tid == 0) {
         Top best = red[0];
@@ -599,11 +599,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         depth_out[p] = best.wi < 0 ? 0.0 : 1.0 - (1.0 - (cs[best.i + wd[best.wi]] - cs[best.i]) / wd[best.wi])
                                                    * overshoot[best.wi];
     }
-    if (tid < N_COUNTS) {
-        unsigned long long sum = 0;
-        for (int v = 0; v < WARPS; ++v) sum += tid == COUNT_MACS ? warp_macs[v] : warp_counts[v][tid];
-        atomicAdd(&counters[tid], sum);
-    }
+    if (tid < N_COUNTS)
+        atomicAdd(&counters[tid], tid == COUNT_MACS ? macs_done : (unsigned long long)block_counts[tid]);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_search(SEARCH_PARAMS)
