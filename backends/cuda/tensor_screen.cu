@@ -104,6 +104,24 @@ __device__ __forceinline__ void mma16816(float *d, uint4 a, uint2 b)
                  : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
 }
 
+// acc[tt] += the K k-steps' products of a job's T tiles: A's fragments from
+// ``af`` (this lane's, k-step 0), B's from the float16 fold at byte ``at``
+// (``load_b``'s) from sample ``col`` (this lane's, k-step 0) on.
+template <int T>
+__device__ __forceinline__ void job_product(float (*acc)[4], const uint4 *af, unsigned at, int col, int K,
+                                            unsigned tile_bytes)
+{
+    UNROLL(KUNROLL)
+    for (int kk = 0; kk < K; ++kk) {
+        const uint4 a = __ldg(af);
+        af += 32;
+        uint2 x[T];
+        load_b<T>(x, at + 2 * placed(col + 16 * kk), tile_bytes);
+#pragma unroll
+        for (int tt = 0; tt < T; ++tt) mma16816(acc[tt], a, x[tt]);
+    }
+}
+
 // The shift (in units of the stride, within the width's list) of D entry h
 // of lane (g, tg) in tile ``tile``: D[m, n] = AR(s0 + S (16 n + m)) with
 // (m, n) = (g + 8 (h >> 1), 2 tg + (h & 1)).
@@ -402,20 +420,11 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
-        const uint4 *af = frag + w.foff + lane;
         // samples: this lane's load_b column at k-step 0 (of the job's first tile, or its second)
         const int col = (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + (lane & 8);
         const unsigned tile_bytes = 2 * TILE * S;
         float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
-        UNROLL(KUNROLL)
-        for (int kk = 0; kk < K; ++kk) {
-            const uint4 a = __ldg(af);
-            af += 32;
-            uint2 x[T];
-            load_b<T>(x, u_at + 2 * placed(col + 16 * kk), tile_bytes);
-#pragma unroll
-            for (int tt = 0; tt < T; ++tt) mma16816(c[tt], a, x[tt]);
-        }
+        job_product<T>(c, frag + w.foff + lane, u_at, col, K, tile_bytes);
         // the job's gate: its largest AR + e (e over all its tiles' windows) against its smallest
         // A2, which bound every tile's gate, so a job they all close skips them at one vote; with
         // W first against A2's floor w_min sum a^2, before A2's own product, then against that
@@ -441,16 +450,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             }
         }
         if (W) {
-            const uint4 *af2 = frag2 + w.foff + lane;
-            UNROLL(KUNROLL)
-            for (int kk = 0; kk < K; ++kk) {
-                const uint4 a2 = __ldg(af2);
-                af2 += 32;
-                uint2 x[T];
-                load_b<T>(x, u_at + w_off + 2 * placed(col + 16 * kk), tile_bytes);
-#pragma unroll
-                for (int tt = 0; tt < T; ++tt) mma16816(cw[tt], a2, x[tt]);
-            }
+            job_product<T>(cw, frag2 + w.foff + lane, u_at + w_off, col, K, tile_bytes);
             if (from == 0 && !closed) {
                 float a2_16 = cw[0][0];
 #pragma unroll
