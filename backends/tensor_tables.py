@@ -128,7 +128,9 @@ def fold_shape(templates, n: int, tiles_per_job: int):
 
 
 def shared_bytes(templates, n: int, mp: int, weighted: bool = False) -> int:
-    """The kernel's dynamic shared memory: prefix sums of F and |u| (M + 1
-    doubles each) and the float16 fold (``mp`` halves, ``fold_shape``'s), with
-    ``weighted`` the float16 weights too (mp halves)."""
-    return 16 * (n + templates.maxwidth + 1) + (4 if weighted else 2) * mp
+    """The kernel's dynamic shared memory: prefix sums of F (M + 1 doubles)
+    and of |u| (M + 1 floats), each rounded up to four entries, and the
+    float16 fold (``mp`` halves, ``fold_shape``'s), with ``weighted`` the
+    float16 weights too (mp halves)."""
+    m4 = -(-(n + templates.maxwidth + 1) // 4) * 4
+    return 12 * m4 + (4 if weighted else 2) * mp

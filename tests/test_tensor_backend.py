@@ -65,8 +65,12 @@ def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_read
         assert last_word <= mp // 2, wi
         assert 16 * f["ksteps"][wi] >= f["length"][wi] + 15 * tp.strides[wi]  # the band's last row fits
     assert mp % 16 == 0  # whole groups of the samples tensor_screen.cu's ``placed`` moves
-    assert shared_bytes(tp, n, mp) == 16 * (n + tp.maxwidth + 1) + 2 * mp
-    assert shared_bytes(tp, n, mp, weighted=True) == shared_bytes(tp, n, mp) + 2 * mp
+    m, fold = n + tp.maxwidth, shared_bytes(tp, n, mp)
+    prefix = fold - 2 * mp  # cs (m + 1 doubles), then au (m + 1 floats), each rounded up to 4 entries
+    assert prefix % 16 == 0 and prefix >= 12 * (m + 1) and prefix - 12 * (m + 1) < 48  # u16 aligned for ldmatrix
+    assert fold - 4 * n >= 8 * m  # the sort's indices (last) lie past F, gathered over cs's m doubles
+    assert (fold - 4 * n - 8 * n) // 4 >= n // 2  # bucket counts between them and the keys (first)
+    assert shared_bytes(tp, n, mp, weighted=True) == fold + 2 * mp
 
 
 def pruning_shifts(plan):

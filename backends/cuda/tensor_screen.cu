@@ -181,29 +181,35 @@ struct PairAdd {
 };
 
 // Period p's fold in shared memory: the phases' order (also to order_g, for
-// the re-checks), cs = prefix sums of F, au = prefix sums of |u| (m + 1
-// each), u16 = u uscale in float16 (mp halves, zero past m), with W the
-// weights' w16 = W wscale too (read through order_g). Each thread scans its
-// own run of samples twice (totals, a block scan, then its prefix sums), F
-// staged in au's place and read one sample ahead of the write over it.
+// the re-checks), cs = prefix sums of F (m + 1 doubles), au = prefix sums of
+// |u| (m + 1 floats: they only pad the screen's allowance, by their rounding),
+// u16 = u uscale in float16 (mp halves, zero past m), with W the weights' w16
+// = W wscale too (read through order_g). The sort's keys, counts and indices
+// share the ``bytes`` of the fold: keys first, indices last (past cs's m
+// doubles, where F is gathered), as many bucket counts as fit between (n / 2
+// at least). Each thread scans its own run of samples twice (totals, a block
+// scan, then its prefix sums), F read one sample ahead of the write over it.
 template <bool W>
 __device__ void fold_period(const double *t, const double *y, const double *wt, double w_uniform, int n, int m,
-                            int mp, double uscale, double wscale, double period, int *order_g, double *cs,
-                            double *au, __half *u16, __half *w16)
+                            int mp, int bytes, double uscale, double wscale, double period, int *order_g, double *cs,
+                            float *au, __half *u16, __half *w16)
 {
     {
-        double *key = au;
-        int *count = reinterpret_cast<int *>(cs), *idx = count + n;
+        double *key = cs;
+        int *idx = reinterpret_cast<int *>(reinterpret_cast<unsigned char *>(cs) + bytes) - n;
+        int *count = reinterpret_cast<int *>(key + n);
+        const int nb = min(n, (int)(idx - count));
 #pragma unroll 4  // four times' loads in flight
         for (int i = threadIdx.x; i < n; i += BLOCK) {
             key[i] = fold_phase(t[i], period);
             idx[i] = i;
         }
         __syncthreads();
-        bucket_sort_n(key, idx, n, count, n);
+        bucket_sort_n(key, idx, n, count, nb);
         for (int k = threadIdx.x; k < n; k += BLOCK) order_g[k] = idx[k];
+        __syncthreads();  // every key read before F is gathered over them
 #pragma unroll 4  // four gathers in flight
-        for (int k = threadIdx.x; k < m; k += BLOCK) au[k] = y[idx[wrap(k, n)]];
+        for (int k = threadIdx.x; k < m; k += BLOCK) cs[k] = y[idx[wrap(k, n)]];
         __syncthreads();
     }
     typedef cub::BlockScan<Pair, BLOCK> Scan;
@@ -211,17 +217,17 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
     const int run = (m + BLOCK - 1) / BLOCK, first = min(m, (int)threadIdx.x * run), last = min(m, first + run);
     const auto weight = [&](int k) { return W ? wt[order_g[wrap(k, n)]] : w_uniform; };
     Pair own = {0.0, 0.0};
-    for (int k = first; k < last; ++k) own = PairAdd()(own, {au[k], fabs((1.0 - au[k]) * weight(k))});
-    double next = first < last ? au[first] : 0.0;
+    for (int k = first; k < last; ++k) own = PairAdd()(own, {cs[k], fabs((1.0 - cs[k]) * weight(k))});
+    double next = first < last ? cs[first] : 0.0;
     Pair s;
     Scan(scan).ExclusiveScan(own, s, Pair{0.0, 0.0}, PairAdd());
     __syncthreads();  // every run's first sample is in a register before any is written over
     for (int k = first; k < last; ++k) {
         const double f = next, wk = weight(k), u = (1.0 - f) * wk;
-        next = k + 1 < last ? au[k + 1] : 0.0;
+        next = k + 1 < last ? cs[k + 1] : 0.0;
         s = PairAdd()(s, {f, fabs(u)});
         cs[k + 1] = s.f;
-        au[k + 1] = s.a;
+        au[k + 1] = (float)s.a;
         u16[placed(k)] = __double2half(u * uscale);
         if (W) w16[placed(k)] = __double2half(wk * wscale);
     }
@@ -229,7 +235,10 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         u16[placed(k)] = __double2half(0.0);
         if (W) w16[placed(k)] = __double2half(0.0);
     }
-    if (threadIdx.x == 0) cs[0] = au[0] = 0.0;
+    if (threadIdx.x == 0) {
+        cs[0] = 0.0;
+        au[0] = 0.0f;
+    }
     __syncthreads();
 }
 
@@ -353,9 +362,10 @@ template <bool W>
 __device__ __forceinline__ void search(SEARCH_PARAMS)
 {
     extern __shared__ __align__(16) unsigned char smem[];
+    const int m4 = (m + 4) & ~3;                    // m + 1 rounded up: u16 16-byte aligned
     double *cs = reinterpret_cast<double *>(smem);  // m + 1: prefix sums of F
-    double *au = cs + (m + 1);                      // m + 1: prefix sums of |u|
-    __half *u16 = reinterpret_cast<__half *>(au + (m + 1));  // mp: u * uscale
+    float *au = reinterpret_cast<float *>(cs + m4);  // m + 1: prefix sums of |u|
+    __half *u16 = reinterpret_cast<__half *>(au + m4);  // mp: u * uscale
     __half *w16 = u16 + mp;                                    // mp with W: the weights * wscale
     const unsigned u_at = static_cast<unsigned>(__cvta_generic_to_shared(u16)), w_off = 2 * mp;  // bytes: w16 after u16
     __shared__ int tiles[MAXW + 1];
@@ -370,7 +380,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int p = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     int *order = order_all + (size_t)p * n;
-    fold_period<W>(t, y, wt, w_uniform, n, m, mp, uscale, wscale, periods[p], order, cs, au, u16, w16);
+    fold_period<W>(t, y, wt, w_uniform, n, m, mp, 12 * m4 + 2 * mp, uscale, wscale, periods[p], order, cs, au, u16,
+                   w16);
     const int wlo = lo[p], n_w = hi[p] - wlo;
     const double inv_su = 1.0 / uscale, u1 = au[m];  // powers of two: exact
     for (int q = tid; q < n_w; q += BLOCK) {
@@ -380,8 +391,9 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         w.smax = s_max[wi]; w.ks = kscale[wi]; w.inv = inv_sa[wi] * inv_su;
         w.a2 = W ? w_min * sum_a2[wi] * A2_FLOOR : w_uniform * sum_a2[wi];
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
-        // float16 subnormals of a and u, and the prefix sums of |u| (M 2^-52 of their total, twice over)
-        w.eabs = 0x1p-24 * a1[wi] * inv_su + wlen[wi] * 0x1p-49 * w.inv + w.ecoef * m * 0x1p-51 * u1;
+        // float16 subnormals of a and u; the prefix sums of |u| (M 2^-52 of their total, twice over) and
+        // their float32 roundings (two ends, 2^-24 of the total each, u1 itself rounded: 2^-22 u1)
+        w.eabs = 0x1p-24 * a1[wi] * inv_su + wlen[wi] * 0x1p-49 * w.inv + w.ecoef * (m * 0x1p-51 + 0x1p-22) * u1;
         if (W) {  // A2's float16 subnormals: of a^2 (times at most L w_max) and of the weights (times sum a^2)
             w.inv_w = inv_sa2[wi] / wscale;
             w.erel = e_rel[wi];
@@ -442,7 +454,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
 #pragma unroll
                 for (int h = 0; h < 4; ++h) top16 = fmaxf(top16, c[tt][h]);
             const int first = min(tile0 * TILE * S, m), end = min((tile0 + T) * TILE * S + d, m);
-            top = (double)top16 * w.inv + w.ecoef * (au[end] - au[first]) + w.eabs;
+            top = (double)top16 * w.inv + w.ecoef * ((double)au[end] - au[first]) + w.eabs;
             closed = closes(w.a2);
             if (closed && !DEBUG) {
                 job += WARPS;
@@ -470,7 +482,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         for (int tt = 0; tt < T; ++tt) {
             if (4 * tt + 3 < from) continue;
             const int tile = tile0 + tt, s0 = min(tile * TILE * S, m);  // a spare tile has no listed shift
-            const double e = w.ecoef * (au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs, e2 = 2.0 * e;
+            const double e = w.ecoef * ((double)au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs, e2 = 2.0 * e;
             const double lower = __longlong_as_double((long long)*lower_v);
             // k-free gate: 2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k, so a tile
             // whose largest AR + e cannot reach the lower gain holds no shift that can
