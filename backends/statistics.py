@@ -25,7 +25,6 @@ from transitleastsquares import stats as tls
 from transitleastsquares import tls_constants
 from transitleastsquares.backends import SearchResult
 from transitleastsquares.core import fold
-from transitleastsquares.helpers import transit_mask
 from transitleastsquares.main import _NO_FIT_RESULTS, DEGREES_OF_FREEDOM
 from transitleastsquares.results import transitleastsquaresresults
 from transitleastsquares.transit import fractional_transit, reference_transit
@@ -60,7 +59,7 @@ def sorted_by_period(grid, stats) -> SearchResult:
 
 def no_transit_fit(found) -> bool:
     """TLS's test: no period fit a transit (or every chi2 is the same)."""
-    return bool(np.all(found.depths == 0) or np.max(found.chi2) == np.min(found.chi2))
+    return bool((found.depths == 0).all() or found.chi2.max() == found.chi2.min())
 
 
 def results(model, found, spectrum, lean=False):
@@ -68,7 +67,7 @@ def results(model, found, spectrum, lean=False):
     ``found`` and its ``spectrum`` (``spectra``'s; None: no transit fit)."""
     chi2 = found.chi2
     chi2red = chi2 / (len(model.t) - DEGREES_OF_FREEDOM)
-    r = dict(chi2_min=np.min(chi2), chi2red_min=np.min(chi2red), periods=found.periods, chi2=chi2,
+    r = dict(chi2_min=chi2.min(), chi2red_min=chi2red.min(), periods=found.periods, chi2=chi2,
              chi2red=chi2red)
     if spectrum is None:
         warnings.warn(NO_FIT_WARNING)
@@ -102,11 +101,11 @@ def spectra(found, model) -> tuple:
 
 def _raw_power(chi2):
     """(SR, power_raw, SDE_raw) as ``stats.spectra`` forms them."""
-    SR = np.min(chi2) / chi2
+    SR = chi2.min() / chi2
     mean, std = transit_stats.mean_and_std(SR)
     SDE_raw = (1 - mean) / std
     power_raw = SR - mean  # shift down to the mean being zero
-    scale = SDE_raw / np.max(power_raw)  # scale factor to touch max=SDE_raw
+    scale = SDE_raw / power_raw.max()  # scale factor to touch max=SDE_raw
     return SR, power_raw * scale, SDE_raw
 
 
@@ -116,8 +115,8 @@ def _detrended(power_raw, SDE_raw, trend):
         return power_raw, SDE_raw, SDE_raw
     power = power_raw - trend
     power = power - transit_stats.mean_and_std(power)[0]
-    SDE = np.max(power / transit_stats.mean_and_std(power)[1])
-    scale = SDE / np.max(power)
+    SDE = (power / transit_stats.mean_and_std(power)[1]).max()
+    scale = SDE / power.max()
     return power * scale, SDE_raw, SDE
 
 
@@ -128,14 +127,14 @@ def detection_statistics(model, found, spectrum, lean=False) -> dict:
     the highest power (``lean``: without the model light curves and the folded arrays)."""
     t, y, dy = model.t, model.y, model.dy
     SR, power_raw, power, SDE_raw, SDE = spectrum
-    index = np.argmax(power)
+    index = power.argmax()
     period, depth, best_row = found.periods[index], found.depths[index], found.rows[index]
     duration = model.cache.overview["duration"][best_row]
     T0 = final_T0_fit(model.cache.lc_arr[best_row], depth, t, y, dy, period, model.T0_fit_margin)
     transit_times = tls.all_transit_times(T0, t, period)
     duration_days = tls.calculate_transit_duration_in_days(t, period, transit_times, duration)
     r = {} if lean else _folded(model, period, T0, depth, duration, transit_times)
-    flux_ootr = y[~transit_mask(t, period, 2 * duration_days, T0)]
+    flux_ootr = transit_stats.out_of_transit(t, y, period, 2 * duration_days, T0)
 
     (depth_mean_odd, depth_mean_even, depth_mean_odd_std, depth_mean_even_std, all_flux_intransit_odd,
      all_flux_intransit_even, per_transit_count, transit_depths, transit_depths_uncertainties,
@@ -143,7 +142,7 @@ def detection_statistics(model, found, spectrum, lean=False) -> dict:
      before_transit_count) = _per_transit(t, y, period, T0, transit_times, duration_days, flux_ootr)
     all_flux_intransit = np.concatenate([all_flux_intransit_odd, all_flux_intransit_even])
     depth_mean, depth_std = transit_stats.mean_and_std(all_flux_intransit)
-    depth_mean_std = depth_std / np.sum(per_transit_count) ** 0.5
+    depth_mean_std = depth_std / per_transit_count.sum() ** 0.5
     snr = ((1 - depth_mean) / transit_stats.mean_and_std(flux_ootr)[1]) * len(all_flux_intransit) ** 0.5
     odd_even_mismatch = abs(depth_mean_odd - depth_mean_even) / (depth_mean_odd_std + depth_mean_even_std)
     transit_count = len(transit_times)

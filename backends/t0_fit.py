@@ -30,8 +30,8 @@ def final_T0_fit(signal, depth, t, y, dy, period, T0_fit_margin):
     """``tls.final_T0_fit``'s T0 (without its progress bar and messages), for a
     template no longer than the data (as TLS's are: its own reads past them)."""
     signal = 1 - ((1 - signal) / (tls_constants.SIGNAL_DEPTH / (1 - depth)))
-    trials = tls._T0_trials(t, np.size(y), len(signal), period, T0_fit_margin)
-    t_min = np.min(t)
+    trials = tls._T0_trials(t, y.size, len(signal), period, T0_fit_margin)
+    t_min = t.min()
     phases = fold(time=t, period=period, T0=t_min)
     order = np.argsort(phases, kind="mergesort")
     return trials[_best_trial(phases, order, y, dy, signal, (trials - t_min) / period)]

@@ -110,12 +110,23 @@ def _mean_and_error(flux):
     return mean, std / np.sum(len(flux)) ** (0.5)
 
 
+@numba.njit(cache=True, nogil=True)
+def out_of_transit(t, y, period, duration, T0):
+    """``y[~helpers.transit_mask(t, period, duration, T0)]``: TLS's mask to the
+    bit (numba's float ``%`` is numpy's: fmod, then the divisor's sign), in
+    one pass without numpy's temporaries (~35 us of ~70 us, K2-like)."""
+    keep = np.empty(t.size, np.bool_)
+    for i in range(t.size):
+        keep[i] = not (abs((t[i] - T0 + 0.5 * period) % period - 0.5 * period) < 0.5 * duration)
+    return y[keep]
+
+
 def snr_stats(flux_ootr, per_transit_count, transit_depths):
     """TLS's ``snr_stats`` (snr_per_transit, snr_pink_per_transit) from the
     flux out of transit (outside twice the duration) and ``intransit_stats``'
     counts and depths (the in-transit means it takes again)."""
     try:
-        pinknoise = pink_noise(flux_ootr, int(np.mean(per_transit_count)))
+        pinknoise = pink_noise(flux_ootr, int(per_transit_count.mean()))
     except Exception:  # as TLS: e.g. no in-transit points -> int(nan)
         pinknoise = np.nan
     std = mean_and_std(flux_ootr)[1]

@@ -49,6 +49,16 @@ def test_per_transit_statistics_are_tls_to_the_bit(seed):
     assert same(transit_stats.count_stats(t, times, duration), tls.count_stats(t, y, times, duration))
 
 
+def test_out_of_transit_is_tls_masks_to_the_bit():
+    rng = np.random.default_rng(3)
+    t = np.concatenate([rng.uniform(-1e4, 1e4, 20000), np.arange(0.0, 30.0, 0.02), [np.nan, np.inf]])
+    y = rng.normal(1.0, 1e-3, t.size)
+    for period, duration, T0 in [(3.1, 0.1, 0.7), (0.51, 0.02, -0.3), (33.3, 1.0, 1e3), (1.0, 0.5, 0.25)]:
+        with np.errstate(invalid="ignore"):  # inf % period
+            want = y[~transit_mask(t, period, duration, T0)]
+        assert same(transit_stats.out_of_transit(t, y, period, duration, T0), want)
+
+
 def test_no_point_in_any_transit_is_tls_too():
     t, y, times, _ = light_curve(0)
     duration = 1e-9  # narrower than the cadence: every transit empty
