@@ -38,7 +38,11 @@ def make_plan(t, y, dy=None, **options):
     gives ``power()`` and the statistics the same grids and templates."""
     from backends.tls_model import PlannedModel
 
-    model = PlannedModel(t, y, dy, options)
+    return _planned(PlannedModel(t, y, dy, options))
+
+
+def _planned(model):
+    """(Plan, periods) of a ``backends.tls_model.PlannedModel``."""
     plan = Plan.from_tls_problem(model.problem, model.cache.templates, model)
     return plan, model.grid.periods
 
@@ -55,9 +59,12 @@ def checked_light_curve(t, y=None, dy=None, **options):
 
 def plan_light_curve(t, y=None, dy=None, **options):
     """(cleaned light curve, plan, periods) of raw input, as every search makes
-    them: ``checked_light_curve``, then planned (``make_plan``)."""
+    them: ``checked_light_curve``, then planned as ``make_plan`` plans, without
+    TLS's cleaning again."""
+    from backends.tls_model import PlannedModel
+
     lc = checked_light_curve(t, y, dy, **options)
-    return (lc, *make_plan(lc.t, lc.y, lc.dy, **options))
+    return (lc, *_planned(PlannedModel(lc.t, lc.y, lc.dy, options, cleaned=True)))
 
 
 def period_grid(time_span, R_star=1.0, M_star=1.0, period_min=0, period_max=float("inf"),

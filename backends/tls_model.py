@@ -91,20 +91,34 @@ def _constants(names):
 class PlannedModel(transitleastsquares):
     """TLS's model of a light curve (``t, y, dy`` cleaned) and ``power()``
     options, with its grids, templates and search problem made once; its
-    ``power(**options)`` takes them instead of building them."""
+    ``power(**options)`` takes them instead of building them. ``cleaned``:
+    ``t, y, dy`` are a ``backends.inputs.clean`` light curve's own arrays."""
 
-    def __init__(self, t, y, dy, options: dict):
-        with warnings.catch_warnings():  # backends.inputs.clean warns with advice instead
-            warnings.filterwarnings("ignore", message=MEAN_FLUX_WARNING)
-            super().__init__(t, y, dy, verbose=False)
+    def __init__(self, t, y, dy, options: dict, cleaned=False):
+        if cleaned:
+            self._take_cleaned(t, y, dy)
+        else:
+            with warnings.catch_warnings():  # backends.inputs.clean warns with advice instead
+                warnings.filterwarnings("ignore", message=MEAN_FLUX_WARNING)
+                super().__init__(t, y, dy, verbose=False)
         self.options = dict(options)
         validate_args(self, {"verbose": False, "show_progress_bar": False, **options})
         self.grid = cached(GRIDS, self.grid_key, self._build_grid)
         self.cache = cached(TEMPLATES, self.template_key, self._build_templates)
         self.problem = super()._problem(self.t, self.y, self.dy, self.cache.overview, self.cache.lc_arr)
 
+    def _take_cleaned(self, t, y, dy):
+        """TLS's ``__init__`` of a cleaned light curve: there its
+        ``validate_inputs`` drops and rejects nothing (finite values, flux and
+        errors > 0, at least 3 distinct times), so what is left of it is the
+        errors' normalisation, or their stand-in (~60 us per K2-like curve).
+        The arrays are the cleaned light curve's, copies of the caller's."""
+        self.t, self.y = t, y
+        self.dy = np.full(y.size, y.std()) if dy is None else dy / dy.mean()
+        self.verbose = self._verbose_init = False
+
     def grid_key(self) -> tuple:
-        span = float(np.max(self.t) - np.min(self.t))  # as _grids() computes it
+        span = float(self.t.max() - self.t.min())  # as _grids() computes it
         return (span, *(getattr(self, name) for name in GRID_ARGS), *_constants(GRID_CONSTANTS))
 
     def template_key(self) -> tuple:

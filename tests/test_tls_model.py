@@ -184,3 +184,18 @@ def test_caches_are_bounded():
             backends.make_plan(*box_light_curve(), period_max=4.0 + 0.01 * k)
     assert len(tls_model.GRIDS) == tls_model.GRIDS.maxsize == 32
     assert len(tls_model.TEMPLATES) == tls_model.TEMPLATES.maxsize == 16
+
+
+@pytest.mark.parametrize("with_dy", [True, False])
+def test_a_cleaned_light_curve_skips_only_what_tls_would_not_change(with_dy):
+    """``plan_light_curve`` hands TLS's model the cleaned arrays as they are:
+    the same t, y, dy and options as TLS's own cleaning and checks give."""
+    from backends import inputs
+
+    lc = inputs.clean(*box_light_curve(seed=5, dy="varying" if with_dy else None))
+    theirs = tls_model.PlannedModel(lc.t, lc.y, lc.dy, {"period_max": 6.0})
+    ours = tls_model.PlannedModel(lc.t, lc.y, lc.dy, {"period_max": 6.0}, cleaned=True)
+    for name in ("t", "y", "dy"):
+        np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name), strict=True)
+    assert {k: v for k, v in vars(ours).items() if k not in ("t", "y", "dy", "problem")} == \
+        {k: v for k, v in vars(theirs).items() if k not in ("t", "y", "dy", "problem")}
