@@ -109,8 +109,10 @@ def check(t, **options) -> SearchSize:
     """The size of the search of times ``t`` [d] with TLS ``options``; ValueError
     naming the size and its likely cause when it exceeds the limits."""
     t = np.asarray(t, dtype=np.float64)
-    t = t[np.isfinite(t)]
-    size = estimate(float(np.ptp(t)) if t.size else 0.0, t.size, **options)
+    finite = np.isfinite(t)
+    if not finite.all():  # a cleaned light curve's are (no copy then)
+        t = t[finite]
+    size = estimate(float(t.max() - t.min()) if t.size else 0.0, t.size, **options)
     max_work = _limit(MAX_WORK_VAR, DEFAULT_MAX_WORK)
     max_gb = _limit(MAX_MEMORY_VAR, DEFAULT_MAX_MEMORY_GB)
     if size.work > max_work or size.memory > max_gb * 1e9:
