@@ -132,7 +132,7 @@ def snr_stats(flux_ootr, per_transit_count, transit_depths):
     std = mean_and_std(flux_ootr)[1]
     counts = per_transit_count.astype(np.int64)
     fit = (counts > 0) & (not np.isnan(std))
-    root_n = np.array([int(n) ** 0.5 for n in counts])  # Python's power, as TLS's
+    root_n = np.array([n ** 0.5 for n in counts.tolist()])  # Python's power, as TLS's
     with np.errstate(divide="ignore", invalid="ignore"):
         snr = np.where(fit, (1 - transit_depths) / (std / root_n), 0.0)
         pink = np.where(fit, (1 - transit_depths) / pinknoise, 0.0)
