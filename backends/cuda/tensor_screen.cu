@@ -383,7 +383,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     fold_period<W>(t, y, wt, w_uniform, n, m, mp, 12 * m4 + 2 * mp, uscale, wscale, periods[p], order, cs, au, u16,
                    w16);
     const int wlo = lo[p], n_w = hi[p] - wlo;
-    const double inv_su = 1.0 / uscale, u1 = au[m];  // powers of two: exact
+    const double inv_su = 1.0 / uscale, u1 = au[m];  // a power of two (exact); the float32 total (e_abs pads it)
     for (int q = tid; q < n_w; q += BLOCK) {
         const int wi = wlo + q;
         Width &w = slot[q];
