@@ -46,7 +46,7 @@ def write_curves(folder, n):
         list(pool.map(write_curve, [folder] * n, range(n), chunksize=32))
 
 
-def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64, per_gpu=1,
+def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=None, per_gpu=1,
               usd_per_gpu_hour=USD_PER_GPU_HOUR, stall_dump=None):
     """One ``python -m validation.batch`` run: its summary (resources and cost
     included) and Parquet counts; its whole log in ``work``/run.log (with
@@ -58,7 +58,7 @@ def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=64,
     out, summary_file = work / "out", work / "summary.json"
     cmd = [sys.executable, "-m", "validation.batch", "--gpus", str(gpus), "--gpu-cluster", cluster,
            "--workers-per-gpu", str(per_gpu),
-           "--backend", backend, "--batch-size", str(batch_size), "--warmup", "--no-progress",
+           "--backend", backend, *(["--batch-size", str(batch_size)] if batch_size else []), "--warmup", "--no-progress",
            "--summary", str(summary_file), "--out", str(out), "--monitor", "1",
            "--usd-per-gpu-hour", str(usd_per_gpu_hour), *(["--stall-dump", str(stall_dump)] if stall_dump else []),
            *[a for kv in tls for a in ("--tls", kv)], str(inputs)]
@@ -145,7 +145,7 @@ def run_spec(spec):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1200, help="light curves (default 1200)")
-    ap.add_argument("--batch-size", type=int, default=64, help="light curves per Dask task (default 64)")
+    ap.add_argument("--batch-size", type=int, help="light curves per Dask task (default: validation.batch's)")
     ap.add_argument("--backends", nargs="+", default=["simple"])
     ap.add_argument("--runs", nargs="+", default=["1:auto", "2:auto", "2:distributed", "1:distributed:4",
                                                    "2:distributed:4"],

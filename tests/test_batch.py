@@ -125,6 +125,37 @@ def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves
     assert Rough.searched == [curves[0][0].size]
 
 
+def test_a_worker_reads_its_files_while_the_device_searches(inputs, monkeypatch):
+    """The files are read in a thread of their own, the later ones after the
+    first search began (not all before it, nor between searches in its thread)."""
+    import threading
+
+    from backends.implementations.cpu import CPUBackend
+
+    events, load, search_many = [], batch.load_npz, CPUBackend.search_many
+
+    def slow_load(curve_id, path):
+        time.sleep(0.05)
+        events.append(("read", curve_id, threading.current_thread().name))
+        return load(curve_id, path)
+
+    def logged(self, jobs, **kw):
+        events.append(("search", len(jobs), threading.current_thread().name))
+        return search_many(self, jobs, **kw)
+
+    monkeypatch.setattr(batch, "load_npz", slow_load)
+    monkeypatch.setattr(CPUBackend, "search_many", logged)
+    files = {f"lc{k}": str(inputs / f"lc{k % 2}.npz") for k in range(6)}
+    rows = batch.search_files({**files, "gone": str(inputs / "gone.npz")}, "cpu", OPTIONS)
+    assert sorted(r["id"] for r in rows if r["error"] is None) == sorted(files)
+    assert [r["id"] for r in rows if r["error"] is not None] == ["gone"]
+    reads = [e for e in events if e[0] == "read"]
+    assert {name for *_, name in reads} == {"read_0"}
+    searches = [e for e in events if e[0] == "search"]
+    assert {name for *_, name in searches} == {threading.current_thread().name}
+    assert events.index(searches[0]) < events.index(reads[-1])
+
+
 def test_a_worker_makes_its_backend_once(inputs, monkeypatch):
     from backends.implementations.cpu import CPUBackend
 

@@ -47,8 +47,8 @@ def test_dask_cuda_version_says_why_not(monkeypatch):
     assert scaling.dask_cuda_version().startswith("not importable: ModuleNotFoundError")
 
 
-@pytest.mark.parametrize("distinct, rc", [(True, 0), (False, 1)])
-def test_main_runs_each_backend_and_cluster(tmp_path, monkeypatch, distinct, rc):
+@pytest.mark.parametrize("distinct, rc, size", [(True, 0, []), (False, 1, ["--batch-size", "48"])])
+def test_main_runs_each_backend_and_cluster(tmp_path, monkeypatch, distinct, rc, size):
     calls = []
 
     def fake_run(inputs, work, backend, gpus, cluster, tls, timeout, batch_size, per_gpu, usd_per_gpu_hour,
@@ -63,9 +63,10 @@ def test_main_runs_each_backend_and_cluster(tmp_path, monkeypatch, distinct, rc)
     monkeypatch.setattr(scaling, "run_batch", fake_run)
     out = tmp_path / "out"
     argv = ["--n", "2", "--backends", "simple", "thrust", "--runs", "1:auto", "2:distributed:3", "--tls", "period_max=9",
-            "--stall-dump", "30", "--work", str(tmp_path / "w"), "--out", str(out)]
+            "--stall-dump", "30", "--work", str(tmp_path / "w"), "--out", str(out), *size]
     assert scaling.main(argv) == rc
-    assert calls == [(b, g, c, k, ["period_max=9"], 64, 30.0, 2) for b in ("simple", "thrust")
+    batch_size = int(size[1]) if size else None  # None: validation.batch's default
+    assert calls == [(b, g, c, k, ["period_max=9"], batch_size, 30.0, 2) for b in ("simple", "thrust")
                      for g, c, k in ((1, "auto", 1), (2, "distributed", 3))]
     report = json.loads((out / "scaling.json").read_text())
     assert report["n"] == 2 and len(report["runs"]) == 4
