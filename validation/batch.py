@@ -51,6 +51,7 @@ import faulthandler
 import functools
 import gc
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -127,6 +128,7 @@ def summary_row(outcome, backend):
             "backend": meta["backend"], "seconds": meta["timings"]["total"], "error": None}
 
 
+READ_AHEAD = 32  # files a worker's task reads ahead of its search: one chunk (search_batch's chunk_size)
 RELEASE_TIMEOUT_S = 10  # a worker gone at the end of a run is not waited for longer
 
 
@@ -182,9 +184,10 @@ def stacks_if_still_running(seconds):
 def search_files(files, backend, options, stall_dump=None):
     """Worker task: summary rows of the light curves ``files`` (id -> path);
     with ``stall_dump``, ``stacks_if_still_running(stall_dump)``. A thread
-    reads the files while the device searches: read before the search, or
-    between its chunks, the device waited for them (~0.6 ms a K2-like file on
-    the development VM, against ~2.6 ms of search on an H200)."""
+    reads the files, READ_AHEAD ahead of the search: read before the search,
+    or between its chunks, the device waited for them (~0.6 ms a K2-like file
+    on the development VM, against ~2.6 ms of search on an H200)."""
+    from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
     from backends import BatchError, search_batch
@@ -197,16 +200,19 @@ def search_files(files, backend, options, stall_dump=None):
 
     rows = []
 
-    def readable(reads):
-        for item in reads:
+    def readable(reader):
+        todo = iter(files.items())
+        reads = deque(reader.submit(read, *f) for f in itertools.islice(todo, READ_AHEAD))
+        while reads:
+            item = reads.popleft().result()
+            reads.extend(reader.submit(read, *f) for f in itertools.islice(todo, 1))
             if isinstance(item, BatchError):
                 rows.append(summary_row(item, backend))
             else:
                 yield item
 
     with stacks_if_still_running(stall_dump), ThreadPoolExecutor(1, thread_name_prefix="read") as reader:
-        reads = reader.map(read, *zip(*files.items())) if files else ()
-        outcomes = search_batch(readable(reads), backend=worker_backend(backend), lean=True, **options)
+        outcomes = search_batch(readable(reader), backend=worker_backend(backend), lean=True, **options)
     return rows + [summary_row(o, backend) for o in outcomes]
 
 
