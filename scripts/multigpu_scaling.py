@@ -41,6 +41,8 @@ def write_curve(folder, seed):
 
 def write_curves(folder, n):
     """N seeded K2-like light curves as .npz in ``folder``, on every core."""
+    import transitleastsquares  # noqa: F401 (its gufuncs compiled and cached here once, not by racing processes: numba #10128)
+
     folder.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor() as pool:
         list(pool.map(write_curve, [folder] * n, range(n), chunksize=32))

@@ -1,7 +1,10 @@
 """``backends.search_batch`` and ``python -m validation.batch`` (Dask, Parquet, resume)."""
 
+import functools
 import sys
 import time
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,7 +13,7 @@ from conftest import box_light_curve, requires_distributed
 
 import backends
 from backends import BatchError, search_batch
-from validation import batch
+from validation import batch, npz_files
 
 OPTIONS = {"period_min": 3.0, "period_max": 6.0}  # a narrow grid keeps each search ~0.2 s
 
@@ -125,35 +128,101 @@ def test_curves_tls_prebins_for_an_approximate_backend_are_searched_alone(curves
     assert Rough.searched == [curves[0][0].size]
 
 
-def test_a_worker_reads_its_files_while_the_device_searches(inputs, monkeypatch):
-    """The files are read in a thread of their own, the later ones after the
-    first search began (not all before it, nor between searches in its thread)."""
-    import threading
+def read_noting_pid(curve_id, path):
+    """``npz_files.read``, leaving the reading process's pid beside the file."""
+    import os
 
+    item = npz_files.read(curve_id, path)
+    Path(f"{path}.{curve_id}.read").write_text(str(os.getpid()))
+    if Path(path).name == "die.npz":
+        os._exit(3)  # the reader process dies in the middle of a task
+    return item
+
+
+@pytest.fixture
+def gpu_worker(monkeypatch):
+    """A worker whose backend says it runs on a GPU (the cpu backend's search), with
+    its own reader of files (``read_noting_pid``), ended afterwards."""
     from backends.implementations.cpu import CPUBackend
 
-    events, load, search_many = [], batch.load_npz, CPUBackend.search_many
+    class OnGPU(CPUBackend):
+        device = "gpu"
 
-    def slow_load(curve_id, path):
-        time.sleep(0.05)
-        events.append(("read", curve_id, threading.current_thread().name))
-        return load(curve_id, path)
+    reader = npz_files.Reader(read_noting_pid)
+    monkeypatch.setattr(batch, "READER", reader)
+    monkeypatch.setattr(batch, "worker_backend", functools.lru_cache(lambda name: OnGPU()))
+    yield OnGPU
+    reader.close()
 
-    def logged(self, jobs, **kw):
-        events.append(("search", len(jobs), threading.current_thread().name))
-        return search_many(self, jobs, **kw)
 
-    monkeypatch.setattr(batch, "load_npz", slow_load)
-    monkeypatch.setattr(CPUBackend, "search_many", logged)
+def test_a_gpu_worker_reads_its_files_in_a_process_of_its_own(inputs, gpu_worker):
+    """Read by a child process, which ends with the worker's release."""
+    import os
+
     files = {f"lc{k}": str(inputs / f"lc{k % 2}.npz") for k in range(6)}
     rows = batch.search_files({**files, "gone": str(inputs / "gone.npz")}, "cpu", OPTIONS)
     assert sorted(r["id"] for r in rows if r["error"] is None) == sorted(files)
-    assert [r["id"] for r in rows if r["error"] is not None] == ["gone"]
-    reads = [e for e in events if e[0] == "read"]
-    assert {name for *_, name in reads} == {"read_0"}
-    searches = [e for e in events if e[0] == "search"]
-    assert {name for *_, name in searches} == {threading.current_thread().name}
-    assert events.index(searches[0]) < events.index(reads[-1])
+    gone, = (r for r in rows if r["error"] is not None)
+    assert gone["id"] == "gone" and "gone.npz is not a readable .npz archive" in gone["error"]
+    child, = {int(Path(f"{path}.{i}.read").read_text()) for i, path in files.items()}
+    assert child != os.getpid() and child == next(iter(batch.READER._pool._processes))
+    batch.release_worker()
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+
+
+def test_a_reader_process_dies_with_its_parent_killed(inputs):
+    """No orphan: the parent killed with SIGKILL, its reader process ends too."""
+    import os
+    import signal
+    import subprocess
+
+    code = ("import os, sys; from validation import npz_files; r = npz_files.Reader(); "
+            f"list(r.items({{'a': {str(inputs / 'lc0.npz')!r}}})); "
+            "print(next(iter(r._pool._processes)), flush=True); sys.stdin.read()")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, cwd=Path(batch.__file__).parents[1])
+    child = int(parent.stdout.readline())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    status = Path(f"/proc/{child}/status")
+    while time.monotonic() < deadline:
+        try:
+            if "\tZ" in status.read_text().split("State:")[1].splitlines()[0]:
+                return  # ended, not yet reaped
+        except FileNotFoundError:
+            return
+        time.sleep(0.05)
+    pytest.fail(f"reader process {child} outlived its parent")
+
+
+def test_a_reader_that_dies_fails_its_task_and_the_next_task_gets_another(inputs, gpu_worker, tmp_path):
+    import shutil
+
+    from concurrent.futures.process import BrokenProcessPool
+
+    shutil.copy(inputs / "lc0.npz", tmp_path / "die.npz")
+    with pytest.raises(BrokenProcessPool):
+        batch.search_files({"a": str(inputs / "lc0.npz"), "b": str(tmp_path / "die.npz")}, "cpu", OPTIONS)
+    assert batch.READER._pool is None
+    row, = batch.search_files({"c": str(inputs / "lc1.npz")}, "cpu", OPTIONS)
+    assert row["id"] == "c" and row["error"] is None
+
+
+def test_a_daemonic_worker_reads_in_its_own_process_and_says_so_once(inputs, gpu_worker, monkeypatch):
+    import multiprocessing
+    import os
+
+    monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", True)
+    files = {"a": str(inputs / "lc0.npz")}
+    with pytest.warns(UserWarning, match="daemonic .* read in the searching process"):
+        row, = batch.search_files(files, "cpu", OPTIONS)
+    assert row["error"] is None and batch.READER._pool is None
+    assert Path(f"{files['a']}.a.read").read_text() == str(os.getpid())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        batch.search_files(files, "cpu", OPTIONS)
 
 
 def test_a_worker_makes_its_backend_once(inputs, monkeypatch):
@@ -407,12 +476,12 @@ def test_a_stalled_batch_dumps_every_threads_stack_once_and_goes_on(monkeypatch,
         time.sleep(0.6)
         raise ValueError("unreadable")
 
-    monkeypatch.setattr(batch, "load_npz", slow_load)
+    monkeypatch.setattr(npz_files, "load_npz", slow_load)
     row, = batch.search_files({"lc": str(tmp_path / "lc.npz")}, "cpu", OPTIONS, stall_dump=0.2)
     err = capfd.readouterr().err
     assert row["error"] == "ValueError: unreadable"
     assert "most recent call first" in err and "slow_load" in err and err.count("slow_load") == 1
-    monkeypatch.setattr(batch, "load_npz", lambda curve_id, path: (_ for _ in ()).throw(ValueError("x")))
+    monkeypatch.setattr(npz_files, "load_npz", lambda curve_id, path: (_ for _ in ()).throw(ValueError("x")))
     batch.search_files({"lc": str(tmp_path / "lc.npz")}, "cpu", OPTIONS, stall_dump=0.2)
     time.sleep(0.4)  # past the quick task's deadline: its dump was cancelled
     assert capfd.readouterr().err == ""

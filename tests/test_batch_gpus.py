@@ -4,6 +4,7 @@ On CPU the GPU workers search with the ``cpu`` backend; only their
 ``CUDA_VISIBLE_DEVICES`` differ."""
 
 import json
+import os
 import re
 import sys
 import time
@@ -109,6 +110,27 @@ def test_workers_run_without_the_sampling_profiler(monkeypatch, gpus):
                                                "profile" in dask_worker.periodic_callbacks,
                                                dask.config.get("distributed.scheduler.work-stealing")))
     assert list(seen.values()) == [(False, False, True)]  # the rest of the configuration as it was
+
+
+@requires_distributed
+def test_workers_may_start_their_reader_process(npz_inputs):
+    """Not daemonic (a daemonic process may not start children), so a worker's
+    files are read by its reader process, which ends with the worker's release."""
+    import multiprocessing
+
+    from distributed import Client
+
+    def read_apart(path):
+        reader = batch.Reader()
+        item, = reader.items({"a": path})
+        pid = next(iter(reader._pool._processes))
+        reader.close()
+        return multiprocessing.current_process().daemon, pid != os.getpid(), item["id"]
+
+    path = str(next(npz_inputs.glob("*.npz")))
+    with batch.make_cluster(workers=1) as cluster, Client(cluster) as client:
+        client.wait_for_workers(1)
+        assert client.submit(read_apart, path).result() == (False, True, "a")
 
 
 @requires_distributed

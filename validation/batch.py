@@ -27,6 +27,10 @@ processes (``validation.monitor``, sampled during the timed part), with
 the Python stack of each of its threads to its standard error (``faulthandler``),
 once per batch, and goes on: what a stalled run was waiting on.
 
+A worker searching with a GPU backend has its files read by a process of its
+own (``validation.npz_files.Reader``): read in the worker, they took the GIL
+that feeds the GPU. Workers are therefore not daemonic (``CLUSTER_CONFIG``).
+
 Workers run without Dask's sampling profiler (``WORKER_CONFIG``): it reads
 each task thread's stack 100 times a second in the worker's event loop, GIL
 time taken from the searches, and holds a returned search's frames there. At
@@ -51,7 +55,6 @@ import faulthandler
 import functools
 import gc
 import hashlib
-import itertools
 import json
 import math
 import os
@@ -60,6 +63,7 @@ import time
 from pathlib import Path
 
 from validation import store
+from validation.npz_files import Reader, Unreadable, load_npz  # noqa: F401 (load_npz: this module's API)
 
 SCHEMA_FIELDS = (
     ("id", "string"), ("period", "float64"), ("T0", "float64"), ("duration", "float64"),
@@ -89,32 +93,6 @@ def find_inputs(paths):
     return found
 
 
-def load_npz(curve_id, path):
-    """A ``search_batch`` item from one ``.npz`` (``time``, ``flux``, ``flux_err``);
-    ValueError naming the file when it is not one (numpy would speak of pickled data)."""
-    import zipfile
-
-    import numpy as np
-
-    try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"{path} is not a readable .npz archive (corrupt, truncated or another "
-                         f"format: {type(exc).__name__})") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path} holds one array (.npy), not an .npz of time, flux and flux_err")
-    with data as f:
-        missing = [k for k in ("time", "flux") if k not in f.files]
-        if missing:
-            raise ValueError(f"{path} has no {' or '.join(missing)} array "
-                             f"(needs time, flux and optionally flux_err; has {f.files})")
-        try:
-            return {"id": curve_id, "time": f["time"], "flux": f["flux"],
-                    "flux_err": f["flux_err"] if "flux_err" in f.files else None}
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-            raise ValueError(f"{path}: a corrupt array in the .npz archive ({exc})") from None
-
-
 def summary_row(outcome, backend):
     """One Parquet row of a ``search_batch`` outcome."""
     from backends import BatchError
@@ -128,7 +106,7 @@ def summary_row(outcome, backend):
             "backend": meta["backend"], "seconds": meta["timings"]["total"], "error": None}
 
 
-READ_AHEAD = 32  # files a worker's task reads ahead of its search: one chunk (search_batch's chunk_size)
+READER = Reader()  # this worker process's reader (``search_files``), ended by ``release_worker``
 RELEASE_TIMEOUT_S = 10  # a worker gone at the end of a run is not waited for longer
 
 
@@ -143,11 +121,13 @@ def worker_backend(name):
 def release_worker():
     """Worker task: let the worker's backends, compiled modules and page-locked
     buffers go in its task thread, the thread of their GPU context (at the
-    worker's exit PyCUDA could not free them there and warned four times)."""
+    worker's exit PyCUDA could not free them there and warned four times),
+    and end its reader process."""
     from backends.implementations.pycuda_base import release_cached
     from backends.registry import release_instances
 
     worker_backend.cache_clear()
+    READER.close()
     release_instances()
     release_cached()
     gc.collect()
@@ -183,36 +163,24 @@ def stacks_if_still_running(seconds):
 
 def search_files(files, backend, options, stall_dump=None):
     """Worker task: summary rows of the light curves ``files`` (id -> path);
-    with ``stall_dump``, ``stacks_if_still_running(stall_dump)``. A thread
-    reads the files, READ_AHEAD ahead of the search: read before the search,
-    or between its chunks, the device waited for them (~0.6 ms a K2-like file
-    on the development VM, against ~2.6 ms of search on an H200)."""
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
+    with ``stall_dump``, ``stacks_if_still_running(stall_dump)``. A GPU
+    backend's worker has its files read by a process of its own (``READER``)
+    while it searches: read here, they took the GIL that feeds the GPU."""
     from backends import BatchError, search_batch
 
-    def read(curve_id, path):
-        try:
-            return load_npz(curve_id, path)
-        except Exception as exc:  # an unreadable file is that light curve's error
-            return BatchError(curve_id, type(exc).__name__, str(exc))
-
+    searcher = worker_backend(backend)
+    apart = searcher == "auto" or searcher.device != "cpu"
     rows = []
 
-    def readable(reader):
-        todo = iter(files.items())
-        reads = deque(reader.submit(read, *f) for f in itertools.islice(todo, READ_AHEAD))
-        while reads:
-            item = reads.popleft().result()
-            reads.extend(reader.submit(read, *f) for f in itertools.islice(todo, 1))
-            if isinstance(item, BatchError):
-                rows.append(summary_row(item, backend))
+    def readable():
+        for item in READER.items(files) if apart else map(READER.reader, files.keys(), files.values()):
+            if isinstance(item, Unreadable):
+                rows.append(summary_row(BatchError(*item), backend))
             else:
                 yield item
 
-    with stacks_if_still_running(stall_dump), ThreadPoolExecutor(1, thread_name_prefix="read") as reader:
-        outcomes = search_batch(readable(reader), backend=worker_backend(backend), lean=True, **options)
+    with stacks_if_still_running(stall_dump):
+        outcomes = search_batch(readable(), backend=searcher, lean=True, **options)
     return rows + [summary_row(o, backend) for o in outcomes]
 
 
@@ -279,9 +247,12 @@ def gpu_devices(gpus):
 
 
 WORKER_CONFIG = {"distributed.worker.profile.enabled": False}  # a dotted key: Nannies merge it shallowly
-# A batch left with no worker for this long fails (its ids are searched again by a re-run) instead of
-# waiting for ever: a worker process that dies again and again is not restarted for good.
+# Read as a cluster starts and as a Nanny (re)starts its worker. A batch left with no worker for
+# NO_WORKERS_TIMEOUT fails (its ids are searched again by a re-run) instead of waiting for ever: a worker
+# process that dies again and again is not restarted for good. Workers are not daemonic, so that each may
+# start its reader process (``READER``); a worker still ends with its Nanny (distributed's parent watch).
 NO_WORKERS_TIMEOUT = "60s"
+CLUSTER_CONFIG = {"distributed.scheduler.no-workers-timeout": NO_WORKERS_TIMEOUT, "distributed.worker.daemon": False}
 
 
 def make_cluster(workers=None, gpus=None, gpu_cluster="auto", per_gpu=1):
@@ -294,7 +265,7 @@ def make_cluster(workers=None, gpus=None, gpu_cluster="auto", per_gpu=1):
     Python under the GIL) then runs in parallel while the GPU serves them in turn."""
     import dask
 
-    with dask.config.set({"distributed.scheduler.no-workers-timeout": NO_WORKERS_TIMEOUT}):  # read as it starts
+    with dask.config.set(CLUSTER_CONFIG):
         return _make_cluster(workers, gpus, gpu_cluster, per_gpu)
 
 
@@ -512,7 +483,11 @@ def main(argv=None):
         except ImportError as exc:
             raise RuntimeError(f"python -m validation.batch runs on Dask ({exc}): "
                                "pip install distributed (and dask-cuda for --gpus)") from exc
-        with make_cluster(args.workers, args.gpus, args.gpu_cluster, args.workers_per_gpu) as cluster, Client(cluster) as client:
+        import dask
+        import transitleastsquares  # noqa: F401 (its gufuncs compiled and cached here once, not by racing workers: numba #10128)
+
+        with dask.config.set(CLUSTER_CONFIG), make_cluster(args.workers, args.gpus, args.gpu_cluster,
+                                                           args.workers_per_gpu) as cluster, Client(cluster) as client:
             client.wait_for_workers(len(cluster.worker_spec))
             print(f"{cluster_name(cluster)} of {len(cluster.worker_spec)} workers, "
                   f"dashboard {client.dashboard_link}", file=sys.stderr)
