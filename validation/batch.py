@@ -29,7 +29,7 @@ once per batch, and goes on: what a stalled run was waiting on.
 
 A worker searching with a GPU backend has its files read by a process of its
 own (``validation.npz_files.Reader``): read in the worker, they took the GIL
-that feeds the GPU. Workers are therefore not daemonic (``CLUSTER_CONFIG``).
+that feeds the GPU. Workers are therefore not daemonic (``cluster_config``).
 
 Workers run without Dask's sampling profiler (``WORKER_CONFIG``): it reads
 each task thread's stack 100 times a second in the worker's event loop, GIL
@@ -252,7 +252,11 @@ WORKER_CONFIG = {"distributed.worker.profile.enabled": False}  # a dotted key: N
 # process that dies again and again is not restarted for good. Workers are not daemonic, so that each may
 # start its reader process (``READER``); a worker still ends with its Nanny (distributed's parent watch).
 NO_WORKERS_TIMEOUT = "60s"
-CLUSTER_CONFIG = {"distributed.scheduler.no-workers-timeout": NO_WORKERS_TIMEOUT, "distributed.worker.daemon": False}
+
+
+def cluster_config() -> dict:
+    """Dask's configuration while a cluster of ``make_cluster`` starts and lives."""
+    return {"distributed.scheduler.no-workers-timeout": NO_WORKERS_TIMEOUT, "distributed.worker.daemon": False}
 
 
 def make_cluster(workers=None, gpus=None, gpu_cluster="auto", per_gpu=1):
@@ -265,7 +269,7 @@ def make_cluster(workers=None, gpus=None, gpu_cluster="auto", per_gpu=1):
     Python under the GIL) then runs in parallel while the GPU serves them in turn."""
     import dask
 
-    with dask.config.set(CLUSTER_CONFIG):
+    with dask.config.set(cluster_config()):
         return _make_cluster(workers, gpus, gpu_cluster, per_gpu)
 
 
@@ -486,7 +490,7 @@ def main(argv=None):
         import dask
         import transitleastsquares  # noqa: F401 (its gufuncs compiled and cached here once, not by racing workers: numba #10128)
 
-        with dask.config.set(CLUSTER_CONFIG), make_cluster(args.workers, args.gpus, args.gpu_cluster,
+        with dask.config.set(cluster_config()), make_cluster(args.workers, args.gpus, args.gpu_cluster,
                                                            args.workers_per_gpu) as cluster, Client(cluster) as client:
             client.wait_for_workers(len(cluster.worker_spec))
             print(f"{cluster_name(cluster)} of {len(cluster.worker_spec)} workers, "
