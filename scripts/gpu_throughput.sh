@@ -16,7 +16,8 @@
 #               python -m validation.batch on one GPU, SURVEY_BACKEND (pruned) with
 #               SURVEY_WORKERS (4) Dask workers on it: rate, GPU use sampled each
 #               second, peak GPU and host memory, cost per million curves at
-#               USD_PER_GPU_HOUR (3.00)                       SURVEY_S (540)
+#               USD_PER_GPU_HOUR (3.00); SURVEY_MPS=1: the workers under
+#               an NVIDIA MPS daemon of its own (validation/mps.py)  SURVEY_S (540)
 #   scaling     the same, SCALING_N (2000) curves, on 1 and 2 GPUs   SCALING_S (540)
 # survey and scaling pass --stall-dump STALL_DUMP_S (30): a worker whose batch
 # runs that long writes its threads' stacks into the run's log (<run>.log).
@@ -42,7 +43,7 @@ done
 part survey && { timeout "${SURVEY_S:-540}" python3 scripts/multigpu_scaling.py --n "${SURVEY_N:-10000}" \
     --backends "${SURVEY_BACKEND:-pruned}" --runs "1:distributed:${SURVEY_WORKERS:-4}" \
     --timeout "$(( ${SURVEY_S:-540} - 90 ))" --usd-per-gpu-hour "$USD" --work /tmp/survey \
-    --stall-dump "${STALL_DUMP_S:-30}" \
+    --stall-dump "${STALL_DUMP_S:-30}" ${SURVEY_MPS:+--mps} \
     --out "$WORK/survey" 2>&1 | tee "$WORK/survey.log" || rc=1; }
 part scaling && { timeout "${SCALING_S:-540}" python3 scripts/multigpu_scaling.py --n "${SCALING_N:-2000}" \
     --backends "${SURVEY_BACKEND:-pruned}" --runs "1:distributed:${SURVEY_WORKERS:-4}" \

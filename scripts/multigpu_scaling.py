@@ -13,11 +13,14 @@ which process holds a context on which GPU, the run's peak host memory and
 the cost of a million light curves. After each run, ``scaling.json``
 (everything: rates, Parquet row counts, per-worker pid / CUDA_VISIBLE_DEVICES /
 PCI bus id / cold seconds) and ``scaling.md`` (the table) are written again.
+With ``--mps`` the runs share each GPU through an NVIDIA MPS daemon the
+script starts and quits (``validation.mps``); the table says which runs had one.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -107,10 +110,10 @@ def table(report):
              "warm-up search (cold = that warm-up, context and kernel builds included); GPU use and memory "
              "sampled every second during the timed part; cost at "
              f"${report.get('usd_per_gpu_hour', USD_PER_GPU_HOUR):.2f} per GPU-hour", "",
-             "| backend | GPUs | workers per GPU | cluster | rate [lc/s] | speed-up | searched | Parquet rows | errors | "
+             "| backend | GPUs | workers per GPU | MPS | cluster | rate [lc/s] | speed-up | searched | Parquet rows | errors | "
              "cold per worker [s] | worker GPUs (PCI) | distinct | GPU busy [%] | peak GPU memory [MiB] | "
              "peak host memory [MiB] | $ per million curves | rc |",
-             "|---|---:|---:|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|---:|---:|---|"]
+             "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|---:|---:|---|"]
     def one_gpu(r, per_gpu):
         return next((x.get("per_second") for x in report["runs"]
                      if x["backend"] == r["backend"] and x["gpus"] == 1 and x.get("per_gpu", 1) == per_gpu
@@ -129,7 +132,7 @@ def table(report):
         peak = ", ".join(f"{g['max_used_mib']:.0f}" for g in used) or "-"
         host = r.get("resources", {}).get("host_peak_rss_mib")
         usd = (r.get("cost") or {}).get("usd_per_million_curves")
-        lines.append(f"| {r['backend']} | {r['gpus']} | {r.get('per_gpu', 1)} | "
+        lines.append(f"| {r['backend']} | {r['gpus']} | {r.get('per_gpu', 1)} | {'yes' if r.get('mps') else 'no'} | "
                      f"{r.get('cluster', r['gpu_cluster'])} | "
                      f"{rate or 0:.1f} | {speedup} | {r.get('searched', '-')} | {r['parquet']['rows']} | "
                      f"{r['parquet']['errors']} | {cold} | {pci} | {r['distinct_gpus']} | {busy} | {peak} | "
@@ -159,12 +162,15 @@ def main(argv=None):
                     help=f"price for the cost column (default {USD_PER_GPU_HOUR})")
     ap.add_argument("--stall-dump", type=float, metavar="SECONDS",
                     help="passed to validation.batch: stacks of a worker whose batch runs past SECONDS, in run.log")
+    ap.add_argument("--mps", action="store_true",
+                    help="run the workers under an NVIDIA MPS daemon of the script's own (validation.mps), quit after")
     ap.add_argument("--work", type=Path, default=Path("/tmp/multigpu"),
                     help="light curves, and per run its Parquet and run.log")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
     from backends.gpu import cuda_device_count, gpu_name
+    from validation import mps
 
     args.out.mkdir(parents=True, exist_ok=True)
     inputs = args.work / "curves"
@@ -175,6 +181,14 @@ def main(argv=None):
               "usd_per_gpu_hour": args.usd_per_gpu_hour,
               "generate_seconds": time.perf_counter() - start, "runs": []}
     print(f"{args.n} light curves in {report['generate_seconds']:.1f} s", flush=True)
+    with mps.daemon() if args.mps else contextlib.nullcontext():
+        run_all(args, inputs, report)
+    ok = all(r["rc"] == 0 and r["distinct_gpus"] and r["parquet"]["ids"] == args.n for r in report["runs"])
+    return 0 if ok else 1
+
+
+def run_all(args, inputs, report):
+    """Each backend's runs, ``report`` and its files written again after each."""
     for backend in args.backends:
         for spec in args.runs:
             gpus, cluster, per_gpu = run_spec(spec)
@@ -186,8 +200,6 @@ def main(argv=None):
             (args.out / "scaling.json").write_text(json.dumps(report, indent=1))
             (args.out / "scaling.md").write_text(table(report))
             print(table(report).splitlines()[-1], flush=True)
-    ok = all(r["rc"] == 0 and r["distinct_gpus"] and r["parquet"]["ids"] == args.n for r in report["runs"])
-    return 0 if ok else 1
 
 
 if __name__ == "__main__":

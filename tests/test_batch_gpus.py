@@ -268,3 +268,19 @@ def test_each_worker_on_its_own_gpu(gpu_cluster):
         client.wait_for_workers(2)
         bus_ids = sorted(w["pci_bus_id"] for w in client.run(batch.worker_identity).values())
     assert bus_ids == sorted(gpu.gpu_pci_bus_id(i) for i in range(2))
+
+
+@requires_distributed
+@pytest.mark.parametrize("per_gpu, daemon, said", [(2, False, True), (2, True, False), (1, False, False)])
+def test_workers_sharing_a_gpu_without_mps_are_told_their_contexts_take_turns(npz_inputs, monkeypatch, capsys,
+                                                                              tmp_path, per_gpu, daemon, said):
+    from validation import mps
+
+    monkeypatch.setattr(mps, "pipe_directory", lambda: "/tmp/nvidia-mps" if daemon else None)
+    monkeypatch.setattr(batch, "make_cluster", lambda *a: (_ for _ in ()).throw(RuntimeError("no cluster here")))
+    argv = ["--gpus", "1", "--workers-per-gpu", str(per_gpu), "--backend", "cpu", "--out", str(tmp_path / "o"),
+            str(npz_inputs)]
+    assert batch.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "error: no cluster here" in err
+    assert ("without an MPS daemon: their CUDA contexts take turns" in err) == said

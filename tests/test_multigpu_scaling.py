@@ -27,9 +27,11 @@ def test_a_run_and_its_table(npz_inputs, tmp_path, smi, monkeypatch):
     assert run["resources"]["host_peak_rss_mib"] > 50  # the CLI and its worker
     assert run["cost"]["usd_per_million_curves"] == pytest.approx(
         scaling.USD_PER_GPU_HOUR * run["seconds"] / 3600 / 3 * 1e6)
-    two = {**run, "gpus": 2, "per_second": run["per_second"] * 2}
+    assert run["mps"] is None  # no MPS daemon here
+    two = {**run, "gpus": 2, "per_second": run["per_second"] * 2, "mps": "/tmp/mps-x/pipe"}
     lines = scaling.table({"n": 3, "gpu": "test", "runs": [run, two]}).splitlines()
-    assert lines[-1].startswith("| cpu | 2 | 1 | distributed.SpecCluster |") and "| 2.00x |" in lines[-1]
+    assert lines[-2].startswith("| cpu | 1 | 1 | no | distributed.SpecCluster |")
+    assert lines[-1].startswith("| cpu | 2 | 1 | yes | distributed.SpecCluster |") and "| 2.00x |" in lines[-1]
     assert f"| {run['cost']['usd_per_million_curves']:.2f} |" in lines[-1]
     assert "3 light curves searched" in (tmp_path / "w" / "run.log").read_text()  # the whole log is kept
 
@@ -95,4 +97,32 @@ def test_speed_up_is_over_one_gpu_with_as_many_workers_per_gpu():
 
     lines = scaling.table({"n": 1, "gpu": "2 x test", "runs": [run(1, 4, 40.0), run(2, 4, 76.0),
                                                               run(2, 2, 50.0)]}).splitlines()
-    assert [line.split(" | ")[5] for line in lines[-3:]] == ["1.00x", "1.90x", "-"]
+    assert [line.split(" | ")[6] for line in lines[-3:]] == ["1.00x", "1.90x", "-"]
+
+
+def test_mps_runs_every_run_under_one_daemon_of_the_scripts_own(tmp_path, monkeypatch):
+    import contextlib
+
+    from validation import mps
+
+    events = []
+
+    @contextlib.contextmanager
+    def daemon():
+        events.append("start")
+        yield "/tmp/mps-test/pipe"
+        events.append("quit")
+
+    def fake_run(inputs, work, backend, *args):
+        events.append(backend)
+        work.mkdir(parents=True)
+        (work / "run.log").write_text("")
+        return {"gpus": 1, "gpu_cluster": "distributed", "backend": backend, "rc": 0, "per_second": 1.0,
+                "parquet": {"rows": 2, "ids": 2, "errors": 0, "files": 1}, "distinct_gpus": True}
+
+    monkeypatch.setattr(mps, "daemon", daemon)
+    monkeypatch.setattr(scaling, "run_batch", fake_run)
+    argv = ["--n", "2", "--backends", "simple", "thrust", "--runs", "1:distributed", "--mps",
+            "--work", str(tmp_path / "w"), "--out", str(tmp_path / "out")]
+    assert scaling.main(argv) == 0
+    assert events == ["start", "simple", "thrust", "quit"]

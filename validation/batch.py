@@ -62,7 +62,7 @@ import sys
 import time
 from pathlib import Path
 
-from validation import store
+from validation import mps, store
 from validation.npz_files import Reader, Unreadable, load_npz  # noqa: F401 (load_npz: this module's API)
 
 SCHEMA_FIELDS = (
@@ -490,6 +490,9 @@ def main(argv=None):
         import dask
         import transitleastsquares  # noqa: F401 (its gufuncs compiled and cached here once, not by racing workers: numba #10128)
 
+        if args.workers_per_gpu > 1 and mps.pipe_directory() is None:
+            print(f"{args.workers_per_gpu} workers a GPU without an MPS daemon: their CUDA contexts take turns "
+                  "on the GPU (NVIDIA MPS shares one: see validation/mps.py)", file=sys.stderr)
         with dask.config.set(cluster_config()), make_cluster(args.workers, args.gpus, args.gpu_cluster,
                                                            args.workers_per_gpu) as cluster, Client(cluster) as client:
             client.wait_for_workers(len(cluster.worker_spec))
@@ -501,6 +504,7 @@ def main(argv=None):
     except (ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    summary["mps"] = mps.pipe_directory()
     if args.usd_per_gpu_hour:
         summary["cost"] = cost(summary, args.gpus, args.usd_per_gpu_hour)
     if args.summary:
