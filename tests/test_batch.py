@@ -171,6 +171,20 @@ def test_a_gpu_worker_reads_its_files_in_a_process_of_its_own(inputs, gpu_worker
         os.kill(child, 0)
 
 
+@pytest.mark.parametrize("backend, gpus, apart", [("cpu", 1, False), ("auto", 0, False), ("auto", 1, True)])
+def test_a_cpu_worker_reads_its_own_files(inputs, monkeypatch, backend, gpus, apart):
+    """Only a GPU's search is kept waiting by reads (a CPU curve takes ~0.3 s):
+    a cpu backend, or ``auto`` where no GPU is, reads in the worker."""
+    import backends.gpu
+
+    used = []
+    monkeypatch.setattr(backends.gpu, "cuda_device_count", lambda: gpus)
+    monkeypatch.setattr(batch.READER, "items", lambda files: used.append(files) or iter(()))
+    monkeypatch.setattr(backends, "search_batch", lambda items, **kw: list(items) and [])  # reads, searches none
+    batch.search_files({"a": str(inputs / "lc0.npz")}, backend, OPTIONS)
+    assert bool(used) == apart
+
+
 def test_a_reader_process_dies_with_its_parent_killed(inputs):
     """No orphan: the parent killed with SIGKILL, its reader process ends too."""
     import os

@@ -168,8 +168,10 @@ def search_files(files, backend, options, stall_dump=None):
     while it searches: read here, they took the GIL that feeds the GPU."""
     from backends import BatchError, search_batch
 
+    from backends.gpu import cuda_device_count
+
     searcher = worker_backend(backend)
-    apart = searcher == "auto" or searcher.device != "cpu"
+    apart = cuda_device_count() > 0 if searcher == "auto" else searcher.device != "cpu"  # auto: a GPU's if any
     rows = []
 
     def readable():
