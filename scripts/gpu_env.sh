@@ -27,7 +27,8 @@ install_wheels() {
 
 gpu_header() {
     echo "date: $(date -u +%FT%TZ)"
-    echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
+    # the device copy's git HEAD can be older than the tree that runs (2026-12-03 call 7): callers set COMMIT
+    echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown) (git HEAD here, COMMIT unset)}"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "GPU: none"
     nvidia-smi --query-gpu=clocks.max.sm,clocks.max.mem,power.limit,temperature.gpu --format=csv 2>/dev/null
     echo "cpu: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
