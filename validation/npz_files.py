@@ -6,8 +6,8 @@ file. In a search's process it takes the GIL from the host's part of the
 search, which keeps a GPU fed: one H200 worker searched 303 curves/s reading
 in a thread, 334/s with a reader process and 340/s with every file read
 beforehand (reports/gpu/survey_reads_2026-12-03_H200). ``Reader`` keeps one
-spawned child for that; it imports only numpy and dies with its parent
-(``backends.child_processes``).
+spawned child for that, which dies with its parent (``backends.child_processes``;
+importing it, the child imports the ``backends`` package: ~1.2 s and ~160 MB once).
 """
 
 from __future__ import annotations
@@ -58,12 +58,6 @@ def read(curve_id, path):
         return Unreadable((curve_id, type(exc).__name__, str(exc)))
 
 
-def _serve(parent_pid):
-    from backends.child_processes import serve_parent
-
-    serve_parent(parent_pid)
-
-
 class Reader:
     """``read`` (or ``reader``, a module-level function) of files in a spawned
     child process, started at the first ``items`` and kept for the next. A
@@ -87,8 +81,10 @@ class Reader:
         if not files:
             return
         if self._pool is None:
+            from backends.child_processes import serve_parent
+
             self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_serve, initargs=(os.getpid(),))
+                                             initializer=serve_parent, initargs=(os.getpid(),))
         try:
             yield from self._pool.map(self.reader, files.keys(), files.values(), chunksize=CHUNK)
         except BrokenProcessPool:
