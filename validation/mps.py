@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 DEFAULT_PIPE_DIRECTORY = "/tmp/nvidia-mps"  # the daemon's and its clients' default
 CONTROL = "nvidia-cuda-mps-control"
@@ -47,17 +48,11 @@ def daemon():
         start = subprocess.run([control, "-d"], env={**os.environ, **env}, capture_output=True, text=True)
         if start.returncode != 0:
             raise RuntimeError(f"{CONTROL} -d failed ({start.returncode}): {start.stderr.strip()}")
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
         try:
-            yield env["CUDA_MPS_PIPE_DIRECTORY"]
+            with mock.patch.dict(os.environ, env):
+                yield env["CUDA_MPS_PIPE_DIRECTORY"]
         finally:
             subprocess.run([control], input="quit\n", env={**os.environ, **env}, capture_output=True, text=True)
             deadline = time.monotonic() + QUIT_SECONDS
             while (Path(env["CUDA_MPS_PIPE_DIRECTORY"]) / "control").exists() and time.monotonic() < deadline:
                 time.sleep(0.1)
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
