@@ -44,7 +44,8 @@ def write_curve(folder, seed):
 
 def write_curves(folder, n):
     """N seeded K2-like light curves as .npz in ``folder``, on every core."""
-    import transitleastsquares  # noqa: F401 (its gufuncs compiled and cached here once, not by racing processes: numba #10128)
+    # transitleastsquares' gufuncs compiled and cached here, once, not by the pool's processes racing (numba #10128)
+    import transitleastsquares  # noqa: F401
 
     folder.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor() as pool:
@@ -63,7 +64,8 @@ def run_batch(inputs, work, backend, gpus, cluster, tls, timeout, batch_size=Non
     out, summary_file = work / "out", work / "summary.json"
     cmd = [sys.executable, "-m", "validation.batch", "--gpus", str(gpus), "--gpu-cluster", cluster,
            "--workers-per-gpu", str(per_gpu),
-           "--backend", backend, *(["--batch-size", str(batch_size)] if batch_size else []), "--warmup", "--no-progress",
+           "--backend", backend, *(["--batch-size", str(batch_size)] if batch_size else []),
+           "--warmup", "--no-progress",
            "--summary", str(summary_file), "--out", str(out), "--monitor", "1",
            "--usd-per-gpu-hour", str(usd_per_gpu_hour), *(["--stall-dump", str(stall_dump)] if stall_dump else []),
            *[a for kv in tls for a in ("--tls", kv)], str(inputs)]
@@ -110,7 +112,8 @@ def table(report):
              "warm-up search (cold = that warm-up, context and kernel builds included); GPU use and memory "
              "sampled every second during the timed part; cost at "
              f"${report.get('usd_per_gpu_hour', USD_PER_GPU_HOUR):.2f} per GPU-hour", "",
-             "| backend | GPUs | workers per GPU | MPS | cluster | rate [lc/s] | speed-up | searched | Parquet rows | errors | "
+             "| backend | GPUs | workers per GPU | MPS | cluster | rate [lc/s] | speed-up | searched | Parquet rows | "
+             "errors | "
              "cold per worker [s] | worker GPUs (PCI) | distinct | GPU busy [%] | peak GPU memory [MiB] | "
              "peak host memory [MiB] | $ per million curves | rc |",
              "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|---:|---:|---|"]

@@ -490,7 +490,8 @@ def main(argv=None):
             raise RuntimeError(f"python -m validation.batch runs on Dask ({exc}): "
                                "pip install distributed (and dask-cuda for --gpus)") from exc
         import dask
-        import transitleastsquares  # noqa: F401 (its gufuncs compiled and cached here once, not by racing workers: numba #10128)
+        # transitleastsquares' gufuncs compiled and cached here, once, not by workers racing (numba #10128)
+        import transitleastsquares  # noqa: F401
 
         if args.workers_per_gpu > 1 and mps.pipe_directory() is None:
             print(f"{args.workers_per_gpu} workers a GPU without an MPS daemon: their CUDA contexts take turns "
