@@ -65,6 +65,15 @@ def seed_threshold(plan, u, widths) -> float:
     return threshold
 
 
+def uniform_case(case):
+    """(plan, periods) of timing case ``case``; SystemExit unless its weights
+    are uniform, as the studies' bounds assume."""
+    plan, periods = case_plan(case)
+    if not plan.lc.uniform_weight > 0:
+        raise SystemExit(f"{case}: uniform weights only")
+    return plan, periods
+
+
 def sampled_folds(plan, periods, n_periods, seed=0):
     """Per sampled period (``n_periods`` of ``periods``, seeded): the fold's
     (u, prefix sums of u, of u^2), its widths (``width_arrays`` of each allowed
@@ -100,10 +109,8 @@ def runs_bounds(prefix, m, first, last, d, span):
 
 def study(case, blocks, n_periods, seed=0) -> dict:
     """{B: tally} for every block size of ``blocks``, over the same sampled periods."""
-    plan, periods = case_plan(case)
+    plan, periods = uniform_case(case)
     tp, pc, lc = plan.templates, plan.templates.pieces, plan.lc
-    if not lc.uniform_weight > 0:
-        raise SystemExit(f"{case}: uniform weights only")
     tallies = {block: dict(listed=0, coarse=0, blocks=0, exact_blocks=0, exact_shifts=0, aligned_blocks=0,
                            aligned_shifts=0, ideal_shifts=0, shifts=0, aligned_all=0) for block in blocks}
     for (u, prefix, prefix2), widths, threshold in sampled_folds(plan, periods, n_periods, seed):

@@ -49,7 +49,7 @@ import numpy as np
 
 from backends.tensor_tables import TILE, U16, TensorTables, fold_shape, halves, power_of_two_scale
 
-from block_bound_study import sampled_folds, width_arrays  # scripts/ is on sys.path when run as a script
+from block_bound_study import sampled_folds, uniform_case, width_arrays  # scripts/ is on sys.path when run as a script
 from gpu_timing import case_plan
 
 TINY16 = 2.0 ** -25  # half of float16's least subnormal: the absolute rounding error below its normals
@@ -78,10 +78,8 @@ def rounded(x, variant):
 
 
 def study(case, n_periods, seed=0) -> dict:
-    plan, periods = case_plan(case)
+    plan, periods = uniform_case(case)
     tp, lc = plan.templates, plan.lc
-    if not lc.uniform_weight > 0:
-        raise SystemExit(f"{case}: uniform weights only")
     tallies = {v: dict(periods=0, listed=0, rechecks=0, worst_error_of_bound=0.0, tiles=0, gated=0) for v in VARIANTS}
     for (u, _prefix, prefix2), widths, _threshold in sampled_folds(plan, periods, n_periods, seed):
         abs_prefix = np.concatenate([[0.0], np.cumsum(np.abs(u))])

@@ -25,24 +25,12 @@ import numpy as np
 
 from backends.tensor_tables import TILE
 
-from block_bound_study import sampled_folds  # scripts/ is on sys.path when run as a script
-from gpu_timing import case_plan
-
-WINDOW = np.lib.stride_tricks.sliding_window_view
-
-
-def tile_max(x, ntiles) -> np.ndarray:
-    """The largest of ``x`` in each tile of TILE shifts."""
-    top = np.full(ntiles, -np.inf)
-    np.maximum.at(top, np.arange(x.size) // TILE, x)
-    return top
-
+from block_bound_study import sampled_folds, uniform_case  # scripts/ is on sys.path when run as a script
+from tensor_screen_study import WINDOW, tile_max
 
 def study(case, n_periods, seed=1) -> dict:
-    plan, periods = case_plan(case)
+    plan, periods = uniform_case(case)
     tp, lc = plan.templates, plan.lc
-    if not lc.uniform_weight > 0:
-        raise SystemExit(f"{case}: uniform weights only")
     tally = dict(widths=0, paired=0, tiles=0, cost=0.0, open_after_loop=0, paired_cost=0.0, skipped_cost=0.0)
     for (u, _prefix, prefix2), widths, _threshold in sampled_folds(plan, periods, n_periods, seed):
         rows = []
@@ -57,7 +45,7 @@ def study(case, n_periods, seed=1) -> dict:
             tally["widths"] += 1
             tally["tiles"] += ntiles
             tally["cost"] += ntiles * a.size
-            tally["open_after_loop"] += int((tile_max(np.maximum(ar, 0.0) ** 2 / a2, ntiles) >= lower).sum())
+            tally["open_after_loop"] += int((tile_max(np.maximum(ar, 0.0) ** 2 / a2) >= lower).sum())
             if j % 2 == 0 or rows[j - 1][0] != stride:
                 continue
             _, shifts1, a1, ar1, _, _ = rows[j - 1]
@@ -69,7 +57,7 @@ def study(case, n_periods, seed=1) -> dict:
             bound = np.full(shifts.size, np.inf)
             bound[:n] = ar1[:n] + np.linalg.norm(da) * np.sqrt(np.maximum(prefix2[ends] - prefix2[shifts[:n]], 0.0))
             assert np.all(ar <= bound + 1e-9 * np.maximum(np.abs(bound), 1.0)), (case, j)
-            skipped = tile_max(np.maximum(bound, 0.0) ** 2 / a2, ntiles) < lower
+            skipped = tile_max(np.maximum(bound, 0.0) ** 2 / a2) < lower
             tally["paired"] += 1
             tally["paired_cost"] += ntiles * a.size
             tally["skipped_cost"] += float(skipped.sum()) * a.size
