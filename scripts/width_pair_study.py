@@ -28,6 +28,7 @@ from backends.tensor_tables import TILE
 from block_bound_study import sampled_folds, uniform_case  # scripts/ is on sys.path when run as a script
 from tensor_screen_study import WINDOW, tile_max
 
+
 def study(case, n_periods, seed=1) -> dict:
     plan, periods = uniform_case(case)
     tp, lc = plan.templates, plan.lc

@@ -179,10 +179,10 @@ def test_a_cpu_worker_reads_its_own_files(inputs, monkeypatch, backend, gpus, ap
 
     used = []
     monkeypatch.setattr(backends.gpu, "cuda_device_count", lambda: gpus)
-    monkeypatch.setattr(batch.READER, "items", lambda files: used.append(files) or iter(()))
+    monkeypatch.setattr(batch.READER, "items", lambda files, here=False: used.append(here) or iter(()))
     monkeypatch.setattr(backends, "search_batch", lambda items, **kw: list(items) and [])  # reads, searches none
     batch.search_files({"a": str(inputs / "lc0.npz")}, backend, OPTIONS)
-    assert bool(used) == apart
+    assert used == [not apart]
 
 
 def test_a_reader_process_dies_with_its_parent_killed(inputs):

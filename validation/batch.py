@@ -63,7 +63,7 @@ import time
 from pathlib import Path
 
 from validation import mps, store
-from validation.npz_files import Reader, Unreadable, load_npz  # noqa: F401 (load_npz: this module's API)
+from validation.npz_files import Reader, load_npz  # noqa: F401 (load_npz: this module's API)
 
 SCHEMA_FIELDS = (
     ("id", "string"), ("period", "float64"), ("T0", "float64"), ("duration", "float64"),
@@ -174,9 +174,9 @@ def search_files(files, backend, options, stall_dump=None):
     rows = []
 
     def readable():
-        for item in READER.items(files) if apart else map(READER.reader, files.keys(), files.values()):
-            if isinstance(item, Unreadable):
-                rows.append(summary_row(BatchError(*item), backend))
+        for item in READER.items(files, here=not apart):
+            if isinstance(item, BatchError):
+                rows.append(summary_row(item, backend))
             else:
                 yield item
 

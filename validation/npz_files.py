@@ -6,8 +6,9 @@ file. In a search's process it takes the GIL from the host's part of the
 search, which keeps a GPU fed: one H200 worker searched 303 curves/s reading
 in a thread, 334/s with a reader process and 340/s with every file read
 beforehand (reports/gpu/survey_reads_2026-12-03_H200). ``Reader`` keeps one
-spawned child for that, which dies with its parent (``backends.child_processes``;
-importing it, the child imports the ``backends`` package: ~1.2 s and ~160 MB once).
+spawned child for that, which dies with its parent (``backends.child_processes``).
+The child imports the ``backends`` package (~1.2 s and ~160 MB, once); a file
+it cannot read comes back as that light curve's ``BatchError``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
+
+from backends.batch import BatchError
+from backends.child_processes import serve_parent
 
 CHUNK = 16  # files a round trip to the reader
 
@@ -46,43 +50,38 @@ def load_npz(curve_id, path):
             raise ValueError(f"{path}: a corrupt array in the .npz archive ({exc})") from None
 
 
-class Unreadable(tuple):
-    """(id, error type, message) of a file ``read`` could not load."""
-
-
 def read(curve_id, path):
-    """``load_npz``'s item, or the ``Unreadable`` of a file it fails on."""
+    """``load_npz``'s item, or the ``BatchError`` of a file it fails on (that light curve's error)."""
     try:
         return load_npz(curve_id, path)
     except Exception as exc:
-        return Unreadable((curve_id, type(exc).__name__, str(exc)))
+        return BatchError(curve_id, type(exc).__name__, str(exc))
 
 
 class Reader:
     """``read`` (or ``reader``, a module-level function) of files in a spawned
-    child process, started at the first ``items`` and kept for the next. A
-    daemonic process (a Dask worker made without ``distributed.worker.daemon:
-    False``) may not start children: it reads in the calling thread, and says so once."""
+    child process, started at the first ``items`` and kept for the next, or
+    here. A daemonic process (a Dask worker made without ``distributed.worker.daemon:
+    False``) may not start children: it reads here, and says so once."""
 
     def __init__(self, reader=read):
         self.reader, self._pool, self._warned = reader, None, False
 
-    def items(self, files):
-        """``reader(id, path)`` of each of ``files`` (id -> path), in order, as they come."""
-        if multiprocessing.current_process().daemon:
+    def items(self, files, here=False):
+        """``reader(id, path)`` of each of ``files`` (id -> path), in order, as they
+        come: in the child process, or with ``here`` in the calling thread."""
+        if not here and multiprocessing.current_process().daemon:
             if not self._warned:
                 warnings.warn("this process is daemonic and may not start a reader process: files are read in "
                               "the searching process (set distributed.worker.daemon to False)", stacklevel=2)
                 self._warned = True
-            return map(self.reader, files.keys(), files.values())
-        return self._mapped(files)
+            here = True
+        return map(self.reader, files.keys(), files.values()) if here else self._mapped(files)
 
     def _mapped(self, files):
         if not files:
             return
         if self._pool is None:
-            from backends.child_processes import serve_parent
-
             self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=serve_parent, initargs=(os.getpid(),))
         try:
