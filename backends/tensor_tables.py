@@ -48,42 +48,30 @@ def halves(x):
     return tuple((y & 0xFFFF).astype(np.uint16).view(np.float16).astype(np.float64) for y in (x, x >> 16))
 
 
-def band_pairs(a, stride, ksteps, scale) -> np.ndarray:
-    """A[m, j] = a[j - stride m] * scale (zero outside the template) as the
-    pairs its m16n8k16 A fragments are made of: row p + 15 stride (p from -15
-    stride to 16 ksteps - 1) holds (a[p], a[p + 1]) and (a[p + 8], a[p + 9]),
-    each a half2 (low half the first), as uint32. Lane (g, t) at k-step kk
-    reads rows p and p - 8 stride, p = 16 kk + 2 t - stride g (``fragments``):
-    4x fewer bytes than the fragments themselves, so a period's widths stay
-    in L1."""
-    pad = 15 * stride
-    padded = np.zeros(pad + 16 * ksteps + 10)
-    padded[pad:pad + a.size] = a * scale
-    bits = half_bits(padded)
-    pair = bits[:-1] | (bits[1:] << 16)
-    rows = np.arange(pad + 16 * ksteps)
-    return np.stack([pair[rows], pair[rows + 8]], axis=-1).astype(np.uint32)
-
-
-def fragments(pairs, stride, ksteps) -> np.ndarray:
-    """The m16n8k16 A fragments (k-steps x 32 lanes x (a0, a1, a2, a3)) that
-    ``tensor_screen.cu`` forms from ``band_pairs``' rows: lane (g, t) holds
-    a0 = (A[g, 2t], A[g, 2t + 1]), a1 the same of row g + 8, a2 and a3 those
-    of columns 2t + 8 and 2t + 9, of each k-step's 16 columns."""
+def banded_fragments(a, stride, ksteps, scale) -> np.ndarray:
+    """A[m, j] = a[j - stride m] * scale (zero outside the template) as
+    m16n8k16 A fragments: k-steps x 32 lanes x (a0, a1, a2, a3), each a half2
+    (low half the smaller j). Lane (g, t) = (lane / 4, lane % 4) holds a0 =
+    (A[g, 2t], A[g, 2t + 1]), a1 the same of row g + 8, a2 and a3 those of
+    columns 2t + 8 and 2t + 9, of each k-step's 16 columns."""
+    band = np.zeros((16, 16 * ksteps))
+    for m in range(16):
+        band[m, stride * m:stride * m + a.size] = a * scale
+    bits = half_bits(band)
     lane = np.arange(32)
     g, t = lane >> 2, lane & 3
-    row = 16 * np.arange(ksteps)[:, None] + 2 * t[None, :] + stride * (15 - g[None, :])
-    first, back = pairs[row], pairs[row - 8 * stride]
-    return np.stack([first[..., 0], back[..., 0], first[..., 1], back[..., 1]], axis=-1)
+    cols = 16 * np.arange(ksteps)[:, None] + 2 * t[None, :]
+    pairs = [bits[row, col] | (bits[row, col + 1] << 16) for col in (cols, cols + 8) for row in (g, g + 8)]
+    return np.stack(pairs, axis=-1).ravel().astype(np.uint32)
 
 
 class TensorTables:
     """Per width of a template set: ``fields`` (k-steps and length as int32;
     the depth filter's flux-sum limit, k per unit box, sum a^2, ||a||_1, the
     allowance's e_coef, 1 / a's scale, the relative allowance e_rel of one
-    product sum, 1 / a^2's scale as float64) and the ``band_pairs`` of a
-    (``pairs``) and of a^2 (``pairs2``, for A2 with weights that differ) at
-    offsets ``p_off`` (in rows of two words); ``sections()`` for ``Staged``. What depends on the
+    product sum, 1 / a^2's scale as float64) and the A fragments
+    of a (``frag``) and of a^2 (``frag2``, for A2 with weights that differ)
+    at offsets ``f_off`` (in fragments of 4 words); ``sections()`` for ``Staged``. What depends on the
     light curve's N (the shifts listed, the float16 fold's length) is
     ``fold_shape``'s."""
 
@@ -94,13 +82,13 @@ class TensorTables:
         tp = templates
         ints = {k: [] for k in self.INT_FIELDS}
         floats = {k: [] for k in ("sum_a2", "a1", "e_coef", "inv_sa", "e_rel", "inv_sa2")}
-        pairs, squares, offsets = [], [], [0]
+        frags, squares, offsets = [], [], [0]
         for wi, (stride, ksteps) in enumerate(zip(tp.strides, ksteps_of(tp))):
             a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
             sa, sa2 = power_of_two_scale(a), power_of_two_scale(a * a)
-            pairs.append(band_pairs(a, int(stride), int(ksteps), sa))
-            squares.append(band_pairs(a * a, int(stride), int(ksteps), sa2))
-            offsets.append(offsets[-1] + len(pairs[-1]))
+            frags.append(banded_fragments(a, int(stride), int(ksteps), sa))
+            squares.append(banded_fragments(a * a, int(stride), int(ksteps), sa2))
+            offsets.append(offsets[-1] + frags[-1].size)
             rel = (1 + U16) ** 2 - 1 + ksteps * ACCUMULATION + (a.size + 2) * 2.0 ** -53
             for key, value in zip(self.INT_FIELDS, (ksteps, a.size)):
                 ints[key].append(value)
@@ -111,22 +99,14 @@ class TensorTables:
         self.fields.update({k: np.array(v, np.float64) for k, v in floats.items()})
         self.fields["s_max"] = pruning.depth_limits(tp.widths, tp.depth_min)
         self.fields["kscale"] = np.asarray(tp.kscale, np.float64)
-        self.pairs, self.pairs2 = np.concatenate(pairs), np.concatenate(squares)
-        self.p_off = np.array(offsets[:-1], np.int64)  # of a's rows and of a^2's
-        self.strides = np.asarray(tp.strides)
+        self.frag, self.frag2 = np.concatenate(frags), np.concatenate(squares)
+        self.f_off = np.array(offsets[:-1], np.int64) // 4  # of a's fragments and of a^2's, in uint4
 
     def sections(self) -> list:
         """(name, array) pairs: the fields in ``INT_FIELDS``, ``FLOAT_FIELDS``
-        order (the kernel's), then the offsets and both pair tables."""
+        order (the kernel's), then the offsets and both fragment sets."""
         return [*((name, self.fields[name]) for name in (*self.INT_FIELDS, *self.FLOAT_FIELDS)),
-                ("p_off", self.p_off), ("pairs", self.pairs.ravel()), ("pairs2", self.pairs2.ravel())]
-
-    def fragments(self, wi, squares=False) -> np.ndarray:
-        """Width ``wi``'s A fragments of a (of a^2 with ``squares``), as the
-        kernel forms them (``fragments``)."""
-        rows = self.p_off[wi] + np.arange(16 * self.fields["ksteps"][wi] + 15 * self.strides[wi])
-        return fragments((self.pairs2 if squares else self.pairs)[rows], int(self.strides[wi]),
-                         int(self.fields["ksteps"][wi]))
+                ("f_off", self.f_off), ("frag", self.frag), ("frag2", self.frag2)]
 
 
 def ksteps_of(templates) -> np.ndarray:

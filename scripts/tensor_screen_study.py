@@ -199,7 +199,8 @@ def emulate(case, n_periods=3, seed=0) -> dict:
                      + f["e_coef"][wi] * m * 2.0 ** -51 * absu[m])
             e_abs2 = (2.0 ** -24 * (a.size * lc.w.max() * f["inv_sa2"][wi] + f["sum_a2"][wi] / sw)
                       + a.size * 2.0 ** -49 * inv_w)
-            frags = [tb.fragments(wi, squares) for squares in (False, True)]
+            frags = [x[4 * tb.f_off[wi]:4 * tb.f_off[wi] + 128 * ksteps].reshape(ksteps, 32, 4)
+                     for x in (tb.frag, tb.frag2)]
             for tile in range(-(-n_shifts // TILE)):
                 s0 = tile * TILE * stride
                 s = tile * TILE + np.arange(TILE)

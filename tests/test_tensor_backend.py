@@ -1,4 +1,4 @@
-"""``tensor``: its tables (banded float16 fragments of a and a^2 from their pair rows, room for
+"""``tensor``: its tables (banded float16 fragments of a and a^2, room for
 every tile the kernel reads, the allowance's coefficients), its refusals and
 kernels, and on a GPU the same chi2, rows and depths as ``cpu``, with equal
 weights and with weights that differ, its in-flight re-checks and counters."""
@@ -9,7 +9,7 @@ import pytest
 import backends
 from backends.gpu import cuda_device_count
 from backends.implementations.tensor import SHAPES, TensorBackend
-from backends.tensor_tables import (TILE, U16, TensorTables, band_pairs, fold_shape, fragments, halves,
+from backends.tensor_tables import (TILE, U16, TensorTables, banded_fragments, fold_shape, halves,
                                     power_of_two_scale, shared_bytes)
 from gpu_timing import case_plan
 from tests.conftest import box_light_curve
@@ -35,11 +35,11 @@ def unband(frag, ksteps):
 
 
 @pytest.mark.parametrize("stride", [1, 2, 5])
-def test_the_fragments_from_the_pair_rows_hold_the_template_shifted_by_the_stride_per_row(stride):
+def test_the_banded_fragments_hold_the_template_shifted_by_the_stride_per_row(stride):
     a = np.linspace(0.1, 1.0, 23) ** 2
     ksteps = -(-(a.size + 15 * stride) // 16)
     scale = power_of_two_scale(a)
-    band = unband(fragments(band_pairs(a, stride, ksteps, scale), stride, ksteps), ksteps) / scale
+    band = unband(banded_fragments(a, stride, ksteps, scale), ksteps) / scale
     for m in range(16):
         np.testing.assert_allclose(band[m, stride * m:stride * m + a.size], a, rtol=U16)
         assert not band[m, :stride * m].any() and not band[m, stride * m + a.size:].any()
@@ -99,15 +99,16 @@ def test_weights_that_differ_take_the_kernel_with_a_second_product():
     assert TensorBackend.kernel_for(equal) == ("tensor_search", False)
 
 
-def test_the_squares_pairs_hold_a_squared_and_share_the_offsets(k2):
+def test_the_squares_fragments_hold_a_squared_and_share_the_offsets(k2):
     plan, _, tables = k2
     tp, f = plan.templates, tables.fields
     for wi in (0, tp.widths.size - 1):
         a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
         ksteps, stride = int(f["ksteps"][wi]), int(tp.strides[wi])
-        band = unband(tables.fragments(wi, squares=True), ksteps) * f["inv_sa2"][wi]
+        span = slice(4 * tables.f_off[wi], 4 * tables.f_off[wi] + 128 * ksteps)
+        band = unband(tables.frag2[span], ksteps) * f["inv_sa2"][wi]
         np.testing.assert_allclose(band[3, stride * 3:stride * 3 + a.size], a * a, rtol=U16)
-    assert tables.pairs2.shape == tables.pairs.shape
+    assert tables.frag2.size == tables.frag.size
 
 
 def test_a_grid_of_more_widths_than_the_kernel_holds_is_refused(monkeypatch):

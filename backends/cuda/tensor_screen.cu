@@ -10,8 +10,8 @@
 //   screen: per (width, TPJ tiles of 128 strided shifts; TPJ_W with W) a
 //     warp forms AR of every shift as one mma.sync.m16n8k16 per 16 template
 //     samples: the template banded over 16 sub-shifts, A[m, j] = a16[j - S m]
-//     (backends/tensor_tables.py's pair rows, L1's: one fragment a k-step
-//     shared by the job's tiles), against the fold's columns B[j, n] = u16[s0 + 16 S n + j] (one
+//     (backends/tensor_tables.py, one fragment a k-step shared by the job's
+//     tiles), against the fold's columns B[j, n] = u16[s0 + 16 S n + j] (one
 //     ldmatrix.x4 two tiles), D[m, n] = AR(s0 + S (16 n + m)); a k-free gate
 //     (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k) skips jobs, then
 //     tiles, whose largest AR + E cannot reach the running lower gain (with W
@@ -62,7 +62,7 @@ static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 #define MAXW 64
 
 struct Width {  // a period's allowed width, as its jobs read it
-    int d, S, ns, K, poff;
+    int d, S, ns, K, foff;
     double smax, ks, a2, inv, ecoef, eabs, rd;  // a2: A2, or with W its floor w_min sum a^2
     double inv_w, erel, eabs2;  // weights that differ: A2's scale and its relative and absolute allowances
 };
@@ -105,19 +105,16 @@ __device__ __forceinline__ void mma16816(float *d, uint4 a, uint2 b)
 }
 
 // acc[tt] += the K k-steps' products of a job's T tiles: A's fragments from
-// the width's pair rows (tensor_tables.band_pairs) at ``ap`` (this lane's,
-// k-step 0: a0 and a2) and ``back`` rows before it (a1 and a3), B's from the
-// float16 fold at byte ``at`` (``load_b``'s) from sample ``col`` (this
-// lane's, k-step 0) on.
+// ``af`` (this lane's, k-step 0), B's from the float16 fold at byte ``at``
+// (``load_b``'s) from sample ``col`` (this lane's, k-step 0) on.
 template <int T>
-__device__ __forceinline__ void job_product(float (*acc)[4], const uint2 *ap, int back, unsigned at, int col, int K,
+__device__ __forceinline__ void job_product(float (*acc)[4], const uint4 *af, unsigned at, int col, int K,
                                             unsigned tile_bytes)
 {
     UNROLL(KUNROLL)
     for (int kk = 0; kk < K; ++kk) {
-        const uint2 r02 = __ldg(ap), r13 = __ldg(ap - back);
-        const uint4 a = make_uint4(r02.x, r13.x, r02.y, r13.y);
-        ap += 16;
+        const uint4 a = __ldg(af);
+        af += 32;
         uint2 x[T];
         load_b<T>(x, at + 2 * placed(col + 16 * kk), tile_bytes);
 #pragma unroll
@@ -247,8 +244,8 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 
 // The kernels' parameters: the light curve (t, y, w: weights that differ, read
 // by tensor_search_w only), its scales, the periods and width windows, the
-// width tables (tensor_tables.py's fields, TLS's overshoot, the pair rows of
-// a and of a^2 that A's fragments are made of, the templates), the fold orders' scratch, the outputs and the
+// width tables (tensor_tables.py's fields, TLS's overshoot, the B fragments of
+// a and of a^2, the templates), the fold orders' scratch, the outputs and the
 // counters.
 #define SEARCH_PARAMS                                                                                              \
     const double *__restrict__ t, const double *__restrict__ y, const double *__restrict__ wt, double w_uniform,   \
@@ -259,12 +256,12 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         const double *__restrict__ kscale, const double *__restrict__ sum_a2, const double *__restrict__ a1,       \
         const double *__restrict__ e_coef, const double *__restrict__ inv_sa, const double *__restrict__ e_rel,    \
         const double *__restrict__ inv_sa2, const double *__restrict__ overshoot,                                  \
-        const long long *__restrict__ p_off, const uint2 *__restrict__ pairs, const uint2 *__restrict__ pairs2,   \
+        const long long *__restrict__ f_off, const uint4 *__restrict__ frag, const uint4 *__restrict__ frag2,      \
         const long long *__restrict__ a_off, const double *__restrict__ a, int *__restrict__ order_all,            \
         double *gain_out, int *index_out, double *depth_out, unsigned long long *counters
 #define SEARCH_ARGS                                                                                                \
     t, y, wt, w_uniform, w_min, w_max, n, m, mp, uscale, wscale, periods, lo, hi, wd, ws, wn, wk, wlen, s_max,     \
-        kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, p_off, pairs, pairs2, a_off, a, order_all,    \
+        kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, f_off, frag, frag2, a_off, a, order_all,    \
         gain_out, index_out, depth_out, counters
 
 // Shift i of width wi's terms j = j0, j0 + step, ... of sum a u and (with W)
@@ -390,7 +387,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     for (int q = tid; q < n_w; q += BLOCK) {
         const int wi = wlo + q;
         Width &w = slot[q];
-        w.d = wd[wi]; w.S = ws[wi]; w.ns = wn[wi]; w.K = wk[wi]; w.poff = (int)p_off[wi];
+        w.d = wd[wi]; w.S = ws[wi]; w.ns = wn[wi]; w.K = wk[wi]; w.foff = (int)f_off[wi];
         w.smax = s_max[wi]; w.ks = kscale[wi]; w.inv = inv_sa[wi] * inv_su;
         w.a2 = W ? w_min * sum_a2[wi] * A2_FLOOR : w_uniform * sum_a2[wi];
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
@@ -439,8 +436,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         const int col = (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + (lane & 8);
         const unsigned tile_bytes = 2 * TILE * S;
         float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
-        const int row = w.poff + 2 * tg + S * (15 - g);  // this lane's pair row at k-step 0 (a0, a2)
-        job_product<T>(c, pairs + row, 8 * S, u_at, col, K, tile_bytes);
+        job_product<T>(c, frag + w.foff + lane, u_at, col, K, tile_bytes);
         // the job's gate: its largest AR + e (e over all its tiles' windows) against its smallest
         // A2, which bound every tile's gate, so a job they all close skips them at one vote; with
         // W first against A2's floor w_min sum a^2, before A2's own product, then against that
@@ -466,7 +462,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             }
         }
         if (W) {
-            job_product<T>(cw, pairs2 + row, 8 * S, u_at + w_off, col, K, tile_bytes);
+            job_product<T>(cw, frag2 + w.foff + lane, u_at + w_off, col, K, tile_bytes);
             if (from == 0 && !closed) {
                 float a2_16 = cw[0][0];
 #pragma unroll

@@ -216,7 +216,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
                 *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
                 tables.pointer("overshoot"),
-                *tables.pointers("p_off", "pairs", "pairs2", "offsets", "a"), orders,
+                *tables.pointers("f_off", "frag", "frag2", "offsets", "a"), orders,
                 *staged.pointers(*OUTS), staged.pointer("counters"),
                 block=(threads, 1, 1), grid=(b, 1), shared=shared)
         found = staged.read_queued(["counters", *OUTS], pinned)  # page-locked: copied as the kernel ends
