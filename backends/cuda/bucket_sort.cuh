@@ -81,20 +81,17 @@ __device__ __forceinline__ void rank_bucket(Phase phase, int *idx, int begin, in
 // which spares a global array of n keys its write and three reads. key: n
 // doubles that the crowded fallback fills from phase and sorts. count: nb
 // ints of scratch (nb <= n buckets, shared memory where it fits). idx must
-// hold 0 .. n - 1 on entry (the fallback sorts it), or ``form`` puts it
-// there: the histogram's pass takes each phase from form(i), which may also
-// write key[i] and idx[i] (phase reads them only after that pass).
-template <class Phase, class Form>
-__device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *count, int nb, Form form)
+// hold 0 .. n - 1 on entry (the fallback sorts it).
+template <class Phase>
+__device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *count, int nb)
 {
     __shared__ int crowded;
     const int crowd = min(BUCKET_MAX * ((n + nb - 1) / nb), 32 * RANK_ITEMS);
     if (threadIdx.x == 0) crowded = 0;
     for (int b = threadIdx.x; b < nb; b += BLOCK) count[b] = 0;
     __syncthreads();
-#pragma unroll 4  // four forms (a time's load, with form) in flight
     for (int i = threadIdx.x; i < n; i += BLOCK)
-        if (atomicAdd(&count[bucket(form(i), nb)], 1) == crowd) crowded = 1;
+        if (atomicAdd(&count[bucket(phase(i), nb)], 1) == crowd) crowded = 1;
     __syncthreads();
     if (crowded) {
         for (int i = threadIdx.x; i < n; i += BLOCK) key[i] = phase(i);
@@ -123,12 +120,6 @@ __device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *co
         }
     }
     __syncthreads();
-}
-
-template <class Phase>
-__device__ __forceinline__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *count, int nb)
-{
-    bucket_sort_n(phase, key, idx, n, count, nb, phase);
 }
 
 // The same, phases already in key[0 .. n).

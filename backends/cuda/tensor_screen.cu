@@ -199,17 +199,17 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         int *idx = reinterpret_cast<int *>(reinterpret_cast<unsigned char *>(cs) + bytes) - n;
         int *count = reinterpret_cast<int *>(key + n);
         const int nb = min(n, (int)(idx - count));
-        // the phases formed (and counted) in the sort's histogram pass
-        bucket_sort_n([key](int i) { return key[i]; }, key, idx, n, count, nb, [=](int i) {
+#pragma unroll 4  // four times' loads in flight
+        for (int i = threadIdx.x; i < n; i += BLOCK) {
+            key[i] = fold_phase(t[i], period);
             idx[i] = i;
-            return key[i] = fold_phase(t[i], period);
-        });
-#pragma unroll 4  // four gathers in flight; every key was read before the sort's last barrier
-        for (int k = threadIdx.x; k < m; k += BLOCK) {
-            const int o = idx[wrap(k, n)];
-            if (k < n) order_g[k] = o;
-            cs[k] = y[o];
         }
+        __syncthreads();
+        bucket_sort_n(key, idx, n, count, nb);
+        for (int k = threadIdx.x; k < n; k += BLOCK) order_g[k] = idx[k];
+        __syncthreads();  // every key read before F is gathered over them
+#pragma unroll 4  // four gathers in flight
+        for (int k = threadIdx.x; k < m; k += BLOCK) cs[k] = y[idx[wrap(k, n)]];
         __syncthreads();
     }
     typedef cub::BlockScan<Pair, BLOCK> Scan;
