@@ -30,7 +30,6 @@ from backends import pruning
 TILE = 128  # strided shifts per tile: 16 rows x 8 columns of one m16n8 product
 U16 = 2.0 ** -11  # float16's unit roundoff
 ACCUMULATION = 8 * 2.0 ** -22  # the fp32 accumulation's allowed error per k-step, relative to sum |a u|
-FRAGMENT = ((0, 0), (0, 8), (8, 0), (8, 8))  # (row, column) offsets of a lane's A registers as stored: a0, a2, a1, a3
 
 
 def power_of_two_scale(x) -> float:
@@ -51,12 +50,10 @@ def halves(x):
 
 def banded_fragments(a, stride, ksteps, scale) -> np.ndarray:
     """A[m, j] = a[j - stride m] * scale (zero outside the template) as
-    m16n8k16 A fragments: k-steps x 32 lanes x (a0, a2, a1, a3), each a half2
+    m16n8k16 A fragments: k-steps x 32 lanes x (a0, a1, a2, a3), each a half2
     (low half the smaller j). Lane (g, t) = (lane / 4, lane % 4) holds a0 =
     (A[g, 2t], A[g, 2t + 1]), a1 the same of row g + 8, a2 and a3 those of
-    columns 2t + 8 and 2t + 9, of each k-step's 16 columns (``FRAGMENT``):
-    rows g first, the half the kernel loads at strides 1 and 2, whose rows
-    g + 8 are rows g of this k-step or the one before."""
+    columns 2t + 8 and 2t + 9, of each k-step's 16 columns."""
     band = np.zeros((16, 16 * ksteps))
     for m in range(16):
         band[m, stride * m:stride * m + a.size] = a * scale
@@ -64,7 +61,7 @@ def banded_fragments(a, stride, ksteps, scale) -> np.ndarray:
     lane = np.arange(32)
     g, t = lane >> 2, lane & 3
     cols = 16 * np.arange(ksteps)[:, None] + 2 * t[None, :]
-    pairs = [bits[g + dr, cols + dc] | (bits[g + dr, cols + dc + 1] << 16) for dr, dc in FRAGMENT]
+    pairs = [bits[row, col] | (bits[row, col + 1] << 16) for col in (cols, cols + 8) for row in (g, g + 8)]
     return np.stack(pairs, axis=-1).ravel().astype(np.uint32)
 
 

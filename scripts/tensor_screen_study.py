@@ -47,7 +47,7 @@ import json
 
 import numpy as np
 
-from backends.tensor_tables import FRAGMENT, TILE, U16, TensorTables, fold_shape, halves, power_of_two_scale
+from backends.tensor_tables import TILE, U16, TensorTables, fold_shape, halves, power_of_two_scale
 
 from block_bound_study import sampled_folds, uniform_case, width_arrays  # scripts/ is on sys.path when run as a script
 from gpu_timing import case_plan
@@ -144,9 +144,9 @@ def settle(rows, tally, label):
 
 def tile_product(x16, frag, s0, stride, ksteps) -> np.ndarray:
     """AR of one tile's 128 shifts, in shift order, as ``tensor_screen.cu``
-    forms D: A's registers from ``frag`` (k-steps x 32 x 4 in ``FRAGMENT``'s
-    order of PTX's m16n8k16 A layout: lane (g, t) = (l / 4, l % 4) holds a0
-    (g, 2t..), a1 (g + 8, 2t..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..)); B's by ``load_b``'s
+    forms D: A's registers from ``frag`` (k-steps x 32 x 4, PTX's m16n8k16 A
+    layout: lane (g, t) = (l / 4, l % 4) holds a0 (g, 2t..), a1 (g + 8,
+    2t..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..)); B's by ``load_b``'s
     ldmatrix from the float16 fold ``x16`` (its x4 loads two tiles, lanes 16-31
     giving the second's addresses; of one tile, lane l < 16 gives the address
     of column l & 7 at k (l & 8); 8 x 8 block q, from lanes 8q to 8q + 7,
@@ -159,7 +159,7 @@ def tile_product(x16, frag, s0, stride, ksteps) -> np.ndarray:
     d_tile = np.zeros((16, 8))
     for kk in range(ksteps):
         A, B = np.zeros((16, 16)), np.zeros((16, 8))
-        for reg, (dr, dc) in enumerate(FRAGMENT):
+        for reg, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
             A[g + dr, 2 * t + dc], A[g + dr, 2 * t + dc + 1] = halves(frag[kk, :, reg])
         for q in range(2):
             sample = col_start[8 * q + g] + 16 * kk + 2 * t  # block q's row g (column n = g), k = 2t and 2t + 1

@@ -9,7 +9,7 @@ import pytest
 import backends
 from backends.gpu import cuda_device_count
 from backends.implementations.tensor import SHAPES, TensorBackend
-from backends.tensor_tables import (FRAGMENT, TILE, U16, TensorTables, banded_fragments, fold_shape, halves,
+from backends.tensor_tables import (TILE, U16, TensorTables, banded_fragments, fold_shape, halves,
                                     power_of_two_scale, shared_bytes)
 from gpu_timing import case_plan
 from tests.conftest import box_light_curve
@@ -27,7 +27,7 @@ def unband(frag, ksteps):
     band = np.zeros((16, 16 * ksteps))
     lane = np.arange(32)
     for kk in range(ksteps):
-        for reg, (dr, dc) in enumerate(FRAGMENT):
+        for reg, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
             low, high = halves(frag[kk, :, reg])
             band[(lane >> 2) + dr, 16 * kk + 2 * (lane & 3) + dc] = low
             band[(lane >> 2) + dr, 16 * kk + 2 * (lane & 3) + dc + 1] = high
@@ -43,21 +43,6 @@ def test_the_banded_fragments_hold_the_template_shifted_by_the_stride_per_row(st
     for m in range(16):
         np.testing.assert_allclose(band[m, stride * m:stride * m + a.size], a, rtol=U16)
         assert not band[m, :stride * m].any() and not band[m, stride * m + a.size:].any()
-
-
-@pytest.mark.parametrize("stride", [1, 2])
-def test_at_strides_one_and_two_rows_g_plus_8_are_rows_g_the_kernel_holds_already(stride):
-    """job_product loads only a0 and a2 after k-step 0 and carries a1, a3
-    (stored third and fourth): the fragments it forms are the table's."""
-    a = np.linspace(0.1, 1.0, 41) ** 2
-    ksteps = -(-(a.size + 15 * stride) // 16)
-    table = banded_fragments(a, stride, ksteps, power_of_two_scale(a)).reshape(ksteps, 32, 4)
-    held = table[0]
-    for kk in range(1, ksteps):
-        a0, a2 = table[kk, :, 0], table[kk, :, 1]
-        a1, a3 = (held[:, 1], a0) if stride == 1 else (held[:, 0], held[:, 1])
-        held = np.stack([a0, a2, a1, a3], axis=-1)
-        np.testing.assert_array_equal(held, table[kk])
 
 
 def test_scales_put_the_largest_value_just_under_float16s_top_and_zero_is_left_alone():

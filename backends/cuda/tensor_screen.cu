@@ -95,56 +95,31 @@ __device__ __forceinline__ void load_b(uint2 *b, unsigned at, unsigned step)
                      : "r"(at + (T - 1) * step));
 }
 
-// d += A B for one m16n8k16 tile, A's registers in a (a template fragment,
-// as the table holds it: a0, a2, a1, a3), B's in b.
+// d += A B for one m16n8k16 tile, A's registers in a (a template fragment), B's in b.
 __device__ __forceinline__ void mma16816(float *d, uint4 a, uint2 b)
 {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a.x), "r"(a.z), "r"(a.y), "r"(a.w), "r"(b.x), "r"(b.y));
+                 : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
 }
 
 // acc[tt] += the K k-steps' products of a job's T tiles: A's fragments from
 // ``af`` (this lane's, k-step 0), B's from the float16 fold at byte ``at``
-// (``load_b``'s) from sample ``col`` (this lane's, k-step 0) on. At strides
-// SS = 1 and 2 a fragment's rows g + 8 (a1, a3) are rows g (a0, a2) of this
-// k-step or the one before, so after k-step 0 only a0 and a2 are loaded (the
-// first half of each fragment: L1's traffic in A halved); SS 0: any stride.
-template <int T, int SS>
+// (``load_b``'s) from sample ``col`` (this lane's, k-step 0) on.
+template <int T>
 __device__ __forceinline__ void job_product(float (*acc)[4], const uint4 *af, unsigned at, int col, int K,
                                             unsigned tile_bytes)
 {
-    uint4 a = __ldg(af);
     UNROLL(KUNROLL)
     for (int kk = 0; kk < K; ++kk) {
-        if (kk) {
-            af += 32;
-            if (SS == 0) {
-                a = __ldg(af);
-            } else {
-                const uint2 h = __ldg(reinterpret_cast<const uint2 *>(af));  // a0, a2
-                a = SS == 1 ? make_uint4(h.x, h.y, a.y, h.x) : make_uint4(h.x, h.y, a.x, a.y);
-            }
-        }
+        const uint4 a = __ldg(af);
+        af += 32;
         uint2 x[T];
         load_b<T>(x, at + 2 * placed(col + 16 * kk), tile_bytes);
 #pragma unroll
         for (int tt = 0; tt < T; ++tt) mma16816(acc[tt], a, x[tt]);
     }
-}
-
-// job_product at stride S.
-template <int T>
-__device__ __forceinline__ void job_product_any(float (*acc)[4], const uint4 *af, unsigned at, int col, int K,
-                                                unsigned tile_bytes, int S)
-{
-    if (S == 1)
-        job_product<T, 1>(acc, af, at, col, K, tile_bytes);
-    else if (S == 2)
-        job_product<T, 2>(acc, af, at, col, K, tile_bytes);
-    else
-        job_product<T, 0>(acc, af, at, col, K, tile_bytes);
 }
 
 // The shift (in units of the stride, within the width's list) of D entry h
@@ -461,7 +436,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         const int col = (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + (lane & 8);
         const unsigned tile_bytes = 2 * TILE * S;
         float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
-        job_product_any<T>(c, frag + w.foff + lane, u_at, col, K, tile_bytes, S);
+        job_product<T>(c, frag + w.foff + lane, u_at, col, K, tile_bytes);
         // the job's gate: its largest AR + e (e over all its tiles' windows) against its smallest
         // A2, which bound every tile's gate, so a job they all close skips them at one vote; with
         // W first against A2's floor w_min sum a^2, before A2's own product, then against that
@@ -487,7 +462,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             }
         }
         if (W) {
-            job_product_any<T>(cw, frag2 + w.foff + lane, u_at + w_off, col, K, tile_bytes, S);
+            job_product<T>(cw, frag2 + w.foff + lane, u_at + w_off, col, K, tile_bytes);
             if (from == 0 && !closed) {
                 float a2_16 = cw[0][0];
 #pragma unroll
