@@ -130,18 +130,6 @@ __device__ __forceinline__ int shift_of(int tile, int g, int tg, int h)
     return tile * TILE + 16 * (2 * tg + (h & 1)) + g + 8 * (h >> 1);
 }
 
-// Round r's job of ``warp`` (jobs by width, widths ascending): dealt from the
-// last (the largest widths, the longest k-loops) backwards, WARPS a round,
-// the direction turning every round, so the warps' work sums alike and a
-// partial round (r = 0) holds the smallest jobs, while each warp still takes
-// its own in ascending order (r falling) as the lower gain rises (dealt
-// warp, warp + WARPS, ..., the warps the last and largest jobs fell to held
-// the others at the screen's end barrier). Negative: none this round.
-__device__ __forceinline__ int dealt(int total, int r, int warp)
-{
-    return total - 1 - (WARPS * r + (r & 1 ? WARPS - 1 - warp : warp));
-}
-
 // x % n for x >= 0 as the fold's wrap-around takes it (x < n + its longest
 // template, mostly below 2 n: a compare or two, not a division).
 __device__ __forceinline__ int wrap(int x, int n)
@@ -440,11 +428,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     // and screens the job again, keeping from that vote on (from = 4 tt + h);
     // out here little else is live.
     int from = 0, stopped = -1;
-    for (int r = (total - 1) / WARPS, job = dealt(total, r, warp); r >= 0;) {
-        if (job < 0) {  // the partial round, of the smallest jobs
-            job = dealt(total, --r, warp);
-            continue;
-        }
+    for (int job = warp; job < total;) {
         while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
@@ -473,7 +457,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
             top = (double)top16 * w.inv + w.ecoef * ((double)au[end] - au[first]) + w.eabs;
             closed = closes(w.a2);
             if (closed && !DEBUG) {
-                job = dealt(total, --r, warp);
+                job += WARPS;
                 continue;
             }
         }
@@ -487,7 +471,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                     for (int h = 0; h < 4; ++h) a2_16 = fminf(a2_16, cw[tt][h]);
                 closed = closes(fmax(((double)a2_16 * w.inv_w - w.eabs2) / (1.0 + w.erel), 0.0));
                 if (closed && !DEBUG) {
-                    job = dealt(total, --r, warp);
+                    job += WARPS;
                     continue;
                 }
             }
@@ -591,7 +575,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         }
         if (stopped < 0) {
             from = 0;
-            job = dealt(total, --r, warp);
+            job += WARPS;
             continue;
         }
         const double now = __longlong_as_double((long long)*lower_v);
