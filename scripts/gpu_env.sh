@@ -3,8 +3,9 @@
 # install_wheels FILES...: the carried wheels into /tmp/site (SITE), first on
 # PYTHONPATH (numpy 2.4 from the wheels: numba-cuda 0.30.4 fails on numpy
 # 2.5), with CUDA's tools on PATH; gpu_header: date, commit (COMMIT, else
-# git's: the device's checkout may be stale), GPU (read, never set: its
-# maximum clocks, power limit, temperature), CPU. Python runs
+# git's: the device's checkout may be stale), the sources' digest
+# (tree_digest), GPU (read, never set: its maximum clocks, power limit,
+# temperature), CPU. Python runs
 # unbuffered, a crashing process prints its Python stack, and progress bars
 # redraw at most every TQDM_MININTERVAL (10) seconds in the logs.
 install_wheels() {
@@ -25,10 +26,23 @@ install_wheels() {
     "${PYTHON:-python3}" -c "import transitleastsquares" || return 1
 }
 
+# tree_digest: a hash of the sources as they lie in the current directory
+# (backends, scripts, validation, benchmarks, datasets: .py, .cu, .cuh, .sh),
+# not as git says: the device's git HEAD can be older than its tree, and an
+# ablation that was an uncommitted edit timed like the whole kernel, with no
+# way to tell which source had run (2026-12-03b call 7). The same command
+# where the change was made says whether that tree is the one that ran.
+tree_digest() {
+    find backends scripts validation benchmarks datasets -type f -not -path '*/__pycache__/*' \
+        \( -name '*.py' -o -name '*.cu' -o -name '*.cuh' -o -name '*.sh' \) 2>/dev/null |
+        LC_ALL=C sort | xargs -r sha256sum | sha256sum | cut -c1-16
+}
+
 gpu_header() {
     echo "date: $(date -u +%FT%TZ)"
     # the device copy's git HEAD can be older than the tree that runs (2026-12-03 call 7): callers set COMMIT
     echo "commit: ${COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown) (git HEAD here, COMMIT unset)}"
+    echo "sources: $(tree_digest) (scripts/gpu_env.sh's tree_digest of this tree)"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "GPU: none"
     nvidia-smi --query-gpu=clocks.max.sm,clocks.max.mem,power.limit,temperature.gpu --format=csv 2>/dev/null
     echo "cpu: $(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"

@@ -1,7 +1,8 @@
 """scripts/gpu_timing.py's option sweep and clock, scripts/gpu_aba.sh's refusal
-without the parent's tree, scripts/gpu_env.sh's wheels carried twice, scripts/pruned_variants.py's variants and its
-check of the counters they must share, scripts/profile_pruned.py's names for
-the stage clocks (the timing itself needs a GPU)."""
+without the parent's tree, scripts/gpu_env.sh's wheels carried twice and its
+header's sources digest, scripts/pruned_variants.py's variants and its check of
+the counters they must share, scripts/profile_pruned.py's names for the stage
+clocks (the timing itself needs a GPU)."""
 
 import os
 import re
@@ -206,3 +207,27 @@ def test_install_wheels_takes_a_wheel_carried_in_two_folders_once(tmp_path):
                             "--target", str(tmp_path / "plain"), str(first), str(second)],
                            capture_output=True, text=True)
     assert plain.returncode != 0  # what the de-duplication spares
+
+
+def test_the_header_names_the_sources_that_lie_here_whatever_git_says(tmp_path):
+    """gpu_header's digest follows an edit in the tree (committed or not) and
+    ignores compiled caches, so a call's header tells which sources ran."""
+    (tmp_path / "backends" / "cuda").mkdir(parents=True)
+    (tmp_path / "backends" / "cuda" / "k.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "run.py").write_text("print(1)\n")
+
+    def header():
+        script = f"source {ROOT / 'scripts' / 'gpu_env.sh'}; COMMIT=abc gpu_header"
+        done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                              env={"PATH": os.environ["PATH"]})
+        return dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+
+    first = header()
+    assert first["commit"] == "abc" and len(first["sources"].split()[0]) == 16
+    (tmp_path / "backends" / "__pycache__").mkdir()
+    (tmp_path / "backends" / "__pycache__" / "x.py").write_text("cached\n")
+    (tmp_path / "backends" / "notes.txt").write_text("not a source\n")
+    assert header()["sources"] == first["sources"]
+    (tmp_path / "backends" / "cuda" / "k.cu").write_text("__global__ void k() { return; }\n")
+    assert header()["sources"] != first["sources"]
