@@ -28,10 +28,9 @@ install_wheels() {
 
 # tree_digest: a hash of the sources as they lie in the current directory
 # (backends, scripts, validation, benchmarks, datasets: .py, .cu, .cuh, .sh),
-# not as git says: the device's git HEAD can be older than its tree, and an
-# ablation that was an uncommitted edit timed like the whole kernel, with no
-# way to tell which source had run (2026-12-03b call 7). The same command
-# where the change was made says whether that tree is the one that ran.
+# not as git says: the device's git HEAD can be older than its tree, and
+# COMMIT is written by hand ("REV + an edit"). The same command here, on the
+# tree that was sent, says whether it is the one that ran.
 tree_digest() {
     find backends scripts validation benchmarks datasets -type f -not -path '*/__pycache__/*' \
         \( -name '*.py' -o -name '*.cu' -o -name '*.cuh' -o -name '*.sh' \) 2>/dev/null |
