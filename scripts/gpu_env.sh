@@ -5,9 +5,9 @@
 # 2.5), with CUDA's tools on PATH; gpu_header: date, commit (COMMIT, else
 # git's: the device's checkout may be stale), the sources' digest
 # (tree_digest), GPU (read, never set: its maximum clocks, power limit,
-# temperature), CPU. Python runs
-# unbuffered, a crashing process prints its Python stack, and progress bars
-# redraw at most every TQDM_MININTERVAL (10) seconds in the logs.
+# temperature), CPU. Python runs unbuffered, a crashing process prints its
+# Python stack, and progress bars redraw at most every TQDM_MININTERVAL (10)
+# seconds in the logs.
 install_wheels() {
     # a wheel carried in two folders once (pip refuses the pair): the device
     # keeps the folders of earlier calls, so .whl-bench and .whl-dask meet
