@@ -112,10 +112,9 @@ def table(report):
              "warm-up search (cold = that warm-up, context and kernel builds included); GPU use and memory "
              "sampled every second during the timed part; cost at "
              f"${report.get('usd_per_gpu_hour', USD_PER_GPU_HOUR):.2f} per GPU-hour", "",
-             "| backend | GPUs | workers per GPU | MPS | cluster | rate [lc/s] | speed-up | searched | Parquet rows | "
-             "errors | "
-             "cold per worker [s] | worker GPUs (PCI) | distinct | GPU busy [%] | peak GPU memory [MiB] | "
-             "peak host memory [MiB] | $ per million curves | rc |",
+             "| backend | GPUs | workers per GPU | MPS | cluster | rate [lc/s] | speed-up | searched | "
+             "Parquet rows | errors | cold per worker [s] | worker GPUs (PCI) | distinct | GPU busy [%] | "
+             "peak GPU memory [MiB] | peak host memory [MiB] | $ per million curves | rc |",
              "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|---:|---:|---|"]
     def one_gpu(r, per_gpu):
         return next((x.get("per_second") for x in report["runs"]

@@ -59,10 +59,11 @@ def read(curve_id, path):
 
 
 class Reader:
-    """``read`` (or ``reader``, a module-level function) of files in a spawned
-    child process, started at the first ``items`` and kept for the next, or
-    here. A daemonic process (a Dask worker made without ``distributed.worker.daemon:
-    False``) may not start children: it reads here, and says so once."""
+    """``read`` (or ``reader``, a module-level function) of files, in a spawned
+    child process (started at the first ``items``, kept for the next) or in the
+    calling thread. A daemonic process (a Dask worker made without
+    ``distributed.worker.daemon: False``) may not start children: it reads in
+    the calling thread, and says so once."""
 
     def __init__(self, reader=read):
         self.reader, self._pool, self._warned = reader, None, False
