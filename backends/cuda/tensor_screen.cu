@@ -191,9 +191,11 @@ struct PairAdd {
 // scan, then its prefix sums), F read one sample ahead of the write over it.
 template <bool W>
 __device__ void fold_period(const double *t, const double *y, const double *wt, double w_uniform, int n, int m,
-                            int mp, int bytes, double uscale, double wscale, double period, int *order_g, double *cs,
+                            int mp, int bytes, double uscale, double wscale, double period, void *fold_g, double *cs,
                             float *au, __half *u16, __half *w16)
 {
+    int *order_g = static_cast<int *>(fold_g);  // with W: the fold's order; else its flux
+    double *fy_g = static_cast<double *>(fold_g);
     {
         double *key = cs;
         int *idx = reinterpret_cast<int *>(reinterpret_cast<unsigned char *>(cs) + bytes) - n;
@@ -206,10 +208,14 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         }
         __syncthreads();
         bucket_sort_n(key, idx, n, count, nb);
-        for (int k = threadIdx.x; k < n; k += BLOCK) order_g[k] = idx[k];
+        for (int k = threadIdx.x; W && k < n; k += BLOCK) order_g[k] = idx[k];
         __syncthreads();  // every key read before F is gathered over them
 #pragma unroll 4  // four gathers in flight
-        for (int k = threadIdx.x; k < m; k += BLOCK) cs[k] = y[idx[wrap(k, n)]];
+        for (int k = threadIdx.x; k < m; k += BLOCK) {
+            const double f = y[idx[wrap(k, n)]];
+            cs[k] = f;
+            if (!W && k < n) fy_g[k] = f;
+        }
         __syncthreads();
     }
     typedef cub::BlockScan<Pair, BLOCK> Scan;
@@ -250,25 +256,26 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 #define SEARCH_PARAMS                                                                                              \
     const double *__restrict__ t, const double *__restrict__ y, const double *__restrict__ wt, double w_uniform,   \
         double w_min, double w_max, int n, int m, int mp, double uscale, double wscale,                            \
-        const double *__restrict__ periods, const int *__restrict__ lo, const int *__restrict__ hi,                \
+        const double *__restrict__ periods, int n_periods, int *__restrict__ queue, const int *__restrict__ lo,   \
+        const int *__restrict__ hi, const int *__restrict__ job_start,                                            \
         const int *__restrict__ wd, const int *__restrict__ ws, const int *__restrict__ wn,                        \
         const int *__restrict__ wk, const int *__restrict__ wlen, const double *__restrict__ s_max,                \
         const double *__restrict__ kscale, const double *__restrict__ sum_a2, const double *__restrict__ a1,       \
         const double *__restrict__ e_coef, const double *__restrict__ inv_sa, const double *__restrict__ e_rel,    \
         const double *__restrict__ inv_sa2, const double *__restrict__ overshoot,                                  \
         const long long *__restrict__ f_off, const uint4 *__restrict__ frag, const uint4 *__restrict__ frag2,      \
-        const long long *__restrict__ a_off, const double *__restrict__ a, int *__restrict__ order_all,            \
+        const long long *__restrict__ a_off, const double *__restrict__ a, unsigned char *__restrict__ fold_all,            \
         double *gain_out, int *index_out, double *depth_out, unsigned long long *counters
 #define SEARCH_ARGS                                                                                                \
-    t, y, wt, w_uniform, w_min, w_max, n, m, mp, uscale, wscale, periods, lo, hi, wd, ws, wn, wk, wlen, s_max,     \
-        kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, f_off, frag, frag2, a_off, a, order_all,    \
+    t, y, wt, w_uniform, w_min, w_max, n, m, mp, uscale, wscale, periods, n_periods, queue, lo, hi, job_start, wd, ws, wn, wk, wlen, s_max,     \
+        kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, f_off, frag, frag2, a_off, a, fold_all,    \
         gain_out, index_out, depth_out, counters
 
 // Shift i of width wi's terms j = j0, j0 + step, ... of sum a u and (with W)
 // of A2 = sum a^2 W, as the cpu backend's exact_gain: u = (1 - F) W.
 template <bool W>
 __device__ __forceinline__ double2 dot_terms(const double *a, const long long *a_off, const int *wlen,
-                                             const double *y, const double *wt, double w_uniform, const int *order,
+                                             const double *y, const double *wt, double w_uniform, const void *fold,
                                              int n, int wi, int i, int j0, int step)
 {
     const double *aa = a + a_off[wi];
@@ -276,9 +283,9 @@ __device__ __forceinline__ double2 dot_terms(const double *a, const long long *a
     double dot = 0.0, a2 = 0.0;
 #pragma unroll 4  // the gathers of four terms in flight; each lane's sums keep their order
     for (int j = j0; j < len; j += step) {
-        const int o = order[wrap(i + j, n)];
-        const double wj = W ? wt[o] : w_uniform;
-        dot += aa[j] * ((1.0 - y[o]) * wj);
+        const int k = wrap(i + j, n), o = W ? static_cast<const int *>(fold)[k] : 0;
+        const double wj = W ? wt[o] : w_uniform, f = W ? y[o] : static_cast<const double *>(fold)[k];
+        dot += aa[j] * ((1.0 - f) * wj);
         if (W) a2 += aa[j] * aa[j] * wj;
     }
     return make_double2(dot, a2);
@@ -297,9 +304,9 @@ __device__ __forceinline__ double exact_gain(double2 sums, const double *cs, con
 template <bool W>
 __device__ double lane_gain(const double *a, const long long *a_off, const int *wlen, const int *wd,
                             const double *kscale, const double *sum_a2, const double *y, const double *wt,
-                            double w_uniform, const int *order, int n, const double *cs, int wi, int i)
+                            double w_uniform, const void *fold, int n, const double *cs, int wi, int i)
 {
-    return exact_gain<W>(dot_terms<W>(a, a_off, wlen, y, wt, w_uniform, order, n, wi, i, 0, 1), cs, wd, kscale,
+    return exact_gain<W>(dot_terms<W>(a, a_off, wlen, y, wt, w_uniform, fold, n, wi, i, 0, 1), cs, wd, kscale,
                          sum_a2, w_uniform, wi, i);
 }
 
@@ -325,7 +332,7 @@ template <bool W>
 __device__ double recheck(const int *iw, const float *ub, int count, int first, int step, double lower,
                           Top *warp_best, unsigned *block_counts, unsigned long long *macs_done, const double *a,
                           const long long *a_off, const int *wlen, const int *wd, const double *kscale,
-                          const double *sum_a2, const double *y, const double *wt, double w_uniform, const int *order,
+                          const double *sum_a2, const double *y, const double *wt, double w_uniform, const void *fold,
                           int n, const double *cs, int lane)
 {
     Top best = *warp_best;
@@ -334,7 +341,7 @@ __device__ double recheck(const int *iw, const float *ub, int count, int first, 
     for (int c = first; c < count; c += step) {
         if (ub[c] < lower) continue;
         const int i = iw[c] & 0xFFFFFF, wi = iw[c] >> 24;
-        double2 sums = dot_terms<W>(a, a_off, wlen, y, wt, w_uniform, order, n, wi, i, lane, 32);
+        double2 sums = dot_terms<W>(a, a_off, wlen, y, wt, w_uniform, fold, n, wi, i, lane, 32);
         for (int o = 16; o; o >>= 1) {
             sums.x += __shfl_xor_sync(0xffffffffu, sums.x, o);
             if (W) sums.y += __shfl_xor_sync(0xffffffffu, sums.y, o);
@@ -359,7 +366,7 @@ __device__ double recheck(const int *iw, const float *ub, int count, int first, 
 #define DEBUG_SLACK (1.0 + 0x1p-30)  // the exact gain's own rounding against a bound's
 
 template <bool W>
-__device__ __forceinline__ void search(SEARCH_PARAMS)
+__device__ __noinline__ void search(SEARCH_PARAMS, const int *queued)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     const int m4 = (m + 4) & ~3;                    // m + 1 rounded up: u16 16-byte aligned
@@ -378,12 +385,13 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
-    const int p = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    int *order = order_all + (size_t)p * n;
-    fold_period<W>(t, y, wt, w_uniform, n, m, mp, 12 * m4 + 2 * mp, uscale, wscale, periods[p], order, cs, au, u16,
-                   w16);
-    const int wlo = lo[p], n_w = hi[p] - wlo;
-    const double inv_su = 1.0 / uscale, u1 = au[m];  // a power of two (exact); the float32 total (e_abs pads it)
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    // this block's fold scratch (8 n bytes): with W the order, else the folded flux, for the re-checks
+    void *fold = fold_all + (size_t)blockIdx.x * 8 * n;
+    // the widths' constants first: their loads' latency passes under the fold's
+    const int p = *queued, wlo = lo[p], n_w = hi[p] - wlo;  // queued: in shared memory, read again at the end
+    const double inv_su = 1.0 / uscale;  // a power of two (exact)
+    for (int q = tid; q <= n_w; q += BLOCK) tiles[q] = job_start[wlo + q] - job_start[wlo];
     for (int q = tid; q < n_w; q += BLOCK) {
         const int wi = wlo + q;
         Width &w = slot[q];
@@ -393,23 +401,18 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
         // float16 subnormals of a and u; the prefix sums of |u| (M 2^-52 of their total, twice over) and
         // their float32 roundings (two ends, 2^-24 of the total each, u1 itself rounded: 2^-22 u1)
-        w.eabs = 0x1p-24 * a1[wi] * inv_su + wlen[wi] * 0x1p-49 * w.inv + w.ecoef * (m * 0x1p-51 + 0x1p-22) * u1;
+        w.eabs = 0x1p-24 * a1[wi] * inv_su + wlen[wi] * 0x1p-49 * w.inv;  // + the fold's term below
         if (W) {  // A2's float16 subnormals: of a^2 (times at most L w_max) and of the weights (times sum a^2)
             w.inv_w = inv_sa2[wi] / wscale;
             w.erel = e_rel[wi];
             w.eabs2 = 0x1p-24 * (wlen[wi] * w_max * inv_sa2[wi] + sum_a2[wi] / wscale) + wlen[wi] * 0x1p-49 * w.inv_w;
         }
     }
-    if (tid == 0) {
-        int acc = 0;
-#pragma unroll 4  // the widths' shift counts, four loads in flight
-        for (int q = 0; q < n_w; ++q) {
-            tiles[q] = acc;
-            acc += (wn[wlo + q] + TILE * T - 1) / (TILE * T);
-        }
-        tiles[n_w] = acc;
-        lower_bits = macs_done = 0ull;
-    }
+    fold_period<W>(t, y, wt, w_uniform, n, m, mp, 12 * m4 + 2 * mp, uscale, wscale, periods[p], fold, cs, au, u16,
+                   w16);
+    const double u1 = au[m];  // the float32 total (e_abs pads it)
+    for (int q = tid; q < n_w; q += BLOCK) slot[q].eabs += slot[q].ecoef * (m * 0x1p-51 + 0x1p-22) * u1;
+    if (tid == 0) lower_bits = macs_done = 0ull;
     if (tid < N_COUNTS) block_counts[tid] = 0;
     if (tid < WARPS) red[tid] = {0.0, -1, 0};
     __syncthreads();
@@ -505,7 +508,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                 for (int h = 0; h < 4; ++h) {
                     const int s = shift_of(tile, g, tg, h), i = s * S;
                     if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
-                    const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, order, n,
+                    const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, fold, n,
                                                      cs, wi, i);
                     violations += gain > fmax(top, 0.0) * fmax(top, 0.0) / job_a2 * DEBUG_SLACK;
                 }
@@ -515,7 +518,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                         const int s = shift_of(tile, g, tg, h), i = s * S;
                         if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
                         const double top = fmax((double)c[tt][h] * w.inv + e, 0.0);
-                        const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, order,
+                        const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, fold,
                                                          n, cs, wi, i);
                         violations += a2_lo[h] > 0.0 && gain > top * top / a2_lo[h] * DEBUG_SLACK;
                     }
@@ -539,7 +542,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
                         lb = fmax(lb, x - yhi - pad);
                         if (DEBUG) {  // every screened shift's exact gain between its two bounds
                             const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform,
-                                                             order, n, cs, wi, i);
+                                                             fold, n, cs, wi, i);
                             const double slack = (fabs(gain) + fabs(x) + yhi) * (DEBUG_SLACK - 1.0);
                             violations += gain > ub[h] + slack || gain < x - yhi - pad - slack;
                         }
@@ -580,7 +583,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         }
         const double now = __longlong_as_double((long long)*lower_v);
         const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, block_counts, &macs_done, a, a_off,
-                                      wlen, wd, kscale, sum_a2, y, wt, w_uniform, order, n, cs, lane);
+                                      wlen, wd, kscale, sum_a2, y, wt, w_uniform, fold, n, cs, lane);
         if (lane == 0) {
             if (got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
             atomicAdd(&block_counts[COUNT_FLUSHES], 1u);
@@ -597,11 +600,12 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
     for (int v = 0, before = 0; v < WARPS; before += listed[v++])
         recheck<W>(cand_iw + v * CAPW, cand_ub + v * CAPW, listed[v], (warp + WARPS - before % WARPS) % WARPS, WARPS,
                    last, red + warp, block_counts, &macs_done, a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform,
-                   order, n, cs, lane);
+                   fold, n, cs, lane);
     for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
     if (lane == 0 && violations) atomicAdd(&block_counts[COUNT_VIOLATIONS], violations);
     __syncthreads();
     if (tid == 0) {
+        const int p = *queued;
         Top best = red[0];
         for (int w = 1; w < WARPS; ++w)
             if (better(red[w], best)) best = red[w];
@@ -615,12 +619,27 @@ __device__ __forceinline__ void search(SEARCH_PARAMS)
         atomicAdd(&counters[tid], tid == COUNT_MACS ? macs_done : (unsigned long long)block_counts[tid]);
 }
 
+// A block searches period after period, each the next of the queue's: no block
+// launches a period, and no fold scratch a period.
+template <bool W>
+__device__ __forceinline__ void search_queue(SEARCH_PARAMS)
+{
+    __shared__ int next;
+    for (;;) {
+        if (threadIdx.x == 0) next = atomicAdd(queue, 1);
+        __syncthreads();
+        if (next >= n_periods) return;
+        search<W>(SEARCH_ARGS, &next);
+        __syncthreads();  // the period's shared memory read before the next writes over it
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_search(SEARCH_PARAMS)
 {
-    search<false>(SEARCH_ARGS);
+    search_queue<false>(SEARCH_ARGS);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, 1) tensor_search_w(SEARCH_PARAMS)
 {
-    search<true>(SEARCH_ARGS);
+    search_queue<true>(SEARCH_ARGS);
 }

@@ -31,7 +31,7 @@ from backends.implementations.event_clock import EventClock, mark
 from backends.implementations.pycuda_base import TEMPLATE_TABLES, PyCUDABackend
 from backends.implementations.staged import PINNED, Staged
 from backends.protocol import PeriodStats, trial_periods
-from backends.tensor_tables import TensorTables, fold_shape, power_of_two_scale, shared_bytes
+from backends.tensor_tables import TILE, TensorTables, fold_shape, power_of_two_scale, shared_bytes
 
 # (threads, tiles of 128 shifts a warp's job takes: they share each k-step's template fragment) per
 # kernel, the fastest shapes timed on the H200 (NOTES steps 96, 97); tensor_search two blocks per SM
@@ -65,6 +65,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         self.debug = bool(debug)
         self._folds = BoundedCache(TEMPLATE_TABLES)  # (templates, n, kernel) -> fold_of's
         self._orders = (None, 0)  # (device memory, bytes) of a batch's fold orders, kept across searches
+        self._sms = None  # the device's multiprocessors, read once
 
     def kernel_defines(self, block):
         (uniform, tiles), (_, tiles_w) = self.shapes["tensor_search"], self.shapes["tensor_search_w"]
@@ -83,7 +84,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
             if arch < MIN_ARCH:
                 return (f"backend 'tensor' needs tensor cores of compute capability 8.0 or later; "
                         f"this GPU's is {arch[0]}.{arch[1]} (use 'pruned')")
-            kernel, _, _, need = self.fold_of(plan)
+            kernel, _, _, need, _ = self.fold_of(plan)
             limit = self.shared_limit(kernel, self.shapes[kernel][0])
         if need > limit:
             return (f"backend 'tensor' holds a fold of {plan.lc.size} points in {need} bytes of shared memory; "
@@ -98,15 +99,18 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         return ("tensor_search_w" if weighted else "tensor_search"), weighted
 
     def fold_of(self, plan) -> tuple:
-        """(kernel, listed shifts per width, mp, shared bytes) of ``plan``'s
+        """(kernel, listed shifts per width, mp, shared bytes, each width's first
+        job: a batch's widths' jobs counted from the grid's first) of ``plan``'s
         folds (``fold_shape``), formed once per templates object, size and
         kernel among the last TEMPLATE_TABLES (``device_templates``' rule)."""
         kernel, weighted = self.kernel_for(plan)
         tp, n = plan.templates, plan.lc.size
 
         def formed():
-            n_shifts, mp = fold_shape(tp, n, self.shapes[kernel][1])
-            return kernel, n_shifts, mp, shared_bytes(tp, n, mp, weighted)
+            tiles = self.shapes[kernel][1]
+            n_shifts, mp = fold_shape(tp, n, tiles)
+            job_start = np.concatenate([[0], np.cumsum(-(-n_shifts // (TILE * tiles)))]).astype(np.int32)
+            return kernel, n_shifts, mp, shared_bytes(tp, n, mp, weighted), job_start
 
         return self._folds.get_by_identity((tp,), formed, n, kernel)
 
@@ -114,6 +118,16 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         """TLS's template arrays, then ``TensorTables``' (uploaded once per
         templates object, as every PyCUDA backend's)."""
         return [*super().template_sections(tp), *TensorTables(tp).sections()]
+
+    def resident_blocks(self, threads) -> int:
+        """Blocks of ``threads`` the device could hold at once, at most: each
+        takes periods from the kernel's queue until none is left, so a block
+        that waits for room starts when the queue is empty and ends at once."""
+        import pycuda.driver as cuda
+
+        if self._sms is None:
+            self._sms = self._device().get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
+        return self._sms * max(1, 2048 // threads)
 
     def order_memory(self, nbytes):
         """Device memory for a batch's fold orders (``nbytes``), kept across
@@ -198,27 +212,29 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         periods, lo, hi = np.asarray(periods, np.float64), np.asarray(lo), np.asarray(hi)
         lc, tp, tables = state.plan.lc, state.plan.templates, state.tables
         b, n = periods.size, state.n
-        kernel, n_shifts, mp, shared = self.fold_of(state.plan)
+        kernel, n_shifts, mp, shared, job_start = self.fold_of(state.plan)
         threads = self.shapes[kernel][0]
+        grid = min(b, self.resident_blocks(threads))
         # what the host writes first (one copy), then what comes back (one span)
         sections = [("periods", periods), ("lo", lo.astype(np.int32)), ("hi", hi.astype(np.int32)),
-                    ("n_shifts", n_shifts), ("counters", np.zeros(len(COUNTERS), np.uint64)),
+                    ("n_shifts", n_shifts), ("job_start", job_start), ("queue", np.zeros(1, np.int32)),
+                    ("counters", np.zeros(len(COUNTERS), np.uint64)),
                     ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b))]
         staged = Staged(sections, self._allocate)
-        orders = self.order_memory(4 * b * n)  # before the clock: growing it waits for the device
+        orders = self.order_memory(8 * grid * n)  # before the clock: growing it waits for the device
         clock = EventClock(self.timings)
         with clock.stage("chi2_scan.kernel"):  # the device's time beside the stage's wall time
             self.function(kernel, threads, shared)(
                 state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.min()),
                 np.float64(lc.w.max()), np.int32(n), np.int32(state.m), np.int32(mp),
                 np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)), np.float64(power_of_two_scale(lc.w)),
-                *staged.pointers("periods", "lo", "hi"),
+                staged.pointer("periods"), np.int32(b), *staged.pointers("queue", "lo", "hi", "job_start"),
                 *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
                 *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
                 tables.pointer("overshoot"),
                 *tables.pointers("f_off", "frag", "frag2", "offsets", "a"), orders,
                 *staged.pointers(*OUTS), staged.pointer("counters"),
-                block=(threads, 1, 1), grid=(b, 1), shared=shared)
+                block=(threads, 1, 1), grid=(grid, 1), shared=shared)
         found = staged.read_queued(["counters", *OUTS], pinned)  # page-locked: copied as the kernel ends
         copied = mark()
         known = pruning.host_work(state.plan, lo, hi)
