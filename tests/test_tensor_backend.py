@@ -329,6 +329,24 @@ def test_a_scan_times_its_kernel_by_cuda_events_and_its_stats_own_their_arrays(m
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip((stats.chi2, stats.rows, stats.depths), before))
 
 
+def test_equal_weights_blocks_take_periods_from_a_queue_and_weighted_ones_a_period_each(monkeypatch):
+    """tensor_search launches at most the blocks the GPU holds at once, each
+    searching the queue's next period until none is left, with a fold
+    scratch of 8 n bytes a block (the folded flux); tensor_search_w a block a
+    period, 4 n bytes each (the fold's order)."""
+    log, needs = [], []
+    backend = fake_tensor(monkeypatch, log)
+    monkeypatch.setattr(backend, "resident_blocks", lambda threads: 4)
+    monkeypatch.setattr(backend, "order_memory", lambda nbytes: needs.append(nbytes) or np.intp(0))
+    for dy in (None, "varying"):
+        plan, periods = backends.make_plan(*box_light_curve(**({"dy": None} if dy is None else {})))
+        backend.search(plan, periods[:6])
+        backend.search(plan, periods[:3])
+    n = plan.lc.size
+    assert [entry[2] for entry in log if entry[0] == "launch"] == [4, 3, 6, 3]
+    assert needs == [8 * 4 * n, 8 * 3 * n, 4 * 6 * n, 4 * 3 * n]
+
+
 def test_fold_orders_take_memory_kept_across_searches_that_grows_only(monkeypatch):
     """A survey's light curves differ in length: their fold orders (~150 MB a
     K2-like one) reuse one allocation, re-made only for a larger need, once

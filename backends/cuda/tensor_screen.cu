@@ -3,10 +3,12 @@
 // tensor_search (equal weights), tensor_search_w (weights that differ: A2 =
 // sum a^2 W varies by shift, formed by a second product of a^2 against the
 // folded weights in float16; its terms are all positive, so its error is
-// relative to itself). One block of BLOCK threads per period:
-//   fold: pruned's bucket sort (bucket_sort.cuh) in shared memory, its order
-//     also to global memory for the re-checks; prefix sums of F and |u| and
-//     u * uscale in float16, by runs of samples;
+// relative to itself). A block of BLOCK threads searches a period at a time
+// (tensor_search: period after period, from a queue; search_queue):
+//   fold: pruned's bucket sort (bucket_sort.cuh) in shared memory; for the
+//     re-checks the folded flux (with W the order) to the block's global
+//     scratch; prefix sums of F and |u| and u * uscale in float16, by runs of
+//     samples;
 //   screen: per (width, TPJ tiles of 128 strided shifts; TPJ_W with W) a
 //     warp forms AR of every shift as one mma.sync.m16n8k16 per 16 template
 //     samples: the template banded over 16 sub-shifts, A[m, j] = a16[j - S m]
@@ -180,11 +182,12 @@ struct PairAdd {
     __device__ __forceinline__ Pair operator()(const Pair &x, const Pair &y) const { return {x.f + y.f, x.a + y.a}; }
 };
 
-// Period p's fold in shared memory: the phases' order (also to order_g, for
-// the re-checks), cs = prefix sums of F (m + 1 doubles), au = prefix sums of
-// |u| (m + 1 floats: they only pad the screen's allowance, by their rounding),
-// u16 = u uscale in float16 (mp halves, zero past m), with W the weights' w16
-// = W wscale too (read through order_g). The sort's keys, counts and indices
+// Period p's fold in shared memory: cs = prefix sums of F (m + 1 doubles), au
+// = prefix sums of |u| (m + 1 floats: they only pad the screen's allowance, by
+// their rounding), u16 = u uscale in float16 (mp halves, zero past m), with W
+// the weights' w16 = W wscale too. For the re-checks, to fold_g: the folded
+// flux F (n doubles), with W the phases' order (n ints, through which the
+// weights are read). The sort's keys, counts and indices
 // share the ``bytes`` of the fold: keys first, indices last (past cs's m
 // doubles, where F is gathered), as many bucket counts as fit between (n / 2
 // at least). Each thread scans its own run of samples twice (totals, a block
@@ -194,7 +197,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
                             int mp, int bytes, double uscale, double wscale, double period, void *fold_g, double *cs,
                             float *au, __half *u16, __half *w16)
 {
-    int *order_g = static_cast<int *>(fold_g);  // with W: the fold's order; else its flux
+    int *order_g = static_cast<int *>(fold_g);
     double *fy_g = static_cast<double *>(fold_g);
     {
         double *key = cs;
@@ -251,8 +254,8 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 // The kernels' parameters: the light curve (t, y, w: weights that differ, read
 // by tensor_search_w only), its scales, the periods and width windows, the
 // width tables (tensor_tables.py's fields, TLS's overshoot, the B fragments of
-// a and of a^2, the templates), the fold orders' scratch, the outputs and the
-// counters.
+// a and of a^2, the templates), the blocks' fold scratch, the outputs and the
+// counters; the queue of periods (an int, 0 at launch).
 #define SEARCH_PARAMS                                                                                              \
     const double *__restrict__ t, const double *__restrict__ y, const double *__restrict__ wt, double w_uniform,   \
         double w_min, double w_max, int n, int m, int mp, double uscale, double wscale,                            \
@@ -366,7 +369,7 @@ __device__ double recheck(const int *iw, const float *ub, int count, int first, 
 #define DEBUG_SLACK (1.0 + 0x1p-30)  // the exact gain's own rounding against a bound's
 
 template <bool W>
-__device__ __noinline__ void search(SEARCH_PARAMS, const int *queued)
+__device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     const int m4 = (m + 4) & ~3;                    // m + 1 rounded up: u16 16-byte aligned
@@ -386,8 +389,8 @@ __device__ __noinline__ void search(SEARCH_PARAMS, const int *queued)
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    // this block's fold scratch (8 n bytes): with W the order, else the folded flux, for the re-checks
-    void *fold = fold_all + (size_t)blockIdx.x * 8 * n;
+    // this block's fold scratch, for the re-checks: with W the order (4 n bytes), else the folded flux (8 n)
+    void *fold = fold_all + (size_t)blockIdx.x * (W ? 4 : 8) * n;
     // the widths' constants first: their loads' latency passes under the fold's
     const int p = *queued, wlo = lo[p], n_w = hi[p] - wlo;  // queued: in shared memory, read again at the end
     const double inv_su = 1.0 / uscale;  // a power of two (exact)
@@ -619,19 +622,30 @@ __device__ __noinline__ void search(SEARCH_PARAMS, const int *queued)
         atomicAdd(&counters[tid], tid == COUNT_MACS ? macs_done : (unsigned long long)block_counts[tid]);
 }
 
-// A block searches period after period, each the next of the queue's: no block
-// launches a period, and no fold scratch a period.
+// tensor_search's blocks search period after period, each the next of the
+// queue's: no block is launched a period. Its search is a call: inlined in
+// the loop, the loop-invariant values the compiler hoists spill at 80
+// registers. tensor_search_w's blocks take one period each (in a loop its
+// search spills at 128 registers).
+__device__ __noinline__ void search_uniform(SEARCH_PARAMS, const int *queued)
+{
+    search<false>(SEARCH_ARGS, queued);
+}
+
 template <bool W>
 __device__ __forceinline__ void search_queue(SEARCH_PARAMS)
 {
     __shared__ int next;
-    for (;;) {
+    do {
         if (threadIdx.x == 0) next = atomicAdd(queue, 1);
         __syncthreads();
         if (next >= n_periods) return;
-        search<W>(SEARCH_ARGS, &next);
+        if (W)
+            search<true>(SEARCH_ARGS, &next);
+        else
+            search_uniform(SEARCH_ARGS, &next);
         __syncthreads();  // the period's shared memory read before the next writes over it
-    }
+    } while (!W);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_search(SEARCH_PARAMS)

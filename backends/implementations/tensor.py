@@ -1,12 +1,14 @@
 """``tensor``: TLS's exact statistic with a float16 tensor-core screen and
 float64 re-checks (``backends/cuda/tensor_screen.cu``).
 
-Per period, one block folds (``pruned``'s bucket sort), forms every listed
-shift's AR for 128 shifts of a width at a time with ``mma.sync`` on float16
-copies of the fold and the template, and bounds each shift's gain by it with a
-proven allowance (``backends.tensor_tables``); only shifts whose upper gain
-reaches the period's best lower gain are re-checked in float64, ~6 a K2-like
-period, so the best (width, shift) and chi2 are the exact ones. A warp whose
+A block takes a period at a time (with equal weights the next of a queue,
+until none is left: no block is launched a period). It folds (``pruned``'s
+bucket sort), forms every listed shift's AR for 128 shifts of a width at a
+time with ``mma.sync`` on float16 copies of the fold and the template, and
+bounds each shift's gain by it with a proven allowance
+(``backends.tensor_tables``); only shifts whose upper gain reaches the
+period's best lower gain are re-checked in float64, ~6 a K2-like period, so
+the best (width, shift) and chi2 are the exact ones. A warp whose
 list of kept shifts is full re-checks it at once, and their best exact gain
 raises the period's lower gain: no list overflows.
 
@@ -40,8 +42,8 @@ KEPT = 1024  # shifts a block keeps for re-checks (CAP), KEPT // 12 a warp: at l
 MIN_ARCH = (8, 0)  # mma.sync.m16n8k16 with float16 inputs and fp32 accumulation
 MAX_WIDTHS = 64  # template widths a grid may hold (tensor_screen.cu's MAXW; TLS's grids: ~45)
 MAX_PERIODS = 16384
-ORDER_BYTES = 1 << 29  # a batch's fold orders (4 n bytes a period) at most
-ORDER_GROWTH = 1.25  # the kept fold-order memory grows to this times a batch's need, so a survey's rising
+ORDER_BYTES = 1 << 29  # a batch's fold scratch (weighted: 4 n bytes a period) at most
+ORDER_GROWTH = 1.25  # the kept fold scratch grows to this times a batch's need, so a survey's rising
 # lengths re-allocate it a few times, not at every light curve
 COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations", "flushes")  # COUNT_*
 WORK = (*COUNTERS, "shifts", "brute_force_macs")  # a search's work: the kernel's counters, then host_work's
@@ -64,7 +66,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         super().__init__()
         self.debug = bool(debug)
         self._folds = BoundedCache(TEMPLATE_TABLES)  # (templates, n, kernel) -> fold_of's
-        self._orders = (None, 0)  # (device memory, bytes) of a batch's fold orders, kept across searches
+        self._orders = (None, 0)  # (device memory, bytes) of a batch's fold scratch, kept across searches
         self._sms = None  # the device's multiprocessors, read once
 
     def kernel_defines(self, block):
@@ -130,10 +132,11 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         return self._sms * max(1, 2048 // threads)
 
     def order_memory(self, nbytes):
-        """Device memory for a batch's fold orders (``nbytes``), kept across
-        searches and grown only (ORDER_GROWTH): from the pool, each K2-like
-        light curve of a new length (~150 MB of orders) made it allocate and
-        free again, its sizes past POOL_KEEP_BYTES. Held while the backend
+        """Device memory for a batch's fold scratch (``nbytes``: the folded
+        flux a block, or with weights that differ the order a period), kept
+        across searches and grown only (ORDER_GROWTH): from the pool, each
+        K2-like light curve of a new length (~150 MB of orders a period) made
+        it allocate and free again, its sizes past POOL_KEEP_BYTES. Held while the backend
         lives (at most ORDER_BYTES, or one batch's need beyond it;
         ``registry.release_instances`` lets kept instances go). Call in the context."""
         import pycuda.driver as cuda
@@ -214,14 +217,15 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         b, n = periods.size, state.n
         kernel, n_shifts, mp, shared, job_start = self.fold_of(state.plan)
         threads = self.shapes[kernel][0]
-        grid = min(b, self.resident_blocks(threads))
+        weighted = kernel == "tensor_search_w"  # a period a block (tensor_screen.cu's search_queue)
+        grid = b if weighted else min(b, self.resident_blocks(threads))
         # what the host writes first (one copy), then what comes back (one span)
         sections = [("periods", periods), ("lo", lo.astype(np.int32)), ("hi", hi.astype(np.int32)),
                     ("n_shifts", n_shifts), ("job_start", job_start), ("queue", np.zeros(1, np.int32)),
                     ("counters", np.zeros(len(COUNTERS), np.uint64)),
                     ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b))]
         staged = Staged(sections, self._allocate)
-        orders = self.order_memory(8 * grid * n)  # before the clock: growing it waits for the device
+        orders = self.order_memory((4 if weighted else 8) * grid * n)  # before the clock: growing it waits
         clock = EventClock(self.timings)
         with clock.stage("chi2_scan.kernel"):  # the device's time beside the stage's wall time
             self.function(kernel, threads, shared)(
