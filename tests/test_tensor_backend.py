@@ -347,6 +347,25 @@ def test_equal_weights_blocks_take_periods_from_a_queue_and_weighted_ones_a_peri
     assert needs == [8 * 4 * n, 8 * 3 * n, 4 * 6 * n, 4 * 3 * n]
 
 
+def test_resident_blocks_are_the_sms_threads_in_blocks_read_once(monkeypatch):
+    """The queue's grid: the SMs times the blocks of ``threads`` an SM's
+    threads allow (an H200: 132 x 2048), from attributes read once."""
+    import contextlib
+    from types import SimpleNamespace
+
+    from conftest import fake_pycuda
+
+    asked = []
+    fake_pycuda(monkeypatch, SimpleNamespace(device_attribute=SimpleNamespace(
+        MULTIPROCESSOR_COUNT="sms", MAX_THREADS_PER_MULTIPROCESSOR="threads")))
+    backend = TensorBackend()
+    monkeypatch.setattr(backend, "context", contextlib.nullcontext)
+    monkeypatch.setattr(backend, "_device", lambda: SimpleNamespace(
+        get_attribute=lambda name: asked.append(name) or {"sms": 132, "threads": 2048}[name]))
+    assert [backend.resident_blocks(threads) for threads in (384, 512, 4096)] == [660, 528, 132]
+    assert asked == ["sms", "threads"]
+
+
 def test_fold_orders_take_memory_kept_across_searches_that_grows_only(monkeypatch):
     """A survey's light curves differ in length: their fold orders (~150 MB a
     K2-like one) reuse one allocation, re-made only for a larger need, once

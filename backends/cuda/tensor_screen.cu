@@ -259,20 +259,20 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 #define SEARCH_PARAMS                                                                                              \
     const double *__restrict__ t, const double *__restrict__ y, const double *__restrict__ wt, double w_uniform,   \
         double w_min, double w_max, int n, int m, int mp, double uscale, double wscale,                            \
-        const double *__restrict__ periods, int n_periods, int *__restrict__ queue, const int *__restrict__ lo,   \
-        const int *__restrict__ hi, const int *__restrict__ job_start,                                            \
-        const int *__restrict__ wd, const int *__restrict__ ws, const int *__restrict__ wn,                        \
-        const int *__restrict__ wk, const int *__restrict__ wlen, const double *__restrict__ s_max,                \
-        const double *__restrict__ kscale, const double *__restrict__ sum_a2, const double *__restrict__ a1,       \
-        const double *__restrict__ e_coef, const double *__restrict__ inv_sa, const double *__restrict__ e_rel,    \
-        const double *__restrict__ inv_sa2, const double *__restrict__ overshoot,                                  \
-        const long long *__restrict__ f_off, const uint4 *__restrict__ frag, const uint4 *__restrict__ frag2,      \
-        const long long *__restrict__ a_off, const double *__restrict__ a, unsigned char *__restrict__ fold_all,            \
-        double *gain_out, int *index_out, double *depth_out, unsigned long long *counters
+        const double *__restrict__ periods, int n_periods, int *__restrict__ queue, const int *__restrict__ lo,    \
+        const int *__restrict__ hi, const int *__restrict__ job_start, const int *__restrict__ wd,                 \
+        const int *__restrict__ ws, const int *__restrict__ wn, const int *__restrict__ wk,                        \
+        const int *__restrict__ wlen, const double *__restrict__ s_max, const double *__restrict__ kscale,         \
+        const double *__restrict__ sum_a2, const double *__restrict__ a1, const double *__restrict__ e_coef,       \
+        const double *__restrict__ inv_sa, const double *__restrict__ e_rel, const double *__restrict__ inv_sa2,   \
+        const double *__restrict__ overshoot, const long long *__restrict__ f_off,                                 \
+        const uint4 *__restrict__ frag, const uint4 *__restrict__ frag2, const long long *__restrict__ a_off,      \
+        const double *__restrict__ a, unsigned char *__restrict__ fold_all, double *gain_out, int *index_out,      \
+        double *depth_out, unsigned long long *counters
 #define SEARCH_ARGS                                                                                                \
-    t, y, wt, w_uniform, w_min, w_max, n, m, mp, uscale, wscale, periods, n_periods, queue, lo, hi, job_start, wd, ws, wn, wk, wlen, s_max,     \
-        kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, f_off, frag, frag2, a_off, a, fold_all,    \
-        gain_out, index_out, depth_out, counters
+    t, y, wt, w_uniform, w_min, w_max, n, m, mp, uscale, wscale, periods, n_periods, queue, lo, hi, job_start, wd, \
+        ws, wn, wk, wlen, s_max, kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, f_off, frag,       \
+        frag2, a_off, a, fold_all, gain_out, index_out, depth_out, counters
 
 // Shift i of width wi's terms j = j0, j0 + step, ... of sum a u and (with W)
 // of A2 = sum a^2 W, as the cpu backend's exact_gain: u = (1 - F) W.

@@ -67,7 +67,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         self.debug = bool(debug)
         self._folds = BoundedCache(TEMPLATE_TABLES)  # (templates, n, kernel) -> fold_of's
         self._orders = (None, 0)  # (device memory, bytes) of a batch's fold scratch, kept across searches
-        self._sms = None  # the device's multiprocessors, read once
+        self._sm_threads = None  # (SMs, threads an SM) of the device, read once
 
     def kernel_defines(self, block):
         (uniform, tiles), (_, tiles_w) = self.shapes["tensor_search"], self.shapes["tensor_search_w"]
@@ -122,14 +122,19 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         return [*super().template_sections(tp), *TensorTables(tp).sections()]
 
     def resident_blocks(self, threads) -> int:
-        """Blocks of ``threads`` the device could hold at once, at most: each
-        takes periods from the kernel's queue until none is left, so a block
-        that waits for room starts when the queue is empty and ends at once."""
+        """Blocks of ``threads`` the device could hold at once, at most (its
+        SMs' threads; registers and shared memory may allow fewer): each takes
+        periods from the kernel's queue until none is left, so a block that
+        waits for room starts when the queue is empty and ends at once."""
         import pycuda.driver as cuda
 
-        if self._sms is None:
-            self._sms = self._device().get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
-        return self._sms * max(1, 2048 // threads)
+        if self._sm_threads is None:
+            with self.context():
+                dev, attr = self._device(), cuda.device_attribute
+                self._sm_threads = (dev.get_attribute(attr.MULTIPROCESSOR_COUNT),
+                                    dev.get_attribute(attr.MAX_THREADS_PER_MULTIPROCESSOR))
+        sms, per_sm = self._sm_threads
+        return sms * max(1, per_sm // threads)
 
     def order_memory(self, nbytes):
         """Device memory for a batch's fold scratch (``nbytes``: the folded
