@@ -338,8 +338,8 @@ def test_equal_weights_blocks_take_periods_from_a_queue_and_weighted_ones_a_peri
     backend = fake_tensor(monkeypatch, log)
     monkeypatch.setattr(backend, "resident_blocks", lambda threads: 4)
     monkeypatch.setattr(backend, "order_memory", lambda nbytes: needs.append(nbytes) or np.intp(0))
-    for dy in (None, "varying"):
-        plan, periods = backends.make_plan(*box_light_curve(**({"dy": None} if dy is None else {})))
+    for options in ({"dy": None}, {}):  # equal weights, then weights that differ
+        plan, periods = backends.make_plan(*box_light_curve(**options))
         backend.search(plan, periods[:6])
         backend.search(plan, periods[:3])
     n = plan.lc.size

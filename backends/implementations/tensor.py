@@ -102,9 +102,10 @@ class TensorBackend(PooledScratch, PyCUDABackend):
 
     def fold_of(self, plan) -> tuple:
         """(kernel, listed shifts per width, mp, shared bytes, each width's first
-        job: a batch's widths' jobs counted from the grid's first) of ``plan``'s
-        folds (``fold_shape``), formed once per templates object, size and
-        kernel among the last TEMPLATE_TABLES (``device_templates``' rule)."""
+        job counted over the template grid: a period's widths' jobs are the
+        differences) of ``plan``'s folds (``fold_shape``), formed once per
+        templates object, size and kernel among the last TEMPLATE_TABLES
+        (``device_templates``' rule)."""
         kernel, weighted = self.kernel_for(plan)
         tp, n = plan.templates, plan.lc.size
 
@@ -138,12 +139,13 @@ class TensorBackend(PooledScratch, PyCUDABackend):
 
     def order_memory(self, nbytes):
         """Device memory for a batch's fold scratch (``nbytes``: the folded
-        flux a block, or with weights that differ the order a period), kept
-        across searches and grown only (ORDER_GROWTH): from the pool, each
-        K2-like light curve of a new length (~150 MB of orders a period) made
-        it allocate and free again, its sizes past POOL_KEEP_BYTES. Held while the backend
-        lives (at most ORDER_BYTES, or one batch's need beyond it;
-        ``registry.release_instances`` lets kept instances go). Call in the context."""
+        flux a block, 8 n bytes; with weights that differ the order a period,
+        4 n), kept across searches and grown only (ORDER_GROWTH): from the
+        pool, each K2-like light curve of a new length (~150 MB of orders, one
+        a period) made it allocate and free again, its sizes past
+        POOL_KEEP_BYTES. Held while the backend lives (at most ORDER_BYTES, or
+        one batch's need beyond it; ``registry.release_instances`` lets kept
+        instances go). Call in the context."""
         import pycuda.driver as cuda
 
         if self._orders[1] < nbytes:
