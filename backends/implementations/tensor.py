@@ -224,7 +224,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         b, n = periods.size, state.n
         kernel, n_shifts, mp, shared, job_start = self.fold_of(state.plan)
         threads = self.shapes[kernel][0]
-        weighted = kernel == "tensor_search_w"  # a period a block (tensor_screen.cu's search_queue)
+        weighted = self.kernel_for(state.plan)[1]  # tensor_search_w: a period a block (search_queue)
         grid = b if weighted else min(b, self.resident_blocks(threads))
         # what the host writes first (one copy), then what comes back (one span)
         sections = [("periods", periods), ("lo", lo.astype(np.int32)), ("hi", hi.astype(np.int32)),
