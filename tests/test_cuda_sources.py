@@ -155,8 +155,8 @@ def test_tensor_kernels_fit_their_shapes_without_spills(tmp_path):
     one), and its static shared memory beside a K2-like fold's
     (tensor_tables.shared_bytes) within an SM's 228 KB (1 KB a block
     reserved) that many times: the shapes measured (NOTES step 96). The
-    function tensor_search calls (its search, kept out of the queue's loop,
-    NOTES step 102) spills nothing either. The
+    functions the kernels call (their search, kept out of the queue's loop,
+    NOTES step 102) spill nothing either. The
     folds: the timing case's (4,320 points) and the survey's (4,335, which
     ``tensor_search`` takes): at 1a9332c 336 bytes more of static shared
     memory left the survey's one block an SM and 233 curves/s (309 before;
@@ -179,9 +179,10 @@ def test_tensor_kernels_fit_their_shapes_without_spills(tmp_path):
         report = parse_ptxas(done.stderr)
         registers, *spills = report[kernel]
         assert spills == [0, 0, 0] and registers * threads * blocks <= 65536, kernel
-        calls = {name: got for name, got in report.items() if name not in ("tensor_search", "tensor_search_w")}
-        assert kernel == "tensor_search_w" or calls, "tensor_search's search is a call (tensor_screen.cu)"
-        assert all(got[1:] == (0, 0, 0) for got in calls.values()), calls  # the functions it calls
+        own = f"search_callILb{int(kernel == 'tensor_search_w')}E"  # search_call<W>, mangled
+        calls = {name: got for name, got in report.items() if own in name}
+        assert calls, f"{kernel}'s search is a call (tensor_screen.cu's search_queue)"
+        assert all(got[1:] == (0, 0, 0) for got in calls.values()), calls
         static = int(re.search(rf"Function properties for {kernel}\n.*\n.*?(\d+) bytes smem", done.stderr).group(1))
         for plan in (case_plan("k2")[0], survey):
             mp = fold_shape(plan.templates, plan.lc.size, tiles)[1]

@@ -329,11 +329,11 @@ def test_a_scan_times_its_kernel_by_cuda_events_and_its_stats_own_their_arrays(m
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip((stats.chi2, stats.rows, stats.depths), before))
 
 
-def test_equal_weights_blocks_take_periods_from_a_queue_and_weighted_ones_a_period_each(monkeypatch):
-    """tensor_search launches at most the blocks the GPU holds at once, each
+def test_blocks_take_periods_from_a_queue_each_with_a_scratch_of_its_own(monkeypatch):
+    """Both kernels launch at most the blocks the GPU holds at once, each
     searching the queue's next period until none is left, with a fold
-    scratch of 8 n bytes a block (the folded flux); tensor_search_w a block a
-    period, 4 n bytes each (the fold's order)."""
+    scratch of its own: the folded flux (8 n bytes), with weights that differ
+    the fold's order (4 n)."""
     log, needs = [], []
     backend = fake_tensor(monkeypatch, log)
     monkeypatch.setattr(backend, "resident_blocks", lambda threads: 4)
@@ -343,8 +343,8 @@ def test_equal_weights_blocks_take_periods_from_a_queue_and_weighted_ones_a_peri
         backend.search(plan, periods[:6])
         backend.search(plan, periods[:3])
     n = plan.lc.size
-    assert [entry[2] for entry in log if entry[0] == "launch"] == [4, 3, 6, 3]
-    assert needs == [8 * 4 * n, 8 * 3 * n, 4 * 6 * n, 4 * 3 * n]
+    assert [entry[2] for entry in log if entry[0] == "launch"] == [4, 3, 4, 3]
+    assert needs == [8 * 4 * n, 8 * 3 * n, 4 * 4 * n, 4 * 3 * n]
 
 
 def test_resident_blocks_are_the_sms_threads_in_blocks_read_once(monkeypatch):

@@ -3,8 +3,8 @@
 // tensor_search (equal weights), tensor_search_w (weights that differ: A2 =
 // sum a^2 W varies by shift, formed by a second product of a^2 against the
 // folded weights in float16; its terms are all positive, so its error is
-// relative to itself). A block of BLOCK threads searches a period at a time
-// (tensor_search: period after period, from a queue; search_queue):
+// relative to itself). A block of BLOCK threads searches period after period,
+// each the next of a queue's (search_queue):
 //   fold: pruned's bucket sort (bucket_sort.cuh) in shared memory; for the
 //     re-checks the folded flux (with W the order) to the block's global
 //     scratch; prefix sums of F and |u| and u * uscale in float16, by runs of
@@ -622,30 +622,26 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         atomicAdd(&counters[tid], tid == COUNT_MACS ? macs_done : (unsigned long long)block_counts[tid]);
 }
 
-// tensor_search's blocks search period after period, each the next of the
-// queue's: no block is launched a period. Its search is a call: inlined in
-// the loop, the loop-invariant values the compiler hoists spill at 80
-// registers. tensor_search_w's blocks take one period each (in a loop its
-// search spills at 128 registers).
-__device__ __noinline__ void search_uniform(SEARCH_PARAMS, const int *queued)
+// A block searches period after period, each the next of the queue's: no
+// block is launched a period. The search is a call: inlined in the loop, the
+// loop-invariant values the compiler hoists out of it spill.
+template <bool W>
+__device__ __noinline__ void search_call(SEARCH_PARAMS, const int *queued)
 {
-    search<false>(SEARCH_ARGS, queued);
+    search<W>(SEARCH_ARGS, queued);
 }
 
 template <bool W>
 __device__ __forceinline__ void search_queue(SEARCH_PARAMS)
 {
     __shared__ int next;
-    do {
+    for (;;) {
         if (threadIdx.x == 0) next = atomicAdd(queue, 1);
         __syncthreads();
         if (next >= n_periods) return;
-        if (W)
-            search<true>(SEARCH_ARGS, &next);
-        else
-            search_uniform(SEARCH_ARGS, &next);
+        search_call<W>(SEARCH_ARGS, &next);
         __syncthreads();  // the period's shared memory read before the next writes over it
-    } while (!W);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_search(SEARCH_PARAMS)

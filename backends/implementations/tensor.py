@@ -1,8 +1,8 @@
 """``tensor``: TLS's exact statistic with a float16 tensor-core screen and
 float64 re-checks (``backends/cuda/tensor_screen.cu``).
 
-A block takes a period at a time (with equal weights the next of a queue,
-until none is left: no block is launched a period). It folds (``pruned``'s
+A block takes period after period, each the next of a queue's, until none
+is left: no block is launched a period. It folds (``pruned``'s
 bucket sort), forms every listed shift's AR for 128 shifts of a width at a
 time with ``mma.sync`` on float16 copies of the fold and the template, and
 bounds each shift's gain by it with a proven allowance
@@ -42,7 +42,7 @@ KEPT = 1024  # shifts a block keeps for re-checks (CAP), KEPT // 12 a warp: at l
 MIN_ARCH = (8, 0)  # mma.sync.m16n8k16 with float16 inputs and fp32 accumulation
 MAX_WIDTHS = 64  # template widths a grid may hold (tensor_screen.cu's MAXW; TLS's grids: ~45)
 MAX_PERIODS = 16384
-ORDER_BYTES = 1 << 29  # a batch's fold scratch (weighted: 4 n bytes a period) at most
+ORDER_BYTES = 1 << 29  # the kept fold scratch grows beyond a batch's need up to this
 ORDER_GROWTH = 1.25  # the kept fold scratch grows to this times a batch's need, so a survey's rising
 # lengths re-allocate it a few times, not at every light curve
 COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations", "flushes")  # COUNT_*
@@ -138,11 +138,11 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         return sms * max(1, per_sm // threads)
 
     def order_memory(self, nbytes):
-        """Device memory for a batch's fold scratch (``nbytes``: the folded
-        flux a block, 8 n bytes; with weights that differ the order a period,
-        4 n), kept across searches and grown only (ORDER_GROWTH): from the
-        pool, each K2-like light curve of a new length (~150 MB of orders, one
-        a period) made it allocate and free again, its sizes past
+        """Device memory for a batch's fold scratch (``nbytes``: a block's
+        folded flux, 8 n bytes, or with weights that differ its order, 4 n),
+        kept across searches and grown only (ORDER_GROWTH): from the pool, each
+        K2-like light curve of a new length (~150 MB of orders when each period
+        had its own) made it allocate and free again, its sizes past
         POOL_KEEP_BYTES. Held while the backend lives (at most ORDER_BYTES, or
         one batch's need beyond it; ``registry.release_instances`` lets kept
         instances go). Call in the context."""
@@ -160,7 +160,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         raise NotImplementedError("backend 'tensor' folds each period inside its scan (fuses_fold_sort)")
 
     def max_batch_periods(self, plan):
-        return int(np.clip(ORDER_BYTES // (4 * plan.lc.size), 1, MAX_PERIODS))
+        return MAX_PERIODS  # the fold scratch is a block's, whatever the batch
 
     def chi2_scan(self, state, folded, periods, lo, hi):
         # the results come back into a page-locked buffer, theirs until copied out of it (from_gains)
@@ -224,8 +224,8 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         b, n = periods.size, state.n
         kernel, n_shifts, mp, shared, job_start = self.fold_of(state.plan)
         threads = self.shapes[kernel][0]
-        weighted = self.kernel_for(state.plan)[1]  # tensor_search_w: a period a block (search_queue)
-        grid = b if weighted else min(b, self.resident_blocks(threads))
+        weighted = self.kernel_for(state.plan)[1]
+        grid = min(b, self.resident_blocks(threads))
         # what the host writes first (one copy), then what comes back (one span)
         sections = [("periods", periods), ("lo", lo.astype(np.int32)), ("hi", hi.astype(np.int32)),
                     ("n_shifts", n_shifts), ("job_start", job_start), ("queue", np.zeros(1, np.int32)),
