@@ -337,7 +337,7 @@ def test_blocks_take_periods_from_a_queue_each_with_a_scratch_of_its_own(monkeyp
     log, needs = [], []
     backend = fake_tensor(monkeypatch, log)
     monkeypatch.setattr(backend, "resident_blocks", lambda threads: 4)
-    monkeypatch.setattr(backend, "order_memory", lambda nbytes: needs.append(nbytes) or np.intp(0))
+    monkeypatch.setattr(backend, "scratch_memory", lambda nbytes: needs.append(nbytes) or np.intp(0))
     for options in ({"dy": None}, {}):  # equal weights, then weights that differ
         plan, periods = backends.make_plan(*box_light_curve(**options))
         backend.search(plan, periods[:6])
@@ -366,10 +366,10 @@ def test_resident_blocks_are_the_sms_threads_in_blocks_read_once(monkeypatch):
     assert asked == ["sms", "threads"]
 
 
-def test_fold_orders_take_memory_kept_across_searches_that_grows_only(monkeypatch):
-    """A survey's light curves differ in length: their fold orders (~150 MB a
-    K2-like one) reuse one allocation, re-made only for a larger need, once
-    the searches queued before have ended."""
+def test_fold_scratch_takes_memory_kept_across_searches_that_grows_only(monkeypatch):
+    """A survey's light curves differ in length: their fold scratch (~150 MB
+    a K2-like one while each period had its own) reuses one allocation,
+    re-made only for a larger need, once the searches queued before have ended."""
     from types import SimpleNamespace
 
     from conftest import FakeDriver, fake_pycuda
@@ -379,9 +379,9 @@ def test_fold_orders_take_memory_kept_across_searches_that_grows_only(monkeypatc
     device.mem_alloc = lambda size: made.append(size) or alloc(size)
     device.Context = SimpleNamespace(synchronize=lambda: made.append("synchronize"))
     backend = TensorBackend()
-    first = backend.order_memory(1000)
-    assert [backend.order_memory(need) for need in (1200, 10, 1250)] == [first] * 3 and made == [1250]
-    assert backend.order_memory(1300) != first and made == [1250, "synchronize", 1625]
+    first = backend.scratch_memory(1000)
+    assert [backend.scratch_memory(need) for need in (1200, 10, 1250)] == [first] * 3 and made == [1250]
+    assert backend.scratch_memory(1300) != first and made == [1250, "synchronize", 1625]
 
 
 def test_search_many_launches_each_light_curve_before_reading_the_one_before(monkeypatch, small_plan):

@@ -42,8 +42,8 @@ KEPT = 1024  # shifts a block keeps for re-checks (CAP), KEPT // 12 a warp: at l
 MIN_ARCH = (8, 0)  # mma.sync.m16n8k16 with float16 inputs and fp32 accumulation
 MAX_WIDTHS = 64  # template widths a grid may hold (tensor_screen.cu's MAXW; TLS's grids: ~45)
 MAX_PERIODS = 16384
-ORDER_BYTES = 1 << 29  # the kept fold scratch grows beyond a batch's need up to this
-ORDER_GROWTH = 1.25  # the kept fold scratch grows to this times a batch's need, so a survey's rising
+SCRATCH_BYTES = 1 << 29  # the kept fold scratch grows beyond a batch's need up to this
+SCRATCH_GROWTH = 1.25  # the kept fold scratch grows to this times a batch's need, so a survey's rising
 # lengths re-allocate it a few times, not at every light curve
 COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations", "flushes")  # COUNT_*
 WORK = (*COUNTERS, "shifts", "brute_force_macs")  # a search's work: the kernel's counters, then host_work's
@@ -66,7 +66,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         super().__init__()
         self.debug = bool(debug)
         self._folds = BoundedCache(TEMPLATE_TABLES)  # (templates, n, kernel) -> fold_of's
-        self._orders = (None, 0)  # (device memory, bytes) of a batch's fold scratch, kept across searches
+        self._scratch = (None, 0)  # (device memory, bytes) of a batch's fold scratch, kept across searches
         self._sm_threads = None  # (SMs, threads an SM) of the device, read once
 
     def kernel_defines(self, block):
@@ -137,24 +137,24 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         sms, per_sm = self._sm_threads
         return sms * max(1, per_sm // threads)
 
-    def order_memory(self, nbytes):
+    def scratch_memory(self, nbytes):
         """Device memory for a batch's fold scratch (``nbytes``: a block's
         folded flux, 8 n bytes, or with weights that differ its order, 4 n),
-        kept across searches and grown only (ORDER_GROWTH): from the pool, each
+        kept across searches and grown only (SCRATCH_GROWTH): from the pool, each
         K2-like light curve of a new length (~150 MB of orders when each period
         had its own) made it allocate and free again, its sizes past
-        POOL_KEEP_BYTES. Held while the backend lives (at most ORDER_BYTES, or
+        POOL_KEEP_BYTES. Held while the backend lives (at most SCRATCH_BYTES, or
         one batch's need beyond it; ``registry.release_instances`` lets kept
         instances go). Call in the context."""
         import pycuda.driver as cuda
 
-        if self._orders[1] < nbytes:
-            if self._orders[0] is not None:  # a queued search may still be using it
+        if self._scratch[1] < nbytes:
+            if self._scratch[0] is not None:  # a queued search may still be using it
                 cuda.Context.synchronize()
-            self._orders = (None, 0)  # the old memory goes before the new is taken
-            size = max(nbytes, min(int(nbytes * ORDER_GROWTH), ORDER_BYTES))
-            self._orders = (cuda.mem_alloc(size), size)
-        return np.intp(int(self._orders[0]))
+            self._scratch = (None, 0)  # the old memory goes before the new is taken
+            size = max(nbytes, min(int(nbytes * SCRATCH_GROWTH), SCRATCH_BYTES))
+            self._scratch = (cuda.mem_alloc(size), size)
+        return np.intp(int(self._scratch[0]))
 
     def fold_sort(self, state, periods):
         raise NotImplementedError("backend 'tensor' folds each period inside its scan (fuses_fold_sort)")
@@ -232,7 +232,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                     ("counters", np.zeros(len(COUNTERS), np.uint64)),
                     ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b))]
         staged = Staged(sections, self._allocate)
-        orders = self.order_memory((4 if weighted else 8) * grid * n)  # before the clock: growing it waits
+        scratch = self.scratch_memory((4 if weighted else 8) * grid * n)  # before the clock: growing it waits
         clock = EventClock(self.timings)
         with clock.stage("chi2_scan.kernel"):  # the device's time beside the stage's wall time
             self.function(kernel, threads, shared)(
@@ -243,7 +243,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
                 *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
                 tables.pointer("overshoot"),
-                *tables.pointers("f_off", "frag", "frag2", "offsets", "a"), orders,
+                *tables.pointers("f_off", "frag", "frag2", "offsets", "a"), scratch,
                 *staged.pointers(*OUTS), staged.pointer("counters"),
                 block=(threads, 1, 1), grid=(grid, 1), shared=shared)
         found = staged.read_queued(["counters", *OUTS], pinned)  # page-locked: copied as the kernel ends
