@@ -5,8 +5,7 @@ template banded over 16 sub-shifts as float16 ``mma.sync`` A fragments.
 The screen forms AR(i) = sum_j a_j u_(i+j) for 128 strided shifts of one width
 at once: D[m, n] = sum_j A[m, j] B[j, n] with A[m, j] = a16[j - S m] and
 B[j, n] = u16[s0 + 16 S n + j] (the fold's columns), so D[m, n] = AR(s0 +
-S (16 n + m)); with ``interleave`` I, the I tiles of 128 I shifts take turns
-at their columns (16 I S samples apart: shared memory's banks). With u and a rounded to float16 after power-of-two scalings (u's
+S (16 n + m)). With u and a rounded to float16 after power-of-two scalings (u's
 in the kernel, a's here), every product errs by at most a relative
 (1 + 2^-11)^2 - 1 plus float16's subnormal steps, the fp32 accumulation by an
 allowed ``ACCUMULATION`` relative per k-step (an assumption, 8x a truncation
@@ -115,33 +114,17 @@ def ksteps_of(templates) -> np.ndarray:
     return -(-(templates.lengths + 15 * templates.strides) // 16)
 
 
-def interleave(strides, tiles_per_job: int) -> np.ndarray:
-    """Per width, the tiles I that take turns at the 16-shift columns of 128 I
-    shifts (tensor_screen.cu's ``interleave_log2``, which ``placed``'s bank
-    groups choose): 4 at odd strides, 2 at strides of 2 mod 4, else 1, at most
-    the largest power of two dividing ``tiles_per_job``."""
-    s = np.asarray(strides)
-    return np.minimum(np.where(s & 1, 4, np.where(s & 2, 2, 1)), tiles_per_job & -tiles_per_job)
-
-
-def tile_shifts(tile: int, interleave: int) -> np.ndarray:
-    """The shifts (in strides) of tile ``tile``'s D[m, n] (16 x 8): its first
-    shift b, plus 16 I n + m."""
-    base = tile // interleave * TILE * interleave + 16 * (tile % interleave)
-    return base + 16 * interleave * np.arange(8)[None, :] + np.arange(16)[:, None]
-
-
 def fold_shape(templates, n: int, tiles_per_job: int):
     """(listed shifts per width as int32, mp) on folds of ``n`` samples: mp,
     the float16 fold's length in halves, holds every tile of 128 shifts, the
     spare ones of a last job of ``tiles_per_job`` and a template past them,
-    in whole groups of 64 (``placed`` in tensor_screen.cu moves samples within one)."""
+    in whole groups of 16 (``placed`` in tensor_screen.cu moves samples within one)."""
     from backends.scan_jobs import shift_counts
 
     n_shifts = shift_counts(templates.widths, templates.strides, n + templates.maxwidth, n)
     tiles = -(-n_shifts // TILE) + tiles_per_job - 1
     mp = int(np.max(tiles * TILE * templates.strides + 16 * ksteps_of(templates)))
-    return n_shifts.astype(np.int32), -(-mp // 64) * 64
+    return n_shifts.astype(np.int32), -(-mp // 16) * 16
 
 
 def shared_bytes(templates, n: int, mp: int, weighted: bool = False) -> int:

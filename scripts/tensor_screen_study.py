@@ -47,9 +47,7 @@ import json
 
 import numpy as np
 
-from backends.implementations.tensor import SHAPES
-from backends.tensor_tables import (TILE, U16, TensorTables, fold_shape, halves, interleave, power_of_two_scale,
-                                   tile_shifts)
+from backends.tensor_tables import TILE, U16, TensorTables, fold_shape, halves, power_of_two_scale
 
 from block_bound_study import sampled_folds, uniform_case, width_arrays  # scripts/ is on sys.path when run as a script
 from gpu_timing import case_plan
@@ -144,8 +142,8 @@ def settle(rows, tally, label):
     tally["periods"] += 1
 
 
-def tile_product(x16, frag, s0, stride, ksteps, interleave=1) -> np.ndarray:
-    """AR of one tile's 128 shifts, column by column, as ``tensor_screen.cu``
+def tile_product(x16, frag, s0, stride, ksteps) -> np.ndarray:
+    """AR of one tile's 128 shifts, in shift order, as ``tensor_screen.cu``
     forms D: A's registers from ``frag`` (k-steps x 32 x 4, PTX's m16n8k16 A
     layout: lane (g, t) = (l / 4, l % 4) holds a0 (g, 2t..), a1 (g + 8,
     2t..), a2 (g, 2t + 8..), a3 (g + 8, 2t + 8..)); B's by ``load_b``'s
@@ -154,10 +152,10 @@ def tile_product(x16, frag, s0, stride, ksteps, interleave=1) -> np.ndarray:
     of column l & 7 at k (l & 8); 8 x 8 block q, from lanes 8q to 8q + 7,
     lands in register q, lane l holding its row (column n = l / 4) at k =
     2 (l % 4) and the next); products of the float16 values summed in
-    float64; columns 16 I ``stride`` samples apart. D[m, n] is the shift 16 I n + m."""
+    float64. D[m, n] is the shift 16 n + m."""
     lane = np.arange(32)
     g, t = lane >> 2, lane & 3
-    col_start = s0 + 16 * interleave * stride * (lane & 7) + (lane & 8)  # load_b's address, in samples
+    col_start = s0 + 16 * stride * (lane & 7) + (lane & 8)  # load_b's address, in samples
     d_tile = np.zeros((16, 8))
     for kk in range(ksteps):
         A, B = np.zeros((16, 16)), np.zeros((16, 8))
@@ -182,10 +180,8 @@ def emulate(case, n_periods=3, seed=0) -> dict:
     tp, lc = plan.templates, plan.lc
     tb = TensorTables(tp)
     f, m = tb.fields, lc.size + tp.maxwidth
+    listed_shifts, mp = fold_shape(tp, lc.size, 1)  # tile by tile
     weighted = not lc.uniform_weight > 0
-    tiles_per_job = SHAPES["tensor_search_w" if weighted else "tensor_search"][1]
-    listed_shifts, mp = fold_shape(tp, lc.size, tiles_per_job)
-    turns = interleave(tp.strides, tiles_per_job)
     su, sw = power_of_two_scale((1.0 - lc.y) * lc.w), power_of_two_scale(lc.w)
     worst = {"ar": 0.0, "a2": 0.0}
     lo, hi = plan.width_windows(periods)
@@ -205,21 +201,17 @@ def emulate(case, n_periods=3, seed=0) -> dict:
                       + a.size * 2.0 ** -49 * inv_w)
             frags = [x[4 * tb.f_off[wi]:4 * tb.f_off[wi] + 128 * ksteps].reshape(ksteps, 32, 4)
                      for x in (tb.frag, tb.frag2)]
-            tiles = -(-n_shifts // (TILE * tiles_per_job)) * tiles_per_job
-            for tile in range(tiles):
-                s = tile_shifts(tile, turns[wi]).T.ravel()  # tile_product's order
-                s0 = min(int(s[0]) * stride, m)
+            for tile in range(-(-n_shifts // TILE)):
+                s0 = tile * TILE * stride
+                s = tile * TILE + np.arange(TILE)
                 ok = s < n_shifts
-                if not ok.any():  # a job's spare tile
-                    continue
                 i = s[ok] * stride
-                d_ar = tile_product(u16, frags[0], s0, stride, ksteps, turns[wi])[ok] * inv
+                d_ar = tile_product(u16, frags[0], s0, stride, ksteps)[ok] * inv
                 ar = WINDOW(u, a.size)[i] @ a
-                end = min(s0 + (112 * turns[wi] + 16) * stride + a.size, m)  # the kernel's window of the tile
-                e = f["e_coef"][wi] * (absu[end] - absu[s0]) + e_abs
+                e = f["e_coef"][wi] * (absu[min(s0 + TILE * stride + a.size, m)] - absu[s0]) + e_abs
                 worst["ar"] = max(worst["ar"], float(np.abs(d_ar - ar).max() / e))
                 if weighted:
-                    d_a2 = tile_product(w16, frags[1], s0, stride, ksteps, turns[wi])[ok] * inv_w
+                    d_a2 = tile_product(w16, frags[1], s0, stride, ksteps)[ok] * inv_w
                     a2 = WINDOW(fw, a.size)[i] @ (a * a)
                     worst["a2"] = max(worst["a2"], float((np.abs(d_a2 - a2) / (f["e_rel"][wi] * a2 + e_abs2)).max()))
     return worst

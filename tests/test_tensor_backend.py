@@ -9,8 +9,8 @@ import pytest
 import backends
 from backends.gpu import cuda_device_count
 from backends.implementations.tensor import SHAPES, TensorBackend
-from backends.tensor_tables import (TILE, U16, TensorTables, banded_fragments, fold_shape, halves, interleave,
-                                    power_of_two_scale, shared_bytes, tile_shifts)
+from backends.tensor_tables import (TILE, U16, TensorTables, banded_fragments, fold_shape, halves,
+                                    power_of_two_scale, shared_bytes)
 from gpu_timing import case_plan
 from tests.conftest import box_light_curve
 
@@ -64,49 +64,13 @@ def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_read
         last_word = (jobs * tiles_per_job * TILE * tp.strides[wi] + 16 * f["ksteps"][wi]) // 2
         assert last_word <= mp // 2, wi
         assert 16 * f["ksteps"][wi] >= f["length"][wi] + 15 * tp.strides[wi]  # the band's last row fits
-    assert mp % 64 == 0  # whole groups of the samples tensor_screen.cu's ``placed`` moves
+    assert mp % 16 == 0  # whole groups of the samples tensor_screen.cu's ``placed`` moves
     m, fold = n + tp.maxwidth, shared_bytes(tp, n, mp)
     prefix = fold - 2 * mp  # cs (m + 1 doubles), then au (m + 1 floats), each rounded up to 4 entries
     assert prefix % 16 == 0 and prefix >= 12 * (m + 1) and prefix - 12 * (m + 1) < 48  # u16 aligned for ldmatrix
     assert fold - 4 * n >= 8 * m  # the sort's indices (last) lie past F, gathered over cs's m doubles
     assert (fold - 4 * n - 8 * n) // 4 >= n // 2  # bucket counts between them and the keys (first)
     assert shared_bytes(tp, n, mp, weighted=True) == fold + 2 * mp
-
-
-@pytest.mark.parametrize("tiles_per_job", [1, 2, 3, 4, 8])
-def test_a_jobs_tiles_take_each_of_its_shifts_once_however_they_interleave(tiles_per_job):
-    span = TILE * tiles_per_job
-    for turns in interleave(np.arange(1, 25), tiles_per_job):
-        assert tiles_per_job % turns == 0  # a job holds whole super-tiles
-        for job in range(3):
-            tiles = range(job * tiles_per_job, (job + 1) * tiles_per_job)
-            got = np.sort(np.concatenate([tile_shifts(t, turns).ravel() for t in tiles]))
-            np.testing.assert_array_equal(got, np.arange(job * span, (job + 1) * span))
-
-
-def placed(x):
-    """tensor_screen.cu's ``placed``: where sample x of the float16 fold lies."""
-    return x ^ ((x >> 3) & 0x38)
-
-
-def ldmatrix_wavefronts(stride, turns):
-    """The mean, over every 16-byte-aligned first row, of the passes an
-    ldmatrix 8 x 8 block of B takes: its 8 rows, 16 I S samples apart, share
-    a pass unless their 16-byte chunks lie in distinct groups of 4 banks."""
-    passes = []
-    for first in range(0, 8 * 512, 8):
-        groups = [(placed(first + 16 * turns * stride * n) >> 3) & 7 for n in range(8)]
-        passes.append(max(groups.count(x) for x in groups))
-    return np.mean(passes)
-
-
-def test_interleaved_columns_read_the_fold_without_bank_conflicts_but_at_strides_of_multiples_of_8():
-    for stride in range(1, 25):
-        turns = int(interleave([stride], 4)[0])
-        costs = {i: ldmatrix_wavefronts(stride, i) for i in (1, 2, 4)}
-        assert costs[turns] == min(costs.values()), stride  # the kernel's rule is the model's best
-        assert (costs[turns] == 1.0) == (stride % 8 != 0), stride
-    assert interleave([1, 2, 3], 2).tolist() == [2, 2, 2] and interleave([1, 2], 3).tolist() == [1, 1]
 
 
 def pruning_shifts(plan):

@@ -13,10 +13,9 @@
 //     warp forms AR of every shift as one mma.sync.m16n8k16 per 16 template
 //     samples: the template banded over 16 sub-shifts, A[m, j] = a16[j - S m]
 //     (backends/tensor_tables.py, one fragment a k-step shared by the job's
-//     tiles), against the fold's columns B[j, n] = u16[S (b + 16 I n) + j]
-//     (one ldmatrix.x4 two tiles; b the tile's first shift, I tiles taking
-//     turns at the columns of 128 I shifts), D[m, n] = AR(S (b + 16 I n + m));
-//     a k-free gate (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k) skips jobs, then
+//     tiles), against the fold's columns B[j, n] = u16[s0 + 16 S n + j] (one
+//     ldmatrix.x4 two tiles), D[m, n] = AR(s0 + S (16 n + m)); a k-free gate
+//     (2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k) skips jobs, then
 //     tiles, whose largest AR + E cannot reach the running lower gain (with W
 //     a job first against A2's floor w_min sum a^2: most skip A2's product); per listed
 //     shift the gain 2 k AR - k^2 A2 with the pad
@@ -65,54 +64,37 @@ static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 #define MAXW 64
 
 struct Width {  // a period's allowed width, as its jobs read it
-    int d, S, ns, K, foff, li;  // li: interleave_log2
+    int d, S, ns, K, foff;
     double smax, ks, a2, inv, ecoef, eabs, rd;  // a2: A2, or with W its floor w_min sum a^2
     double inv_w, erel, eabs2;  // weights that differ: A2's scale and its relative and absolute allowances
 };
 
-// Where sample x of the float16 fold lies: its 16-byte chunk's low three bits
-// XORed with the next three (a swizzle of each 64 samples). A B fragment's
-// eight columns lie 16 S I samples (2 S I chunks) apart (I: ``interleave_log2``),
-// so one ldmatrix row in eight chunks of distinct bank groups wherever
-// 2 S I / 8 is odd: at every stride but multiples of 8 (in place, strides 2 and
-// 4 shared banks two and four ways).
-__device__ __forceinline__ int placed(int x) { return x ^ ((x >> 3) & 0x38); }
-
-// log2 of the tiles I a width's super-tile of 128 I shifts deals its 16-shift
-// columns to (tile i of it takes columns i, i + I, ...): I = 4 at odd strides,
-// 2 at strides of 2 mod 4, else 1 (``placed``'s bank groups), at most the
-// largest power of two dividing T, so a job of T tiles holds whole super-tiles
-// (its shifts and samples are those of T tiles in place).
-template <int T>
-__device__ __forceinline__ int interleave_log2(int S)
-{
-    constexpr int cap = (T & -T) >= 4 ? 2 : (T & -T) == 2 ? 1 : 0;
-    return min(S & 1 ? 2 : S & 2 ? 1 : 0, cap);
-}
-
-// The first shift (in units of the stride) of tile t: its super-tile's, plus 16 per tile before it there.
-__device__ __forceinline__ int tile_base(int t, int li)
-{
-    return ((t >> li) << (7 + li)) + ((t & ((1 << li) - 1)) << 4);
-}
+// Where sample x of the float16 fold lies: its 16-byte chunk's low bit
+// flipped in every other group of eight chunks. A B fragment's eight columns
+// lie 16 S samples (2 S chunks) apart: in place, at stride 1 (most widths)
+// they would share banks pairwise; so placed, no two share one at strides 1,
+// 3 and 5 (at 2 and 4, two and four do, as they did before the operands were
+// swapped).
+__device__ __forceinline__ int placed(int x) { return x ^ ((x >> 3) & 8); }
 
 // B's registers of the job's T tiles at one k-step, two tiles an ldmatrix.x4:
 // their 8 x 8 blocks (k 0-7, then 8-15) of tile tt, then of tile tt + 1, lane l
 // giving the address of column l & 7 at k 8 ((l >> 3) & 1) of tile l >> 4
-// (``col[tt / 2]``: that sample at k-step 0, plus ``x`` at this k-step, placed
-// and in bytes from ``at``); an odd last tile by an ldmatrix.x2 (lanes l < 16 read).
+// (``at``: that sample of tile 0, placed, in bytes; ``step`` bytes to the next
+// tile, 128 S samples, which ``placed`` keeps apart); an odd last tile by an
+// ldmatrix.x2 (lanes l < 16 read).
 template <int T>
-__device__ __forceinline__ void load_b(uint2 *b, unsigned at, const int *col, int x)
+__device__ __forceinline__ void load_b(uint2 *b, unsigned at, unsigned step)
 {
 #pragma unroll
     for (int tt = 0; tt + 1 < T; tt += 2)
         asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                      : "=r"(b[tt].x), "=r"(b[tt].y), "=r"(b[tt + 1].x), "=r"(b[tt + 1].y)
-                     : "r"(at + 2 * placed(col[tt / 2] + x)));
+                     : "r"(at + tt * step));
     if (T & 1)
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
                      : "=r"(b[T - 1].x), "=r"(b[T - 1].y)
-                     : "r"(at + 2 * placed(col[T / 2] + x)));
+                     : "r"(at + (T - 1) * step));
 }
 
 // d += A B for one m16n8k16 tile, A's registers in a (a template fragment), B's in b.
@@ -126,27 +108,28 @@ __device__ __forceinline__ void mma16816(float *d, uint4 a, uint2 b)
 
 // acc[tt] += the K k-steps' products of a job's T tiles: A's fragments from
 // ``af`` (this lane's, k-step 0), B's from the float16 fold at byte ``at``
-// (``load_b``'s, this lane's columns ``col``).
+// (``load_b``'s) from sample ``col`` (this lane's, k-step 0) on.
 template <int T>
-__device__ __forceinline__ void job_product(float (*acc)[4], const uint4 *af, unsigned at, const int *col, int K)
+__device__ __forceinline__ void job_product(float (*acc)[4], const uint4 *af, unsigned at, int col, int K,
+                                            unsigned tile_bytes)
 {
     UNROLL(KUNROLL)
     for (int kk = 0; kk < K; ++kk) {
         const uint4 a = __ldg(af);
         af += 32;
         uint2 x[T];
-        load_b<T>(x, at, col, 16 * kk);
+        load_b<T>(x, at + 2 * placed(col + 16 * kk), tile_bytes);
 #pragma unroll
         for (int tt = 0; tt < T; ++tt) mma16816(acc[tt], a, x[tt]);
     }
 }
 
 // The shift (in units of the stride, within the width's list) of D entry h
-// of lane (g, tg) in tile ``tile``: D[m, n] = AR(S (base + 16 I n + m)) with
+// of lane (g, tg) in tile ``tile``: D[m, n] = AR(s0 + S (16 n + m)) with
 // (m, n) = (g + 8 (h >> 1), 2 tg + (h & 1)).
-__device__ __forceinline__ int shift_of(int tile, int li, int g, int tg, int h)
+__device__ __forceinline__ int shift_of(int tile, int g, int tg, int h)
 {
-    return tile_base(tile, li) + ((2 * tg + (h & 1)) << (4 + li)) + g + 8 * (h >> 1);
+    return tile * TILE + 16 * (2 * tg + (h & 1)) + g + 8 * (h >> 1);
 }
 
 // x % n for x >= 0 as the fold's wrap-around takes it (x < n + its longest
@@ -416,7 +399,6 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         const int wi = wlo + q;
         Width &w = slot[q];
         w.d = wd[wi]; w.S = ws[wi]; w.ns = wn[wi]; w.K = wk[wi]; w.foff = (int)f_off[wi];
-        w.li = interleave_log2<T>(w.S);
         w.smax = s_max[wi]; w.ks = kscale[wi]; w.inv = inv_sa[wi] * inv_su;
         w.a2 = W ? w_min * sum_a2[wi] * A2_FLOOR : w_uniform * sum_a2[wi];
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
@@ -456,13 +438,11 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
-        // samples: this lane's load_b columns at k-step 0, of tiles tt + (lane >> 4) for even tt
-        const int li = w.li, col0 = (tile_base(tile0 + (lane >> 4), li) + ((lane & 7) << (4 + li))) * S + (lane & 8);
-        int col[(T + 1) / 2];
-#pragma unroll
-        for (int tt = 0; tt < T; tt += 2) col[tt / 2] = col0 + tile_base(tt, li) * S;  // tile0: whole super-tiles
+        // samples: this lane's load_b column at k-step 0 (of the job's first tile, or its second)
+        const int col = (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + (lane & 8);
+        const unsigned tile_bytes = 2 * TILE * S;
         float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
-        job_product<T>(c, frag + w.foff + lane, u_at, col, K);
+        job_product<T>(c, frag + w.foff + lane, u_at, col, K, tile_bytes);
         // the job's gate: its largest AR + e (e over all its tiles' windows) against its smallest
         // A2, which bound every tile's gate, so a job they all close skips them at one vote; with
         // W first against A2's floor w_min sum a^2, before A2's own product, then against that
@@ -488,7 +468,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             }
         }
         if (W) {
-            job_product<T>(cw, frag2 + w.foff + lane, u_at + w_off, col, K);
+            job_product<T>(cw, frag2 + w.foff + lane, u_at + w_off, col, K, tile_bytes);
             if (from == 0 && !closed) {
                 float a2_16 = cw[0][0];
 #pragma unroll
@@ -507,10 +487,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
 #pragma unroll
         for (int tt = 0; tt < T; ++tt) {
             if (4 * tt + 3 < from) continue;
-            // the tile's samples: from its first shift's to its last's (16 I 7 + 15 strides on) plus d
-            const int tile = tile0 + tt, s0 = min(tile_base(tile, li) * S, m);  // a spare tile has no listed shift
-            const double e = w.ecoef * ((double)au[min(s0 + ((112 << li) + 16) * S + d, m)] - au[s0]) + w.eabs,
-                         e2 = 2.0 * e;
+            const int tile = tile0 + tt, s0 = min(tile * TILE * S, m);  // a spare tile has no listed shift
+            const double e = w.ecoef * ((double)au[min(s0 + TILE * S + d, m)] - au[s0]) + w.eabs, e2 = 2.0 * e;
             const double lower = __longlong_as_double((long long)*lower_v);
             // k-free gate: 2 k AR - k^2 A2 <= max(AR, 0)^2 / A2 for every k, so a tile
             // whose largest AR + e cannot reach the lower gain holds no shift that can
@@ -531,7 +509,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             }
             if (DEBUG && closed)  // a closed job's listed shifts: each gain at most max(top, 0)^2 / job_a2
                 for (int h = 0; h < 4; ++h) {
-                    const int s = shift_of(tile, li, g, tg, h), i = s * S;
+                    const int s = shift_of(tile, g, tg, h), i = s * S;
                     if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
                     const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, fold, n,
                                                      cs, wi, i);
@@ -540,7 +518,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             if (!__any_sync(0xffffffffu, open)) {
                 if (DEBUG)  // every listed shift of the tile: its gain at most max(AR + e, 0)^2 / A2_lo
                     for (int h = 0; h < 4; ++h) {
-                        const int s = shift_of(tile, li, g, tg, h), i = s * S;
+                        const int s = shift_of(tile, g, tg, h), i = s * S;
                         if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
                         const double top = fmax((double)c[tt][h] * w.inv + e, 0.0);
                         const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, fold,
@@ -554,7 +532,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             bool any = false;
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
-                const int s = shift_of(tile, li, g, tg, h), i = s * S;
+                const int s = shift_of(tile, g, tg, h), i = s * S;
                 ub[h] = -1.0;
                 if (s < ns) {
                     const double sum = cs[i + d] - cs[i];
@@ -593,7 +571,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                 }
                 if (take) {
                     const int at = count + __popc(vote & below);
-                    my_iw[at] = wi << 24 | shift_of(tile, li, g, tg, h) * S;
+                    my_iw[at] = wi << 24 | shift_of(tile, g, tg, h) * S;
                     my_ub[at] = __double2float_ru(ub[h]);
                 }
                 count += n_new;
