@@ -5,17 +5,23 @@
 // nb - 1) is monotone in the phase, so sorting by bucket and then inside each
 // bucket orders the fold. Folded evenly sampled light curves fill n buckets
 // almost uniformly (K2/TESS grids: median largest bucket 2, 99th percentile
-// 11), so after a histogram, a block scan and a scatter, one thread per bucket
-// finishes with an insertion sort of a few entries: ~6x fewer instructions
-// than the bitonic network's log2(n)^2 / 2 steps. A bucket of more than
-// SMALL_BUCKET entries is ranked by its warp instead (rank_bucket): a period
+// 11), so after a histogram, a block scan and a scatter little is left to
+// order inside buckets. bucket_sort_n orders each bucket in place: one thread
+// per bucket by an insertion sort of a few entries (~6x fewer instructions
+// than the bitonic network's log2(n)^2 / 2 steps), a bucket of more than
+// SMALL_BUCKET entries ranked by its warp instead (rank_bucket): a period
 // near a multiple of the cadence fills buckets of tens, whose quadratic
 // insertion sorts by one thread held a whole launch of the global layout
-// waiting (78-day curve: one block of 37,000 dependent steps). Fewer buckets
-// than samples (counts that must fit in shared memory) hold n / nb times as
-// many. A fold whose phases crowd into a bucket of more than BUCKET_MAX times
-// that, or more than a warp ranks (a period commensurate with the cadence),
-// takes the bitonic network instead, so no input costs O(n^2).
+// waiting (78-day curve: one block of 37,000 dependent steps).
+// bucket_rank_n, given room for a second index array, ranks every sample
+// among its bucket's and writes it there at once: a thread's samples are
+// independent, where a thread's buckets were a chain of dependent loads as
+// long as the warp's largest bucket (K2-like fold: the insertion sorts took
+// a quarter of it). Fewer buckets than samples (counts that must fit in
+// shared memory) hold n / nb times as many. A fold whose phases crowd into a
+// bucket of more than BUCKET_MAX times that, or more than a warp ranks (a
+// period commensurate with the cadence), takes the bitonic network instead,
+// so no input costs O(n^2).
 #pragma once
 #include <cub/block/block_scan.cuh>
 
@@ -27,12 +33,17 @@
 
 __device__ __forceinline__ int bucket(double phase, int nb) { return min((int)(phase * nb), nb - 1); }
 
+// A thread's run of ``n`` entries split among the block, odd: the runs' first
+// entries, read together, then lie in distinct banks (12 4-byte entries
+// apart, lanes 8 apart shared one; a K2-like fold's scans of its 4,320).
+__device__ __forceinline__ int odd_run(int n) { return ((n + BLOCK - 1) / BLOCK) | 1; }
+
 // count[b] (b < n) := entries before bucket b, from the bucket sizes in count.
 __device__ void exclusive_scan_n(int *count, int n)
 {
     typedef cub::BlockScan<int, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
-    const int chunk = (n + BLOCK - 1) / BLOCK;
+    const int chunk = odd_run(n);
     const int begin = min(n, (int)threadIdx.x * chunk), end = min(n, begin + chunk);
     int run = 0;
     for (int b = begin; b < end; ++b) run += count[b];
@@ -76,6 +87,33 @@ __device__ __forceinline__ void rank_bucket(Phase phase, int *idx, int begin, in
     __syncwarp();
 }
 
+// count[0 .. nb) := the buckets' sizes; true if one holds more than
+// ``crowd`` entries (the caller then sorts by bitonic_sort_n).
+template <class Phase>
+__device__ bool bucket_sizes(Phase phase, int n, int *count, int nb, int crowd)
+{
+    __shared__ int crowded;
+    if (threadIdx.x == 0) crowded = 0;
+    for (int b = threadIdx.x; b < nb; b += BLOCK) count[b] = 0;
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += BLOCK)
+        if (atomicAdd(&count[bucket(phase(i), nb)], 1) == crowd) crowded = 1;
+    __syncthreads();
+    return crowded;
+}
+
+// idx := the indices 0 .. n - 1 by bucket (in no order inside one), from the
+// buckets' sizes in count; then count[b] is the end of bucket b.
+template <class Phase, class Index>
+__device__ void bucket_scatter(Phase phase, Index *idx, int n, int *count, int nb)
+{
+    exclusive_scan_n(count, nb);
+    for (int i = threadIdx.x; i < n; i += BLOCK) idx[atomicAdd(&count[bucket(phase(i), nb)], 1)] = i;
+    __syncthreads();
+}
+
+__device__ __forceinline__ int crowd_of(int n, int nb) { return min(BUCKET_MAX * ((n + nb - 1) / nb), 32 * RANK_ITEMS); }
+
 // idx[0 .. n) := the indices i of sample phases phase(i) in (phase, i) order.
 // phase: an array's reads, or the phase recomputed from the (cached) times,
 // which spares a global array of n keys its write and three reads. key: n
@@ -85,24 +123,13 @@ __device__ __forceinline__ void rank_bucket(Phase phase, int *idx, int begin, in
 template <class Phase>
 __device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *count, int nb)
 {
-    __shared__ int crowded;
-    const int crowd = min(BUCKET_MAX * ((n + nb - 1) / nb), 32 * RANK_ITEMS);
-    if (threadIdx.x == 0) crowded = 0;
-    for (int b = threadIdx.x; b < nb; b += BLOCK) count[b] = 0;
-    __syncthreads();
-    for (int i = threadIdx.x; i < n; i += BLOCK)
-        if (atomicAdd(&count[bucket(phase(i), nb)], 1) == crowd) crowded = 1;
-    __syncthreads();
-    if (crowded) {
+    if (bucket_sizes(phase, n, count, nb, crowd_of(n, nb))) {
         for (int i = threadIdx.x; i < n; i += BLOCK) key[i] = phase(i);
         __syncthreads();
         bitonic_sort_n(key, idx, n);
         return;
     }
-    exclusive_scan_n(count, nb);
-    for (int i = threadIdx.x; i < n; i += BLOCK)
-        idx[atomicAdd(&count[bucket(phase(i), nb)], 1)] = i;  // count[b]: end of bucket b
-    __syncthreads();
+    bucket_scatter(phase, idx, n, count, nb);
     const int lane = threadIdx.x % 32;
     for (int b = threadIdx.x; b - lane < nb; b += BLOCK) {  // whole warps, for rank_bucket
         const int begin = b < nb && b ? count[b - 1] : 0, end = b < nb ? count[b] : 0;
@@ -120,6 +147,40 @@ __device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *co
         }
     }
     __syncthreads();
+}
+
+// The (phase, i) order of phases key[0 .. n) as bucket_sort_n gives it, in
+// 16-bit indices (n < 2^16): each sample ranked among its bucket's (by bucket
+// tmp's scatter) and written to out. Returns out, or, for a crowded fold
+// (sorted by bitonic_sort_n in the 4 n bytes of tmp and out, where they lie
+// together, 4-byte aligned), count's first n entries as 16-bit ones (nb >= n
+// / 2). count: nb ints.
+__device__ const unsigned short *bucket_rank_n(double *key, unsigned short *tmp, unsigned short *out, int n,
+                                               int *count, int nb)
+{
+    const auto phase = [key](int i) { return key[i]; };
+    if (bucket_sizes(phase, n, count, nb, crowd_of(n, nb))) {
+        int *idx = reinterpret_cast<int *>(tmp);
+        for (int i = threadIdx.x; i < n; i += BLOCK) idx[i] = i;
+        __syncthreads();
+        bitonic_sort_n(key, idx, n);
+        unsigned short *order = reinterpret_cast<unsigned short *>(count);
+        for (int i = threadIdx.x; i < n; i += BLOCK) order[i] = idx[i];
+        __syncthreads();
+        return order;
+    }
+    bucket_scatter(phase, tmp, n, count, nb);
+#pragma unroll 4  // four samples' loads in flight
+    for (int a = threadIdx.x; a < n; a += BLOCK) {
+        const int v = tmp[a];
+        const double kv = key[v];
+        const int b = bucket(kv, nb), begin = b ? count[b - 1] : 0, end = count[b];
+        int r = begin;
+        for (int c = begin; end - begin > 1 && c < end; ++c) r += key_less(key[tmp[c]], tmp[c], kv, v);
+        out[r] = v;
+    }
+    __syncthreads();
+    return out;
 }
 
 // The same, phases already in key[0 .. n).

@@ -5,7 +5,7 @@
 // folded weights in float16; its terms are all positive, so its error is
 // relative to itself). A block of BLOCK threads searches period after period,
 // each the next of a queue's (search_queue):
-//   fold: pruned's bucket sort (bucket_sort.cuh) in shared memory; for the
+//   fold: bucket_rank_n (bucket_sort.cuh) in shared memory; for the
 //     re-checks the folded flux (with W the order) to the block's global
 //     scratch; prefix sums of F and |u| and u * uscale in float16, by runs of
 //     samples;
@@ -187,11 +187,13 @@ struct PairAdd {
 // their rounding), u16 = u uscale in float16 (mp halves, zero past m), with W
 // the weights' w16 = W wscale too. For the re-checks, to fold_g: the folded
 // flux F (n doubles), with W the phases' order (n ints, through which the
-// weights are read). The sort's keys, counts and indices
-// share the ``bytes`` of the fold: keys first, indices last (past cs's m
+// weights are read). The sort's keys, counts and 16-bit indices share the
+// ``bytes`` of the fold: keys first, the two index arrays last (past cs's m
 // doubles, where F is gathered), as many bucket counts as fit between (n / 2
-// at least). Each thread scans its own run of samples twice (totals, a block
-// scan, then its prefix sums), F read one sample ahead of the write over it.
+// at least). F past n, the wrap-around, is copied from its start once F is
+// whole (the crowded sort's order lies where it goes). Each thread scans its
+// own run of samples twice (totals, a block scan, then its prefix sums), F
+// read one sample ahead of the write over it.
 template <bool W>
 __device__ void fold_period(const double *t, const double *y, const double *wt, double w_uniform, int n, int m,
                             int mp, int bytes, double uscale, double wscale, double period, void *fold_g, double *cs,
@@ -201,29 +203,29 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
     double *fy_g = static_cast<double *>(fold_g);
     {
         double *key = cs;
-        int *idx = reinterpret_cast<int *>(reinterpret_cast<unsigned char *>(cs) + bytes) - n;
+        unsigned short *out = reinterpret_cast<unsigned short *>(reinterpret_cast<unsigned char *>(cs) + bytes) - n,
+                       *tmp = out - n;
         int *count = reinterpret_cast<int *>(key + n);
-        const int nb = min(n, (int)(idx - count));
+        const int nb = min(n, (int)(reinterpret_cast<unsigned char *>(tmp) - reinterpret_cast<unsigned char *>(count)) / 4);
 #pragma unroll 4  // four times' loads in flight
-        for (int i = threadIdx.x; i < n; i += BLOCK) {
-            key[i] = fold_phase(t[i], period);
-            idx[i] = i;
+        for (int i = threadIdx.x; i < n; i += BLOCK) key[i] = fold_phase(t[i], period);
+        __syncthreads();
+        const unsigned short *order = bucket_rank_n(key, tmp, out, n, count, nb);
+#pragma unroll 4  // four gathers in flight
+        for (int k = threadIdx.x; k < n; k += BLOCK) {
+            const int o = order[k];
+            const double f = y[o];
+            cs[k] = f;
+            if (W) order_g[k] = o;
+            else fy_g[k] = f;
         }
         __syncthreads();
-        bucket_sort_n(key, idx, n, count, nb);
-        for (int k = threadIdx.x; W && k < n; k += BLOCK) order_g[k] = idx[k];
-        __syncthreads();  // every key read before F is gathered over them
-#pragma unroll 4  // four gathers in flight
-        for (int k = threadIdx.x; k < m; k += BLOCK) {
-            const double f = y[idx[wrap(k, n)]];
-            cs[k] = f;
-            if (!W && k < n) fy_g[k] = f;
-        }
+        for (int k = n + threadIdx.x; k < m; k += BLOCK) cs[k] = cs[wrap(k, n)];
         __syncthreads();
     }
     typedef cub::BlockScan<Pair, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
-    const int run = (m + BLOCK - 1) / BLOCK, first = min(m, (int)threadIdx.x * run), last = min(m, first + run);
+    const int run = odd_run(m), first = min(m, (int)threadIdx.x * run), last = min(m, first + run);
     const auto weight = [&](int k) { return W ? wt[order_g[wrap(k, n)]] : w_uniform; };
     Pair own = {0.0, 0.0};
     for (int k = first; k < last; ++k) own = PairAdd()(own, {cs[k], fabs((1.0 - cs[k]) * weight(k))});
