@@ -112,7 +112,10 @@ __device__ void bucket_scatter(Phase phase, Index *idx, int n, int *count, int n
     __syncthreads();
 }
 
-__device__ __forceinline__ int crowd_of(int n, int nb) { return min(BUCKET_MAX * ((n + nb - 1) / nb), 32 * RANK_ITEMS); }
+__device__ __forceinline__ int crowd_of(int n, int nb)
+{
+    return min(BUCKET_MAX * ((n + nb - 1) / nb), 32 * RANK_ITEMS);
+}
 
 // idx[0 .. n) := the indices i of sample phases phase(i) in (phase, i) order.
 // phase: an array's reads, or the phase recomputed from the (cached) times,
@@ -149,25 +152,17 @@ __device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *co
     __syncthreads();
 }
 
-// The (phase, i) order of phases key[0 .. n) as bucket_sort_n gives it, in
-// 16-bit indices (n < 2^16): each sample ranked among its bucket's (by bucket
-// tmp's scatter) and written to out. Returns out, or, for a crowded fold
-// (sorted by bitonic_sort_n in the 4 n bytes of tmp and out, where they lie
-// together, 4-byte aligned), count's first n entries as 16-bit ones (nb >= n
-// / 2). count: nb ints.
-__device__ const unsigned short *bucket_rank_n(double *key, unsigned short *tmp, unsigned short *out, int n,
-                                               int *count, int nb)
+// out := the (phase, i) order of phases key[0 .. n), as bucket_sort_n gives
+// it, in 16-bit indices (n < 2^16): each sample ranked among its bucket's
+// (by bucket tmp's scatter). count: nb ints.
+__device__ void bucket_rank_n(double *key, unsigned short *tmp, unsigned short *out, int n, int *count, int nb)
 {
     const auto phase = [key](int i) { return key[i]; };
     if (bucket_sizes(phase, n, count, nb, crowd_of(n, nb))) {
-        int *idx = reinterpret_cast<int *>(tmp);
-        for (int i = threadIdx.x; i < n; i += BLOCK) idx[i] = i;
+        for (int i = threadIdx.x; i < n; i += BLOCK) out[i] = i;
         __syncthreads();
-        bitonic_sort_n(key, idx, n);
-        unsigned short *order = reinterpret_cast<unsigned short *>(count);
-        for (int i = threadIdx.x; i < n; i += BLOCK) order[i] = idx[i];
-        __syncthreads();
-        return order;
+        bitonic_sort_n(key, out, n);
+        return;
     }
     bucket_scatter(phase, tmp, n, count, nb);
 #pragma unroll 4  // four samples' loads in flight
@@ -180,7 +175,6 @@ __device__ const unsigned short *bucket_rank_n(double *key, unsigned short *tmp,
         out[r] = v;
     }
     __syncthreads();
-    return out;
 }
 
 // The same, phases already in key[0 .. n).

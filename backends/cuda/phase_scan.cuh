@@ -44,7 +44,8 @@ __device__ __forceinline__ int phase_length(int m, int S)
 // Ascending bitonic network over n (any) (key, index) entries, padded
 // virtually with +inf: every comparator puts the smaller entry first, so the
 // padding never moves and comparators that reach it are skipped.
-__device__ void bitonic_sort_n(double *key, int *idx, int n)
+template <class Index>
+__device__ void bitonic_sort_n(double *key, Index *idx, int n)
 {
     int n2 = 1;
     while (n2 < n) n2 <<= 1;
@@ -57,7 +58,7 @@ __device__ void bitonic_sort_n(double *key, int *idx, int n)
                 const int hi = j == k >> 1 ? (lo - off) + k - 1 - off : lo + j;
                 if (hi < n && key_less(key[hi], idx[hi], key[lo], idx[lo])) {
                     double tk = key[lo]; key[lo] = key[hi]; key[hi] = tk;
-                    int ti = idx[lo]; idx[lo] = idx[hi]; idx[hi] = ti;
+                    const Index ti = idx[lo]; idx[lo] = idx[hi]; idx[hi] = ti;
                 }
             }
             __syncthreads();

@@ -190,10 +190,8 @@ struct PairAdd {
 // weights are read). The sort's keys, counts and 16-bit indices share the
 // ``bytes`` of the fold: keys first, the two index arrays last (past cs's m
 // doubles, where F is gathered), as many bucket counts as fit between (n / 2
-// at least). F past n, the wrap-around, is copied from its start once F is
-// whole (the crowded sort's order lies where it goes). Each thread scans its
-// own run of samples twice (totals, a block scan, then its prefix sums), F
-// read one sample ahead of the write over it.
+// at least). Each thread scans its own run of samples twice (totals, a block
+// scan, then its prefix sums), F read one sample ahead of the write over it.
 template <bool W>
 __device__ void fold_period(const double *t, const double *y, const double *wt, double w_uniform, int n, int m,
                             int mp, int bytes, double uscale, double wscale, double period, void *fold_g, double *cs,
@@ -206,21 +204,19 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         unsigned short *out = reinterpret_cast<unsigned short *>(reinterpret_cast<unsigned char *>(cs) + bytes) - n,
                        *tmp = out - n;
         int *count = reinterpret_cast<int *>(key + n);
-        const int nb = min(n, (int)(reinterpret_cast<unsigned char *>(tmp) - reinterpret_cast<unsigned char *>(count)) / 4);
+        const int nb = min(n, (int)(reinterpret_cast<int *>(tmp) - count));  // tmp: 4-byte aligned (bytes, 4 n)
 #pragma unroll 4  // four times' loads in flight
         for (int i = threadIdx.x; i < n; i += BLOCK) key[i] = fold_phase(t[i], period);
         __syncthreads();
-        const unsigned short *order = bucket_rank_n(key, tmp, out, n, count, nb);
+        bucket_rank_n(key, tmp, out, n, count, nb);
 #pragma unroll 4  // four gathers in flight
-        for (int k = threadIdx.x; k < n; k += BLOCK) {
-            const int o = order[k];
+        for (int k = threadIdx.x; k < m; k += BLOCK) {
+            const int o = out[wrap(k, n)];
             const double f = y[o];
             cs[k] = f;
-            if (W) order_g[k] = o;
-            else fy_g[k] = f;
+            if (W && k < n) order_g[k] = o;
+            if (!W && k < n) fy_g[k] = f;
         }
-        __syncthreads();
-        for (int k = n + threadIdx.x; k < m; k += BLOCK) cs[k] = cs[wrap(k, n)];
         __syncthreads();
     }
     typedef cub::BlockScan<Pair, BLOCK> Scan;
