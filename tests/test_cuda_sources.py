@@ -22,7 +22,11 @@ KERNELS = {
                       "pruned_period", "reduce_jobs"}),
     "tensor_screen.cu": ({}, {"tensor_search", "tensor_search_w"}),
 }
-REGISTER_BUDGET = 128  # keeps 256-thread blocks at full residency
+# Registers of 256-thread blocks: at most 128 keeps them at full residency. A
+# 32-thread block's launch bounds let ptxas take up to 255 however the kernel
+# runs (tensor_search: 87 or 167 for the same search, as the fold's sort
+# moved between functions), so there only spills are checked.
+REGISTER_BUDGET = 128
 # Measured exceptions, bytes: pruned_scan keeps its job in registers and spills
 # a little to L1; without, the 78-day TESS-like search takes 0.197 s, not 0.175 s
 # (H100); its exact tiles of two survivors (140 bytes of spill loads) took the
@@ -80,7 +84,7 @@ def test_source_compiles_without_spills(source, block, tmp_path):
     assert {name for name, (registers, *_) in report.items() if registers is not None} == expected
     for kernel, (registers, spill_st, spill_ld, stack) in report.items():  # kernels and called functions
         assert max(spill_st, spill_ld, stack) <= SPILLS_ALLOWED.get(kernel, 0), kernel
-        assert registers is None or registers <= REGISTER_BUDGET, kernel
+        assert registers is None or block < 256 or registers <= REGISTER_BUDGET, kernel
 
 
 def test_pruned_period_compiles_without_spills_at_its_block(tmp_path):
