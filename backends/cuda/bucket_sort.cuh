@@ -41,10 +41,7 @@ __device__ __forceinline__ int odd_run(int n) { return ((n + BLOCK - 1) / BLOCK)
 // count[b] (b < n) := entries before bucket b, from the bucket sizes in count.
 __device__ void exclusive_scan_n(int *count, int n)
 {
-#ifndef SCAN_WARPS
-#define SCAN_WARPS 0
-#endif
-    typedef cub::BlockScan<int, BLOCK, SCAN_WARPS ? cub::BLOCK_SCAN_WARP_SCANS : cub::BLOCK_SCAN_RAKING> Scan;
+    typedef cub::BlockScan<int, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
     const int chunk = odd_run(n);
     const int begin = min(n, (int)threadIdx.x * chunk), end = min(n, begin + chunk);

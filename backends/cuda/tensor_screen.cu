@@ -49,9 +49,6 @@
 #ifndef GATHER_UNROLL
 #define GATHER_UNROLL 4  // the fold's gathers of y in flight a thread (from L2 mostly)
 #endif
-#ifndef BUCKET_SHIFT
-#define BUCKET_SHIFT 0  // the fold's buckets: n >> BUCKET_SHIFT (fewer: a shorter scan, more samples a bucket to rank)
-#endif
 #define PRAGMA(x) _Pragma(#x)
 #define UNROLL(n) PRAGMA(unroll n)
 #ifndef DEBUG
@@ -210,7 +207,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         unsigned short *out = reinterpret_cast<unsigned short *>(reinterpret_cast<unsigned char *>(cs) + bytes) - n,
                        *tmp = out - n;
         int *count = reinterpret_cast<int *>(key + n);
-        const int nb = min(n >> BUCKET_SHIFT, (int)(reinterpret_cast<int *>(tmp) - count));  // tmp: 4-byte aligned (bytes, 4 n)
+        const int nb = min(n, (int)(reinterpret_cast<int *>(tmp) - count));  // tmp: 4-byte aligned (bytes, 4 n)
 #pragma unroll 4  // four times' loads in flight
         for (int i = threadIdx.x; i < n; i += BLOCK) key[i] = fold_phase(t[i], period);
         __syncthreads();
