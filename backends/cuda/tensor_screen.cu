@@ -46,9 +46,6 @@
 #ifndef KUNROLL
 #define KUNROLL 4  // k-steps of the screen's loop unrolled
 #endif
-#ifndef GATHER_UNROLL
-#define GATHER_UNROLL 4  // the fold's gathers of y in flight a thread (from L2 mostly)
-#endif
 #define PRAGMA(x) _Pragma(#x)
 #define UNROLL(n) PRAGMA(unroll n)
 #ifndef DEBUG
@@ -212,7 +209,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         for (int i = threadIdx.x; i < n; i += BLOCK) key[i] = fold_phase(t[i], period);
         __syncthreads();
         bucket_rank_n(key, tmp, out, n, count, nb);
-        UNROLL(GATHER_UNROLL)
+#pragma unroll 4  // four gathers in flight
         for (int k = threadIdx.x; k < m; k += BLOCK) {
             const int o = out[wrap(k, n)];
             const double f = y[o];
