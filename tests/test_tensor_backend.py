@@ -69,8 +69,7 @@ def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_read
     prefix = fold - 2 * mp  # cs (m + 1 doubles), then au (m + 1 floats), each rounded up to 4 entries
     assert prefix % 16 == 0 and prefix >= 12 * (m + 1) and prefix - 12 * (m + 1) < 48  # u16 aligned for ldmatrix
     assert fold - 4 * n >= 8 * m  # the sort's two 16-bit index arrays (last) lie past F, gathered over cs's m doubles
-    assert (fold - 4 * n - 8 * n) // 4 >= n // 2  # bucket counts between them and the keys (first): room for
-    # the crowded fallback's 16-bit order (2 n bytes)
+    assert (fold - 4 * n - 8 * n) // 4 >= n // 2  # bucket counts between them and the keys (first)
     assert shared_bytes(tp, n, mp, weighted=True) == fold + 2 * mp
 
 
@@ -270,10 +269,10 @@ def test_search_many_of_light_curves_of_growing_lengths_gives_each_cpus_stats():
 @pytest.mark.parametrize("dy", ["varying", None])
 def test_periods_at_and_near_a_multiple_of_the_cadence_fold_in_cpus_order(dy):
     """0.75 d is 36 cadences: its phases crowd into 36 buckets of 53-54
-    samples, which the bitonic network sorts (bucket_rank_n's fallback, its
-    order copied over the bucket counts); periods just off it fill buckets of
-    up to 6-27 samples, each sample ranked among its bucket's. Both kernels
-    (weights that differ, and not)."""
+    samples, which the bitonic network sorts (bucket_rank_n's fallback, on
+    the 16-bit order itself); periods just off it fill buckets of 6 to 27
+    samples at their largest, each sample ranked among its bucket's. Both
+    kernels (weights that differ, and not)."""
     t, y, err = box_light_curve(days=40.0, seed=10, dy=dy)  # 30-min cadence, 1,920 points
     plan, _ = backends.make_plan(t, y, err, period_min=0.7, period_max=2.5)
     n = plan.lc.size

@@ -187,8 +187,9 @@ struct PairAdd {
 // their rounding), u16 = u uscale in float16 (mp halves, zero past m), with W
 // the weights' w16 = W wscale too. For the re-checks, to fold_g: the folded
 // flux F (n doubles), with W the phases' order (n ints, through which the
-// weights are read). The sort's keys, counts and 16-bit indices share the
-// ``bytes`` of the fold: keys first, the two index arrays last (past cs's m
+// weights are read). The sort's keys, counts and 16-bit indices (n < 2^16:
+// 14 n bytes fit an SM) share the ``bytes`` of the fold: keys first, the two
+// index arrays last (past cs's m
 // doubles, where F is gathered), as many bucket counts as fit between (n / 2
 // at least). Each thread scans its own run of samples twice (totals, a block
 // scan, then its prefix sums), F read one sample ahead of the write over it.
