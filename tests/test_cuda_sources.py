@@ -22,11 +22,12 @@ KERNELS = {
                       "pruned_period", "reduce_jobs"}),
     "tensor_screen.cu": ({}, {"tensor_search", "tensor_search_w"}),
 }
-# Registers of 256-thread blocks: at most 128 keeps them at full residency. A
-# 32-thread block's launch bounds let ptxas take up to 255 however the kernel
-# runs (tensor_search: 87 or 167 for the same search, as the fold's sort
-# moved between functions), so there only spills are checked.
-REGISTER_BUDGET = 128
+REGISTER_BUDGET = 128  # keeps 256-thread blocks at full residency
+# Measured exception, registers, (kernel, block): at 32 threads tensor_search's
+# launch bounds leave ptxas up to 255 (it runs at 384, two blocks an SM, in
+# 80); with the fold sorting by bucket_sort_n it took 87, by bucket_rank_n
+# (4064ee2) 167, the rest of the search unchanged.
+REGISTERS_ALLOWED = {("tensor_search", 32): 176}
 # Measured exceptions, bytes: pruned_scan keeps its job in registers and spills
 # a little to L1; without, the 78-day TESS-like search takes 0.197 s, not 0.175 s
 # (H100); its exact tiles of two survivors (140 bytes of spill loads) took the
@@ -84,7 +85,7 @@ def test_source_compiles_without_spills(source, block, tmp_path):
     assert {name for name, (registers, *_) in report.items() if registers is not None} == expected
     for kernel, (registers, spill_st, spill_ld, stack) in report.items():  # kernels and called functions
         assert max(spill_st, spill_ld, stack) <= SPILLS_ALLOWED.get(kernel, 0), kernel
-        assert registers is None or block < 256 or registers <= REGISTER_BUDGET, kernel
+        assert registers is None or registers <= REGISTERS_ALLOWED.get((kernel, block), REGISTER_BUDGET), kernel
 
 
 def test_pruned_period_compiles_without_spills_at_its_block(tmp_path):
