@@ -152,22 +152,16 @@ __device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *co
     __syncthreads();
 }
 
-// place(r, v) for every sample v and its place r in the (phase, i) order of
-// phases key[0 .. n), as bucket_sort_n gives it: each sample ranked among its
-// bucket's (by bucket tmp's scatter), 16-bit indices (n < 2^16). count: nb
-// ints; out: n indices, the crowded fallback's order. A caller's place may
-// gather what the sample carries, its load in flight beside the ranking.
-template <class Place>
-__device__ void bucket_rank_n(double *key, unsigned short *tmp, unsigned short *out, int n, int *count, int nb,
-                              Place place)
+// out := the (phase, i) order of phases key[0 .. n), as bucket_sort_n gives
+// it, in 16-bit indices (n < 2^16): each sample ranked among its bucket's
+// (by bucket tmp's scatter). count: nb ints.
+__device__ void bucket_rank_n(double *key, unsigned short *tmp, unsigned short *out, int n, int *count, int nb)
 {
     const auto phase = [key](int i) { return key[i]; };
     if (bucket_sizes(phase, n, count, nb, crowd_of(n, nb))) {
         for (int i = threadIdx.x; i < n; i += BLOCK) out[i] = i;
         __syncthreads();
         bitonic_sort_n(key, out, n);
-        for (int r = threadIdx.x; r < n; r += BLOCK) place(r, out[r]);
-        __syncthreads();
         return;
     }
     bucket_scatter(phase, tmp, n, count, nb);
@@ -178,7 +172,7 @@ __device__ void bucket_rank_n(double *key, unsigned short *tmp, unsigned short *
         const int b = bucket(kv, nb), begin = b ? count[b - 1] : 0, end = count[b];
         int r = begin;
         for (int c = begin; end - begin > 1 && c < end; ++c) r += key_less(key[tmp[c]], tmp[c], kv, v);
-        place(r, v);
+        out[r] = v;
     }
     __syncthreads();
 }

@@ -209,17 +209,14 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 #pragma unroll 4  // four times' loads in flight
         for (int i = threadIdx.x; i < n; i += BLOCK) key[i] = fold_phase(t[i], period);
         __syncthreads();
-        // without W each sample's flux goes to fold_g at its place as it is ranked: the fold then
-        // reads it in order, where it would chase the order to y
-        bucket_rank_n(key, tmp, out, n, count, nb, [&](int r, int v) {
-            if (W) out[r] = v;
-            else fy_g[r] = y[v];
-        });
+        bucket_rank_n(key, tmp, out, n, count, nb);
 #pragma unroll 4  // four gathers in flight
         for (int k = threadIdx.x; k < m; k += BLOCK) {
-            const int o = W ? out[wrap(k, n)] : 0;
-            cs[k] = W ? y[o] : fy_g[wrap(k, n)];
+            const int o = out[wrap(k, n)];
+            const double f = y[o];
+            cs[k] = f;
             if (W && k < n) order_g[k] = o;
+            if (!W && k < n) fy_g[k] = f;
         }
         __syncthreads();
     }
