@@ -557,18 +557,24 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             double reach = lb;  // the warp's own best lower gain, at least lower: keep less while lower is young
             for (int o = 16; o; o >>= 1) reach = fmax(reach, __shfl_xor_sync(0xffffffffu, reach, o));
             reach = fmax(reach, lower);
+            // the list compacted once for the tile's four votes, if they do not fit (one compaction's
+            // code a tile: at every vote it was half the kernel's code)
+            const auto vote_of = [&](int h) {
+                const unsigned vote = __ballot_sync(0xffffffffu, ub[h] >= reach);
+                return 4 * tt + h < from ? 0u : vote;
+            };
+            if (count + __popc(vote_of(0)) + __popc(vote_of(1)) + __popc(vote_of(2)) + __popc(vote_of(3)) > CAPW)
+                count = compact(my_iw, my_ub, count, *lower_v, lane, below);
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
-                const bool take = ub[h] >= reach;
-                const unsigned vote = __ballot_sync(0xffffffffu, take);
-                if (!vote || 4 * tt + h < from) continue;
+                const unsigned vote = vote_of(h);
+                if (!vote) continue;
                 const int n_new = __popc(vote);
-                if (count + n_new > CAPW) count = compact(my_iw, my_ub, count, *lower_v, lane, below);
                 if (count + n_new > CAPW) {
                     stopped = 4 * tt + h;
                     break;
                 }
-                if (take) {
+                if (vote >> lane & 1) {
                     const int at = count + __popc(vote & below);
                     my_iw[at] = wi << 24 | shift_of(tile, g, tg, h) * S;
                     my_ub[at] = __double2float_ru(ub[h]);
