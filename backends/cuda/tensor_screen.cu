@@ -43,6 +43,9 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
 #endif
+#ifndef JOB_ORDER
+#define JOB_ORDER 0  // timing variants: 0 jobs dealt round-robin; 1 taken from a counter; 2 taken, widest first
+#endif
 #ifndef KUNROLL
 #define KUNROLL 4  // k-steps of the screen's loop unrolled
 #endif
@@ -63,8 +66,8 @@
 static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 #define MAXW 64
 
-struct Width {  // a period's allowed width, as its jobs read it
-    int d, S, ns, K, foff;
+struct Width {  // a period's allowed width, as its jobs and re-checks read it
+    int d, S, ns, K, foff, len, aoff;  // len, aoff: the template's length and offset in a
     double smax, ks, a2, inv, ecoef, eabs, rd;  // a2: A2, or with W its floor w_min sum a^2
     double inv_w, erel, eabs2;  // weights that differ: A2's scale and its relative and absolute allowances
 };
@@ -273,15 +276,14 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         ws, wn, wk, wlen, s_max, kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, f_off, frag,       \
         frag2, a_off, a, fold_all, gain_out, index_out, depth_out, counters
 
-// Shift i of width wi's terms j = j0, j0 + step, ... of sum a u and (with W)
+// Shift i of width w's terms j = j0, j0 + step, ... of sum a u and (with W)
 // of A2 = sum a^2 W, as the cpu backend's exact_gain: u = (1 - F) W.
 template <bool W>
-__device__ __forceinline__ double2 dot_terms(const double *a, const long long *a_off, const int *wlen,
-                                             const double *y, const double *wt, double w_uniform, const void *fold,
-                                             int n, int wi, int i, int j0, int step)
+__device__ __forceinline__ double2 dot_terms(const double *a, const Width &w, const double *y, const double *wt,
+                                             double w_uniform, const void *fold, int n, int i, int j0, int step)
 {
-    const double *aa = a + a_off[wi];
-    const int len = wlen[wi];
+    const double *aa = a + w.aoff;
+    const int len = w.len;
     double dot = 0.0, a2 = 0.0;
 #pragma unroll 4  // the gathers of four terms in flight; each lane's sums keep their order
     for (int j = j0; j < len; j += step) {
@@ -293,23 +295,21 @@ __device__ __forceinline__ double2 dot_terms(const double *a, const long long *a
     return make_double2(dot, a2);
 }
 
-// The exact gain 2 k sum a u - k^2 A2 of shift i of width wi from its sums.
+// The exact gain 2 k sum a u - k^2 A2 of shift i of width w from its sums
+// (without W, w.a2 is A2 = w_uniform sum a^2).
 template <bool W>
-__device__ __forceinline__ double exact_gain(double2 sums, const double *cs, const int *wd, const double *kscale,
-                                             const double *sum_a2, double w_uniform, int wi, int i)
+__device__ __forceinline__ double exact_gain(double2 sums, const double *cs, const Width &w, int i)
 {
-    const double k = (1.0 - (cs[i + wd[wi]] - cs[i]) / wd[wi]) * kscale[wi];
-    return 2.0 * k * sums.x - k * k * (W ? sums.y : w_uniform * sum_a2[wi]);
+    const double k = (1.0 - (cs[i + w.d] - cs[i]) / w.d) * w.ks;
+    return 2.0 * k * sums.x - k * k * (W ? sums.y : w.a2);
 }
 
-// The exact gain of shift i of width wi by one thread (DEBUG's checks).
+// The exact gain of shift i of width w by one thread (DEBUG's checks).
 template <bool W>
-__device__ double lane_gain(const double *a, const long long *a_off, const int *wlen, const int *wd,
-                            const double *kscale, const double *sum_a2, const double *y, const double *wt,
-                            double w_uniform, const void *fold, int n, const double *cs, int wi, int i)
+__device__ double lane_gain(const double *a, const Width &w, const double *y, const double *wt, double w_uniform,
+                            const void *fold, int n, const double *cs, int i)
 {
-    return exact_gain<W>(dot_terms<W>(a, a_off, wlen, y, wt, w_uniform, fold, n, wi, i, 0, 1), cs, wd, kscale,
-                         sum_a2, w_uniform, wi, i);
+    return exact_gain<W>(dot_terms<W>(a, w, y, wt, w_uniform, fold, n, i, 0, 1), cs, w, i);
 }
 
 // The screen's counters, in shared memory, then one atomic add per block each:
@@ -328,14 +328,15 @@ __device__ double lane_gain(const double *a, const long long *a_off, const int *
 
 // Re-checks in float64 the kept shifts c = first, first + step, ... < count
 // of a list whose upper gain reaches ``lower`` (the warp forms each exact
-// gain). The warp's best so far (in shared memory: nothing stays live in the
-// screen's registers) keeps the better; returns its gain.
+// gain; the widths' constants from the period's slots, wlo the first's
+// index, not from global memory: two dependent loads a re-check fewer). The
+// warp's best so far (in shared memory: nothing stays live in the screen's
+// registers) keeps the better; returns its gain.
 template <bool W>
 __device__ double recheck(const int *iw, const float *ub, int count, int first, int step, double lower,
                           Top *warp_best, unsigned *block_counts, unsigned long long *macs_done, const double *a,
-                          const long long *a_off, const int *wlen, const int *wd, const double *kscale,
-                          const double *sum_a2, const double *y, const double *wt, double w_uniform, const void *fold,
-                          int n, const double *cs, int lane)
+                          const Width *slot, int wlo, const double *y, const double *wt, double w_uniform,
+                          const void *fold, int n, const double *cs, int lane)
 {
     Top best = *warp_best;
     int rechecked = 0;
@@ -343,15 +344,16 @@ __device__ double recheck(const int *iw, const float *ub, int count, int first, 
     for (int c = first; c < count; c += step) {
         if (ub[c] < lower) continue;
         const int i = iw[c] & 0xFFFFFF, wi = iw[c] >> 24;
-        double2 sums = dot_terms<W>(a, a_off, wlen, y, wt, w_uniform, fold, n, wi, i, lane, 32);
+        const Width &w = slot[wi - wlo];
+        double2 sums = dot_terms<W>(a, w, y, wt, w_uniform, fold, n, i, lane, 32);
         for (int o = 16; o; o >>= 1) {
             sums.x += __shfl_xor_sync(0xffffffffu, sums.x, o);
             if (W) sums.y += __shfl_xor_sync(0xffffffffu, sums.y, o);
         }
-        const Top x = {exact_gain<W>(sums, cs, wd, kscale, sum_a2, w_uniform, wi, i), wi, i};
+        const Top x = {exact_gain<W>(sums, cs, w, i), wi, i};
         if (better(x, best)) best = x;
         ++rechecked;
-        macs += wlen[wi];
+        macs += w.len;
     }
     __syncwarp();
     if (lane == 0) {
@@ -385,6 +387,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     __shared__ unsigned block_counts[N_COUNTS];  // COUNT_MACS's in macs_done
     __shared__ Top red[WARPS];
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
+    __shared__ int next_job;  // JOB_ORDER's counter
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -398,6 +401,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         const int wi = wlo + q;
         Width &w = slot[q];
         w.d = wd[wi]; w.S = ws[wi]; w.ns = wn[wi]; w.K = wk[wi]; w.foff = (int)f_off[wi];
+        w.len = wlen[wi]; w.aoff = (int)a_off[wi];
         w.smax = s_max[wi]; w.ks = kscale[wi]; w.inv = inv_sa[wi] * inv_su;
         w.a2 = W ? w_min * sum_a2[wi] * A2_FLOOR : w_uniform * sum_a2[wi];
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
@@ -415,6 +419,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     const double u1 = au[m];  // the float32 total (e_abs pads it)
     for (int q = tid; q < n_w; q += BLOCK) slot[q].eabs += slot[q].ecoef * (m * 0x1p-51 + 0x1p-22) * u1;
     if (tid == 0) lower_bits = macs_done = 0ull;
+    if (tid == 0) next_job = WARPS;
     if (tid < N_COUNTS) block_counts[tid] = 0;
     if (tid < WARPS) red[tid] = {0.0, -1, 0};
     __syncthreads();
@@ -433,8 +438,19 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     // and screens the job again, keeping from that vote on (from = 4 tt + h);
     // out here little else is live.
     int from = 0, stopped = -1;
-    for (int job = warp; job < total;) {
-        while (tiles[q + 1] <= job) ++q;  // jobs only move forward
+    int upcoming = 0;  // JOB_ORDER: the next job's number, taken as this one starts
+    if (JOB_ORDER == 2) q = n_w - 1;
+    for (int taken = warp; taken < total;) {
+        const int job = JOB_ORDER == 2 ? total - 1 - taken : taken;
+        if (JOB_ORDER && from == 0) {
+            int x = 0;
+            if (lane == 0) x = atomicAdd(&next_job, 1);
+            upcoming = __shfl_sync(0xffffffffu, x, 0);
+        }
+        if (JOB_ORDER == 2)
+            while (tiles[q] > job) --q;
+        else
+            while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
         // samples: this lane's load_b column at k-step 0 (of the job's first tile, or its second)
@@ -462,7 +478,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             top = (double)top16 * w.inv + w.ecoef * ((double)au[end] - au[first]) + w.eabs;
             closed = closes(w.a2);
             if (closed && !DEBUG) {
-                job += WARPS;
+                taken = JOB_ORDER ? upcoming : taken + WARPS;
                 continue;
             }
         }
@@ -476,7 +492,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                     for (int h = 0; h < 4; ++h) a2_16 = fminf(a2_16, cw[tt][h]);
                 closed = closes(fmax(((double)a2_16 * w.inv_w - w.eabs2) / (1.0 + w.erel), 0.0));
                 if (closed && !DEBUG) {
-                    job += WARPS;
+                    taken = JOB_ORDER ? upcoming : taken + WARPS;
                     continue;
                 }
             }
@@ -510,8 +526,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                 for (int h = 0; h < 4; ++h) {
                     const int s = shift_of(tile, g, tg, h), i = s * S;
                     if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
-                    const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, fold, n,
-                                                     cs, wi, i);
+                    const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, n, cs, i);
                     violations += gain > fmax(top, 0.0) * fmax(top, 0.0) / job_a2 * DEBUG_SLACK;
                 }
             if (!__any_sync(0xffffffffu, open)) {
@@ -520,8 +535,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                         const int s = shift_of(tile, g, tg, h), i = s * S;
                         if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
                         const double top = fmax((double)c[tt][h] * w.inv + e, 0.0);
-                        const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform, fold,
-                                                         n, cs, wi, i);
+                        const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, n, cs, i);
                         violations += a2_lo[h] > 0.0 && gain > top * top / a2_lo[h] * DEBUG_SLACK;
                     }
                 continue;
@@ -543,8 +557,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                         ub[h] = x - ylo + pad;
                         lb = fmax(lb, x - yhi - pad);
                         if (DEBUG) {  // every screened shift's exact gain between its two bounds
-                            const double gain = lane_gain<W>(a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform,
-                                                             fold, n, cs, wi, i);
+                            const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, n, cs, i);
                             const double slack = (fabs(gain) + fabs(x) + yhi) * (DEBUG_SLACK - 1.0);
                             violations += gain > ub[h] + slack || gain < x - yhi - pad - slack;
                         }
@@ -586,12 +599,12 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         }
         if (stopped < 0) {
             from = 0;
-            job += WARPS;
+            taken = JOB_ORDER ? upcoming : taken + WARPS;
             continue;
         }
         const double now = __longlong_as_double((long long)*lower_v);
-        const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, block_counts, &macs_done, a, a_off,
-                                      wlen, wd, kscale, sum_a2, y, wt, w_uniform, fold, n, cs, lane);
+        const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, block_counts, &macs_done, a, slot,
+                                      wlo, y, wt, w_uniform, fold, n, cs, lane);
         if (lane == 0) {
             if (got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
             atomicAdd(&block_counts[COUNT_FLUSHES], 1u);
@@ -607,8 +620,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     const double last = __longlong_as_double((long long)lower_bits);
     for (int v = 0, before = 0; v < WARPS; before += listed[v++])
         recheck<W>(cand_iw + v * CAPW, cand_ub + v * CAPW, listed[v], (warp + WARPS - before % WARPS) % WARPS, WARPS,
-                   last, red + warp, block_counts, &macs_done, a, a_off, wlen, wd, kscale, sum_a2, y, wt, w_uniform,
-                   fold, n, cs, lane);
+                   last, red + warp, block_counts, &macs_done, a, slot, wlo, y, wt, w_uniform, fold, n, cs, lane);
     for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
     if (lane == 0 && violations) atomicAdd(&block_counts[COUNT_VIOLATIONS], violations);
     __syncthreads();
