@@ -43,9 +43,6 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
 #endif
-#ifndef JOB_ORDER
-#define JOB_ORDER 0  // timing variants: 0 jobs dealt round-robin; 1 taken from a counter; 2 taken, widest first
-#endif
 #ifndef KUNROLL
 #define KUNROLL 4  // k-steps of the screen's loop unrolled
 #endif
@@ -387,7 +384,6 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     __shared__ unsigned block_counts[N_COUNTS];  // COUNT_MACS's in macs_done
     __shared__ Top red[WARPS];
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
-    __shared__ int next_job;  // JOB_ORDER's counter
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -419,7 +415,6 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     const double u1 = au[m];  // the float32 total (e_abs pads it)
     for (int q = tid; q < n_w; q += BLOCK) slot[q].eabs += slot[q].ecoef * (m * 0x1p-51 + 0x1p-22) * u1;
     if (tid == 0) lower_bits = macs_done = 0ull;
-    if (tid == 0) next_job = WARPS;
     if (tid < N_COUNTS) block_counts[tid] = 0;
     if (tid < WARPS) red[tid] = {0.0, -1, 0};
     __syncthreads();
@@ -438,19 +433,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     // and screens the job again, keeping from that vote on (from = 4 tt + h);
     // out here little else is live.
     int from = 0, stopped = -1;
-    int upcoming = 0;  // JOB_ORDER: the next job's number, taken as this one starts
-    if (JOB_ORDER == 2) q = n_w - 1;
-    for (int taken = warp; taken < total;) {
-        const int job = JOB_ORDER == 2 ? total - 1 - taken : taken;
-        if (JOB_ORDER && from == 0) {
-            int x = 0;
-            if (lane == 0) x = atomicAdd(&next_job, 1);
-            upcoming = __shfl_sync(0xffffffffu, x, 0);
-        }
-        if (JOB_ORDER == 2)
-            while (tiles[q] > job) --q;
-        else
-            while (tiles[q + 1] <= job) ++q;  // jobs only move forward
+    for (int job = warp; job < total;) {
+        while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
         // samples: this lane's load_b column at k-step 0 (of the job's first tile, or its second)
@@ -478,7 +462,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             top = (double)top16 * w.inv + w.ecoef * ((double)au[end] - au[first]) + w.eabs;
             closed = closes(w.a2);
             if (closed && !DEBUG) {
-                taken = JOB_ORDER ? upcoming : taken + WARPS;
+                job += WARPS;
                 continue;
             }
         }
@@ -492,7 +476,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                     for (int h = 0; h < 4; ++h) a2_16 = fminf(a2_16, cw[tt][h]);
                 closed = closes(fmax(((double)a2_16 * w.inv_w - w.eabs2) / (1.0 + w.erel), 0.0));
                 if (closed && !DEBUG) {
-                    taken = JOB_ORDER ? upcoming : taken + WARPS;
+                    job += WARPS;
                     continue;
                 }
             }
@@ -599,7 +583,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         }
         if (stopped < 0) {
             from = 0;
-            taken = JOB_ORDER ? upcoming : taken + WARPS;
+            job += WARPS;
             continue;
         }
         const double now = __longlong_as_double((long long)*lower_v);
