@@ -282,10 +282,7 @@ __device__ __forceinline__ double2 dot_terms(const double *a, const Width &w, co
     const double *aa = a + w.aoff;
     const int len = w.len;
     double dot = 0.0, a2 = 0.0;
-#ifndef DOT_UNROLL
-#define DOT_UNROLL 4  // timing variants
-#endif
-    UNROLL(DOT_UNROLL)  // the gathers of DOT_UNROLL terms in flight; each lane's sums keep their order
+#pragma unroll 4  // the gathers of four terms in flight; each lane's sums keep their order
     for (int j = j0; j < len; j += step) {
         const int k = wrap(i + j, n), o = W ? static_cast<const int *>(fold)[k] : 0;
         const double wj = W ? wt[o] : w_uniform, f = W ? y[o] : static_cast<const double *>(fold)[k];
