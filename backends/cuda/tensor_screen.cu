@@ -597,14 +597,26 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         from = stopped;
         stopped = -1;
     }
+    __syncthreads();  // the screen done: the lower gain is final
+
+    // the last re-checks: each list compacted against the final lower gain, then the entries left dealt in
+    // turn to every warp (one list may hold most); a warp walking every list took ~16,000 cycles a period
+    const double last = __longlong_as_double((long long)lower_bits);
+    count = compact(my_iw, my_ub, count, lower_bits, lane, below);
     if (lane == 0) listed[warp] = count;
     __syncthreads();
-
-    // the last re-checks: the lists' entries, in turn, dealt to every warp (one list may hold most)
-    const double last = __longlong_as_double((long long)lower_bits);
-    for (int v = 0, before = 0; v < WARPS; before += listed[v++])
-        recheck<W>(cand_iw + v * CAPW, cand_ub + v * CAPW, listed[v], (warp + WARPS - before % WARPS) % WARPS, WARPS,
-                   last, red + warp, block_counts, &macs_done, a, slot, wlo, y, wt, w_uniform, fold, n, cs, lane);
+    const int held = lane < WARPS ? listed[lane] : 0;  // lane v: list v's length
+    int ends = held;                                    // lane v: the entries of lists 0 .. v
+    for (int o = 1; o < 32; o <<= 1) {
+        const int x = __shfl_up_sync(0xffffffffu, ends, o);
+        if (lane >= o) ends += x;
+    }
+    for (int e = warp; e < __shfl_sync(0xffffffffu, ends, 31); e += WARPS) {
+        const int v = __popc(__ballot_sync(0xffffffffu, ends <= e));  // the list holding entry e
+        const int c = e - __shfl_sync(0xffffffffu, ends - held, v);
+        recheck<W>(cand_iw + v * CAPW, cand_ub + v * CAPW, c + 1, c, 1, last, red + warp, block_counts, &macs_done, a,
+                   slot, wlo, y, wt, w_uniform, fold, n, cs, lane);
+    }
     for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
     if (lane == 0 && violations) atomicAdd(&block_counts[COUNT_VIOLATIONS], violations);
     __syncthreads();
