@@ -22,9 +22,10 @@
 //     2 |k| E (E = e_coef x the tile's sum |u| + e_abs, tensor_tables.py)
 //     gives an upper and a lower gain; shifts whose upper gain reaches the
 //     period's running best lower gain (the block's, and the warp's own) go to
-//     the warp's list, compacted against the rising lower gain when full; if
-//     still full, re-checked at once (their best exact gain raises the lower
-//     gain) and the job screened again from the vote that did not fit;
+//     the warp's list; a vote that does not fit stops the job: the list is
+//     compacted against the risen lower gain or, if that frees nothing,
+//     re-checked at once (their best exact gain raises the lower gain), and
+//     the job screened again from that vote;
 //   re-checks: the listed shifts reaching the final lower gain, in float64 (a
 //     warp per shift); the best is the largest, ties to the lowest width
 //     index, then the lowest shift, as the cpu backend's scan.
@@ -428,10 +429,12 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     unsigned violations = 0;  // DEBUG
     double lb = 0.0;
     int q = 0;
-    // A vote (tile tt's quarter h) whose kept shifts do not fit after compaction
-    // stops its job: the warp re-checks its list, which raises the lower gain,
-    // and screens the job again, keeping from that vote on (from = 4 tt + h);
-    // out here little else is live.
+    // A vote (tile tt's quarter h) whose kept shifts do not fit stops its job:
+    // the warp compacts its list against the risen lower gain, or, if that
+    // frees nothing, re-checks it (which raises the lower gain), and screens
+    // the job again, keeping from that vote on (from = 4 tt + h). Out here
+    // little else is live, and one compaction's code serves every vote (at
+    // each vote, inlined, it was a sixth of the kernel's code).
     int from = 0, stopped = -1;
     for (int job = warp; job < total;) {
         while (tiles[q + 1] <= job) ++q;  // jobs only move forward
@@ -554,24 +557,17 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             double reach = lb;  // the warp's own best lower gain, at least lower: keep less while lower is young
             for (int o = 16; o; o >>= 1) reach = fmax(reach, __shfl_xor_sync(0xffffffffu, reach, o));
             reach = fmax(reach, lower);
-            // the list compacted once for the tile's four votes, if they do not fit (one compaction's
-            // code a tile: at every vote it was half the kernel's code)
-            const auto vote_of = [&](int h) {
-                const unsigned vote = __ballot_sync(0xffffffffu, ub[h] >= reach);
-                return 4 * tt + h < from ? 0u : vote;
-            };
-            if (count + __popc(vote_of(0)) + __popc(vote_of(1)) + __popc(vote_of(2)) + __popc(vote_of(3)) > CAPW)
-                count = compact(my_iw, my_ub, count, *lower_v, lane, below);
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
-                const unsigned vote = vote_of(h);
-                if (!vote) continue;
+                const bool take = ub[h] >= reach;
+                const unsigned vote = __ballot_sync(0xffffffffu, take);
+                if (!vote || 4 * tt + h < from) continue;
                 const int n_new = __popc(vote);
                 if (count + n_new > CAPW) {
                     stopped = 4 * tt + h;
                     break;
                 }
-                if (vote >> lane & 1) {
+                if (take) {
                     const int at = count + __popc(vote & below);
                     my_iw[at] = wi << 24 | shift_of(tile, g, tg, h) * S;
                     my_ub[at] = __double2float_ru(ub[h]);
@@ -586,14 +582,17 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             job += WARPS;
             continue;
         }
-        const double now = __longlong_as_double((long long)*lower_v);
-        const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, block_counts, &macs_done, a, slot,
-                                      wlo, y, wt, w_uniform, fold, n, cs, lane);
-        if (lane == 0) {
-            if (got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
-            atomicAdd(&block_counts[COUNT_FLUSHES], 1u);
+        const int left = compact(my_iw, my_ub, count, *lower_v, lane, below);
+        if (left == count) {
+            const double now = __longlong_as_double((long long)*lower_v);
+            const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, block_counts, &macs_done, a,
+                                          slot, wlo, y, wt, w_uniform, fold, n, cs, lane);
+            if (lane == 0) {
+                if (got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
+                atomicAdd(&block_counts[COUNT_FLUSHES], 1u);
+            }
         }
-        count = 0;
+        count = left == count ? 0 : left;
         from = stopped;
         stopped = -1;
     }
