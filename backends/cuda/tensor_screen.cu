@@ -599,7 +599,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     __syncthreads();  // the screen done: the lower gain is final
 
     // the last re-checks: each list compacted against the final lower gain, then the entries left dealt in
-    // turn to every warp (one list may hold most); a warp walking every list took ~16,000 cycles a period
+    // turn to every warp (one list may hold most), so that no warp walks every list
     const double last = __longlong_as_double((long long)lower_bits);
     count = compact(my_iw, my_ub, count, lower_bits, lane, below);
     if (lane == 0) listed[warp] = count;
