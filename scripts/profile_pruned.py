@@ -1,7 +1,8 @@
 """One warm search of a timing case (``gpu_timing.CASES``) by ``pruned``, or
 ``--backend`` another (e.g. ``tensor``), for Nsight Compute (``ncu -k
 regex:pruned python scripts/profile_pruned.py k2``), or with
-``--clocks``: where ``pruned_period``'s SM cycles go, stage by stage (a
+``--clocks``: where ``pruned_period``'s (with ``--backend tensor``, the
+tensor kernel's) SM cycles go, stage by stage (a
 ``-DSTAGE_CLOCKS`` build; its clock reads cost a little time of their own;
 in the global layout ``pruned_scan``'s coarse stage and flushes, the other
 stages being kernels with event times of their own; ``pruned_period``'s
@@ -9,7 +10,7 @@ warps run their fine rounds inside its coarse stage, so its flushes' fine
 stage is only the last round of each period),
 or with ``--host N``: where the host's part of N warm searches goes (cProfile,
 by own time; the wall clock beside the kernels' event time). ``--clocks`` is
-``pruned``'s alone."""
+``pruned``'s and ``tensor``'s alone."""
 
 import argparse
 import cProfile
@@ -28,13 +29,19 @@ COARSE_PART = "coarse: warp 0's fine rounds"  # thread 0's own cycles: warp 0's 
 FLUSH_PARTS = ("flushes: fine stage", "flushes: exact gains")
 SLOTS = (FOLD_PARTS[0], "prefix sums", "seeds", "coarse stage", "flushes", *FLUSH_PARTS, "flush count",
          *FOLD_PARTS[1:], "row gate", COARSE_PART)  # pruned.cu's clock slots
+TENSOR_SLOTS = ("fold: phases", "fold: order", "fold: gather", "fold: prefix sums", "screen", "last re-checks",
+                "rest", "periods", "screen: mean warp's own", "last re-checks: mean warp's own")  # tensor_screen.cu's
+CLOCKED = ("pruned", "tensor")  # backends whose kernels have clock slots
 
 
-def stage_cycles(backend, plan, periods) -> dict:
-    """SM cycles per stage of one search of ``periods``, summed over blocks."""
+def stage_cycles(backend, plan, periods) -> np.ndarray:
+    """SM cycles per clock slot of one search of ``periods``, summed over blocks."""
     import pycuda.driver as cuda
 
-    block = backend.shared_block if backend.folds_in_scan(plan) else backend._block(plan.lc.size)
+    if backend.name == "tensor":
+        block = backend.shapes[backend.kernel_for(plan)[0]][0]
+    else:
+        block = backend.shared_block if backend.folds_in_scan(plan) else backend._block(plan.lc.size)
     with backend.context():
         clocks, size = backend.module(block).get_global("stage_clocks")
         cuda.memset_d8(clocks, 0, size)
@@ -42,7 +49,7 @@ def stage_cycles(backend, plan, periods) -> dict:
     with backend.context():
         cycles = np.empty(size // 8, np.uint64)
         cuda.memcpy_dtoh(cycles, clocks)
-    return named(cycles)
+    return cycles
 
 
 def named(cycles) -> dict:
@@ -53,6 +60,15 @@ def named(cycles) -> dict:
     found["coarse stage"] -= found["flushes"]
     order = (STAGES[0], *FOLD_PARTS, *STAGES[1:-1], COARSE_PART, STAGES[-1], *FLUSH_PARTS, "flush count")
     return {name: found[name] for name in order}
+
+
+def tensor_named(cycles, warps) -> dict:
+    """tensor_screen.cu's clock slots by name, per block and period (the
+    warps' own per warp: their mean, beside the block's stage that waits for
+    the slowest)."""
+    found = dict(zip(TENSOR_SLOTS, np.asarray(cycles, float)))
+    periods = found.pop("periods")
+    return {name: c / periods / (warps if "warp" in name else 1) for name, c in found.items()}
 
 
 def host_profile(backend, plan, periods, searches):
@@ -80,8 +96,8 @@ def main():
     parser.add_argument("--host", type=int, default=0, metavar="N", help="profile N warm searches' host part")
     parser.add_argument("--backend", default="pruned")
     args = parser.parse_args()
-    if args.clocks and args.backend != "pruned":
-        parser.error("--clocks reads pruned.cu's clock slots: only with --backend pruned")
+    if args.clocks and args.backend not in CLOCKED:
+        parser.error(f"--clocks reads a kernel's clock slots: only with --backend {' or '.join(CLOCKED)}")
     if args.clocks:
         os.environ["TLS_NVCC_FLAGS"] = (os.environ.get("TLS_NVCC_FLAGS", "") + " -DSTAGE_CLOCKS").strip()
     plan, periods = case_plan(args.case)
@@ -92,7 +108,12 @@ def main():
     if not args.clocks:
         backend.search(plan, periods)
         return
-    cycles = stage_cycles(backend, plan, periods)
+    if args.backend == "tensor":
+        warps = backend.shapes[backend.kernel_for(plan)[0]][0] // 32
+        for stage, c in tensor_named(stage_cycles(backend, plan, periods), warps).items():
+            print(f"  {stage:34s} {c:12.4g} cycles a block's period")
+        return
+    cycles = named(stage_cycles(backend, plan, periods))
     flushes = cycles.pop("flush count")
     total = sum(cycles[s] for s in STAGES)
     print(f"{args.case}: {len(periods)} periods, {total / len(periods):.3g} SM cycles per period, "

@@ -156,8 +156,11 @@ SM_SHARED = 228 * 1024  # shared memory an SM on the H100 and H200
 DRIVER_SHARED = 1024  # the driver's, a block
 
 
-def test_tensor_kernels_fit_their_shapes_without_spills(tmp_path):
-    """Each kernel at its shape (tensor.SHAPES) and defines: no spills, at most
+@pytest.mark.parametrize("clocks", [False, True], ids=["build", "profile_build"])
+def test_tensor_kernels_fit_their_shapes_without_spills(clocks, tmp_path):
+    """Each kernel at its shape (tensor.SHAPES) and defines, and in the profile
+    build (STAGE_CLOCKS: scripts/profile_pruned.py --backend tensor --clocks,
+    whose cycles must come from the same register layout): no spills, at most
     the registers its blocks per SM allow (tensor_search two, tensor_search_w
     one), and its static shared memory beside a K2-like fold's
     (tensor_tables.shared_bytes) within an SM's 228 KB (1 KB a block
@@ -180,6 +183,8 @@ def test_tensor_kernels_fit_their_shapes_without_spills(tmp_path):
     for kernel, blocks in (("tensor_search", 2), ("tensor_search_w", 1)):
         threads, tiles = SHAPES[kernel]
         defines = {"BLOCK": threads, **TensorBackend().kernel_defines(threads)}
+        if clocks:
+            defines["STAGE_CLOCKS"] = 1
         cmd = nvcc_command("tensor_screen.cu", "sm_90", defines, ["-Xptxas", "-v"], tmp_path / f"{kernel}.cubin")
         done = subprocess.run(cmd, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr

@@ -119,13 +119,30 @@ def test_pruned_variants_name_the_counters_a_variant_changed():
         pruned_variants.main(["--same-counts", "coarse_pass,survivors"])
 
 
-def test_profile_clocks_are_pruneds_alone(monkeypatch, capsys):
+def test_profile_clocks_are_pruneds_and_tensors_alone(monkeypatch, capsys):
     import profile_pruned
 
-    monkeypatch.setattr("sys.argv", ["profile_pruned.py", "--backend", "tensor", "--clocks", "k2"])
+    monkeypatch.setattr("sys.argv", ["profile_pruned.py", "--backend", "simple", "--clocks", "k2"])
     with pytest.raises(SystemExit):
         profile_pruned.main()
-    assert "only with --backend pruned" in capsys.readouterr().err
+    assert "only with --backend pruned or tensor" in capsys.readouterr().err
+
+
+def test_profile_names_tensors_clocks_in_the_kernels_order_per_block_and_period():
+    """tensor_screen.cu's clock slots by position, one name each; the stages
+    per period, the warps' own also per warp."""
+    import profile_pruned
+
+    source = (ROOT / "backends" / "cuda" / "tensor_screen.cu").read_text()
+    enum = re.search(r"enum \{ (CLOCK_KEYS[^}]*?),\s*N_CLOCKS \};", source).group(1)
+    kernel = {"CLOCK_KEYS": "fold: phases", "CLOCK_SORT": "fold: order", "CLOCK_GATHER": "fold: gather",
+              "CLOCK_PREFIX": "fold: prefix sums", "CLOCK_SCREEN": "screen", "CLOCK_RECHECKS": "last re-checks",
+              "CLOCK_FINAL": "rest", "N_PERIODS": "periods", "CLOCK_WARP_SCREEN": "screen: mean warp's own",
+              "CLOCK_WARP_RECHECKS": "last re-checks: mean warp's own"}
+    assert [kernel[" ".join(name.split())] for name in enum.split(",")] == list(profile_pruned.TENSOR_SLOTS)
+    found = profile_pruned.tensor_named([10, 20, 30, 40, 500, 60, 70, 10, 1200, 360], warps=12)
+    assert "periods" not in found and found["fold: phases"] == 1 and found["screen"] == 50
+    assert found["screen: mean warp's own"] == 10 and found["last re-checks: mean warp's own"] == 3
 
 
 def test_profile_names_the_stage_clocks_in_the_kernels_order():

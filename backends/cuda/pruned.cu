@@ -93,11 +93,10 @@
 #define W_GROUP 48    // widths per table of pruned_period (TLS's grids allow at most ~32 per period)
 #define SLOT_BITS 25  // queue entry: (width in its group) << SLOT_BITS | shift, below 2^31
 
-// Profile builds (-DSTAGE_CLOCKS, scripts/profile_pruned.py --clocks): SM
-// cycles of pruned_period's stages summed over its blocks, marked by thread 0
-// after a barrier, so each is the whole block's: the fold's phases, prefix
-// sums, seeds, the cascade's coarse part, its flushes (their fine stage,
-// exact gains), the count of flushes, then the fold's bucket sort and gather,
+// Profile builds' clock slots (stage_clocks.cuh), pruned_period's stages:
+// the fold's phases, prefix sums, seeds, the cascade's coarse part, its
+// flushes (their fine stage, exact gains), the count of flushes, then the
+// fold's bucket sort and gather,
 // and the row gate (row_gate; its jobs' making is in the coarse stage's),
 // then thread 0's fine rounds within the coarse part (warp 0's share of it);
 // pruned_scan's blocks mark the coarse part, the flushes and their count.
@@ -105,21 +104,7 @@
 // stage being the last round after the period's takes.
 enum { CLOCK_FOLD, CLOCK_PREFIX, CLOCK_SEEDS, CLOCK_COARSE, CLOCK_FLUSH, CLOCK_FINE, CLOCK_EXACT,
        N_FLUSHES, CLOCK_SORT, CLOCK_GATHER, CLOCK_GATE, CLOCK_ROUNDS, N_CLOCKS };
-#ifdef STAGE_CLOCKS
-__device__ unsigned long long stage_clocks[N_CLOCKS];
-#define CLOCK_MARK(mark) long long mark = clock64()
-#define CLOCK_COUNT(slot) if (threadIdx.x == 0) atomicAdd(stage_clocks + (slot), 1ull)
-#define CLOCK_ADD(slot, mark)                                                                    \
-    if (threadIdx.x == 0) {                                                                       \
-        const long long now = clock64();                                                          \
-        atomicAdd(stage_clocks + (slot), (unsigned long long)(now - (mark)));                     \
-        mark = now;                                                                               \
-    }
-#else
-#define CLOCK_MARK(mark)
-#define CLOCK_ADD(slot, mark)
-#define CLOCK_COUNT(slot)
-#endif
+#include "stage_clocks.cuh"
 
 // Dynamic shared memory, declared once: block-scope declarations in the
 // extern "C" kernels and in fold_order's template differed in linkage (nvcc

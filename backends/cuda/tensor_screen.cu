@@ -63,6 +63,14 @@
 #define TILE 128
 static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 #define MAXW 64
+// Profile builds' clock slots (stage_clocks.cuh), a period's stages: the
+// fold's phases, its order (bucket_rank_n), gather and prefix sums; the
+// screen with its setup; the last re-checks; the rest (the widths' setup
+// before the fold is not counted); the periods; and each warp's own cycles
+// in the screen and in the last re-checks, summed over warps.
+enum { CLOCK_KEYS, CLOCK_SORT, CLOCK_GATHER, CLOCK_PREFIX, CLOCK_SCREEN, CLOCK_RECHECKS, CLOCK_FINAL, N_PERIODS,
+       CLOCK_WARP_SCREEN, CLOCK_WARP_RECHECKS, N_CLOCKS };
+#include "stage_clocks.cuh"
 
 struct Width {  // a period's allowed width, as its jobs and re-checks read it
     int d, S, ns, K, foff, len, aoff;  // len, aoff: the template's length and offset in a
@@ -201,6 +209,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 {
     int *order_g = static_cast<int *>(fold_g);
     double *fy_g = static_cast<double *>(fold_g);
+    CLOCK_MARK(mark);
     {
         double *key = cs;
         unsigned short *out = reinterpret_cast<unsigned short *>(reinterpret_cast<unsigned char *>(cs) + bytes) - n,
@@ -210,7 +219,9 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 #pragma unroll 4  // four times' loads in flight
         for (int i = threadIdx.x; i < n; i += BLOCK) key[i] = fold_phase(t[i], period);
         __syncthreads();
+        CLOCK_ADD(CLOCK_KEYS, mark);
         bucket_rank_n(key, tmp, out, n, count, nb);
+        CLOCK_ADD(CLOCK_SORT, mark);
 #pragma unroll 4  // four gathers in flight
         for (int k = threadIdx.x; k < m; k += BLOCK) {
             const int o = out[wrap(k, n)];
@@ -220,6 +231,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
             if (!W && k < n) fy_g[k] = f;
         }
         __syncthreads();
+        CLOCK_ADD(CLOCK_GATHER, mark);
     }
     typedef cub::BlockScan<Pair, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
@@ -249,6 +261,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         au[0] = 0.0f;
     }
     __syncthreads();
+    CLOCK_ADD(CLOCK_PREFIX, mark);
 }
 
 // The kernels' parameters: the light curve (t, y, w: weights that differ, read
@@ -413,6 +426,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     }
     fold_period<W>(t, y, wt, w_uniform, n, m, mp, 12 * m4 + 2 * mp, uscale, wscale, periods[p], fold, cs, au, u16,
                    w16);
+    CLOCK_SHARED(mark);
     const double u1 = au[m];  // the float32 total (e_abs pads it)
     for (int q = tid; q < n_w; q += BLOCK) slot[q].eabs += slot[q].ecoef * (m * 0x1p-51 + 0x1p-22) * u1;
     if (tid == 0) lower_bits = macs_done = 0ull;
@@ -596,7 +610,9 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         from = stopped;
         stopped = -1;
     }
+    CLOCK_WARP(CLOCK_WARP_SCREEN, mark);
     __syncthreads();  // the screen done: the lower gain is final
+    CLOCK_ADD(CLOCK_SCREEN, mark);  // read by the warps after the next barrier
 
     // the last re-checks: each list compacted against the final lower gain, then the entries left dealt in
     // turn to every warp (one list may hold most), so that no warp walks every list
@@ -618,7 +634,9 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     }
     for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
     if (lane == 0 && violations) atomicAdd(&block_counts[COUNT_VIOLATIONS], violations);
+    CLOCK_WARP(CLOCK_WARP_RECHECKS, mark);
     __syncthreads();
+    CLOCK_ADD(CLOCK_RECHECKS, mark);
     if (tid == 0) {
         const int p = *queued;
         Top best = red[0];
@@ -632,6 +650,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     }
     if (tid < N_COUNTS)
         atomicAdd(&counters[tid], tid == COUNT_MACS ? macs_done : (unsigned long long)block_counts[tid]);
+    CLOCK_ADD(CLOCK_FINAL, mark);
+    CLOCK_COUNT(N_PERIODS);
 }
 
 // A block searches period after period, each the next of the queue's: no
