@@ -248,3 +248,14 @@ def test_the_header_names_the_sources_that_lie_here_whatever_git_says(tmp_path):
     assert header()["sources"] == first["sources"]
     (tmp_path / "backends" / "cuda" / "k.cu").write_text("__global__ void k() { return; }\n")
     assert header()["sources"] != first["sources"]
+
+
+def test_profile_clocks_read_the_module_of_the_kernel_a_plan_runs():
+    """tensor's clock slots are those of the kernel the plan takes, at its
+    shape (equal weights: tensor_search; weights that differ: tensor_search_w)."""
+    import profile_pruned
+    from backends.implementations.tensor import SHAPES, TensorBackend
+
+    backend = TensorBackend()
+    assert profile_pruned.clocked_block(backend, gpu_timing.case_plan("k2")[0]) == SHAPES["tensor_search"][0]
+    assert profile_pruned.clocked_block(backend, gpu_timing.case_plan("k2w")[0]) == SHAPES["tensor_search_w"][0]

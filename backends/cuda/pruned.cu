@@ -96,9 +96,9 @@
 // Profile builds' clock slots (stage_clocks.cuh), pruned_period's stages:
 // the fold's phases, prefix sums, seeds, the cascade's coarse part, its
 // flushes (their fine stage, exact gains), the count of flushes, then the
-// fold's bucket sort and gather,
-// and the row gate (row_gate; its jobs' making is in the coarse stage's),
-// then thread 0's fine rounds within the coarse part (warp 0's share of it);
+// fold's bucket sort and gather, and the row gate (row_gate; its jobs' making
+// is in the coarse stage's), then thread 0's fine rounds within the coarse
+// part (warp 0's share of it);
 // pruned_scan's blocks mark the coarse part, the flushes and their count.
 // pruned_period's fine rounds run within its coarse part, its flushes' fine
 // stage being the last round after the period's takes.
