@@ -3,6 +3,8 @@ every tile the kernel reads, the allowance's coefficients), its refusals and
 kernels, and on a GPU the same chi2, rows and depths as ``cpu``, with equal
 weights and with weights that differ, its in-flight re-checks and counters."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -118,6 +120,16 @@ def test_a_grid_of_more_widths_than_the_kernel_holds_is_refused(monkeypatch):
     plan = backends.make_plan(t, y)[0]
     monkeypatch.setattr(tensor, "MAX_WIDTHS", plan.templates.widths.size - 1)
     assert "template widths" in TensorBackend().refuses(plan)
+
+
+@pytest.mark.parametrize("change", ["wider than the light curve", "template longer than its width"])
+def test_a_grid_whose_fold_wraps_twice_is_refused(change):
+    t, y, _ = box_light_curve(dy=None)
+    plan = backends.make_plan(t, y)[0]
+    tp = plan.templates
+    tp = (dataclasses.replace(tp, maxwidth=plan.lc.size + 2) if change.startswith("wider")
+          else dataclasses.replace(tp, widths=tp.widths - 1))
+    assert "patched once" in TensorBackend().refuses(dataclasses.replace(plan, templates=tp))
 
 
 def test_the_kernels_width_slots_and_counters_match_the_backends():
@@ -351,8 +363,8 @@ def test_a_scan_times_its_kernel_by_cuda_events_and_its_stats_own_their_arrays(m
 def test_blocks_take_periods_from_a_queue_each_with_a_scratch_of_its_own(monkeypatch):
     """Both kernels launch at most the blocks the GPU holds at once, each
     searching the queue's next period until none is left, with a fold
-    scratch of its own: the folded flux (8 n bytes), with weights that differ
-    the fold's order (4 n)."""
+    scratch of its own: the patched folded flux (8 m bytes, m = n + the widest
+    template), with weights that differ the fold's order (4 m)."""
     log, needs = [], []
     backend = fake_tensor(monkeypatch, log)
     monkeypatch.setattr(backend, "resident_blocks", lambda threads: 4)
@@ -361,9 +373,9 @@ def test_blocks_take_periods_from_a_queue_each_with_a_scratch_of_its_own(monkeyp
         plan, periods = backends.make_plan(*box_light_curve(**options))
         backend.search(plan, periods[:6])
         backend.search(plan, periods[:3])
-    n = plan.lc.size
+    m = plan.lc.size + plan.templates.maxwidth
     assert [entry[2] for entry in log if entry[0] == "launch"] == [4, 3, 4, 3]
-    assert needs == [8 * 4 * n, 8 * 3 * n, 4 * 4 * n, 4 * 3 * n]
+    assert needs == [8 * 4 * m, 8 * 3 * m, 4 * 4 * m, 4 * 3 * m]
 
 
 def test_resident_blocks_are_the_sms_threads_in_blocks_read_once(monkeypatch):

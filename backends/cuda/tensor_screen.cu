@@ -47,6 +47,9 @@
 #ifndef KUNROLL
 #define KUNROLL 4  // k-steps of the screen's loop unrolled
 #endif
+#ifndef AHEAD
+#define AHEAD 4  // global loads a thread issues before it uses any: the fold's gather, a re-check's terms
+#endif
 #define PRAGMA(x) _Pragma(#x)
 #define UNROLL(n) PRAGMA(unroll n)
 #ifndef DEBUG
@@ -141,13 +144,10 @@ __device__ __forceinline__ int shift_of(int tile, int g, int tg, int h)
     return tile * TILE + 16 * (2 * tg + (h & 1)) + g + 8 * (h >> 1);
 }
 
-// x % n for x >= 0 as the fold's wrap-around takes it (x < n + its longest
-// template, mostly below 2 n: a compare or two, not a division).
-__device__ __forceinline__ int wrap(int x, int n)
-{
-    while (x >= n) x -= n;
-    return x;
-}
+// x % n for 0 <= x < m <= 2 n (the patched fold: no width is wider than the
+// light curve's samples, tensor.py's refuses): a select, not a loop, so that
+// the loads it indexes can be issued together.
+__device__ __forceinline__ int wrap(int x, int n) { return x < n ? x : x - n; }
 
 struct Top {  // a re-checked shift
     double gain;
@@ -194,13 +194,12 @@ struct PairAdd {
 // Period p's fold in shared memory: cs = prefix sums of F (m + 1 doubles), au
 // = prefix sums of |u| (m + 1 floats: they only pad the screen's allowance, by
 // their rounding), u16 = u uscale in float16 (mp halves, zero past m), with W
-// the weights' w16 = W wscale too. For the re-checks, to fold_g: the folded
-// flux F (n doubles), with W the phases' order (n ints, through which the
-// weights are read). The sort's keys, counts and 16-bit indices (n < 2^16:
+// the weights' w16 = W wscale too. For the re-checks, to fold_g: the patched
+// folded flux F (m doubles), with W the phases' order (m ints, through which
+// the weights are read). The sort's keys, counts and 16-bit indices (n < 2^16:
 // 14 n bytes fit an SM) share the ``bytes`` of the fold: keys first, the two
-// index arrays last (past cs's m
-// doubles, where F is gathered), as many bucket counts as fit between (n / 2
-// at least). Each thread scans its own run of samples twice (totals, a block
+// index arrays last (past cs's m doubles, where F is gathered), as many bucket
+// counts as fit between (n / 2 at least). Each thread scans its own run of samples twice (totals, a block
 // scan, then its prefix sums), F read one sample ahead of the write over it.
 template <bool W>
 __device__ void fold_period(const double *t, const double *y, const double *wt, double w_uniform, int n, int m,
@@ -222,13 +221,24 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         CLOCK_ADD(CLOCK_KEYS, mark);
         bucket_rank_n(key, tmp, out, n, count, nb);
         CLOCK_ADD(CLOCK_SORT, mark);
-#pragma unroll 4  // four gathers in flight
-        for (int k = threadIdx.x; k < m; k += BLOCK) {
-            const int o = out[wrap(k, n)];
-            const double f = y[o];
-            cs[k] = f;
-            if (W && k < n) order_g[k] = o;
-            if (!W && k < n) fy_g[k] = f;
+        for (int k0 = threadIdx.x; k0 < m; k0 += AHEAD * BLOCK) {
+            int o[AHEAD];
+            double f[AHEAD];
+#pragma unroll
+            for (int u = 0; u < AHEAD; ++u) o[u] = out[wrap(min(k0 + u * BLOCK, m - 1), n)];
+#pragma unroll
+            for (int u = 0; u < AHEAD; ++u) f[u] = y[o[u]];
+#pragma unroll
+            for (int u = 0; u < AHEAD; ++u) {
+                const int k = k0 + u * BLOCK;
+                if (k < m) {
+                    cs[k] = f[u];
+                    if (W)
+                        order_g[k] = o[u];
+                    else
+                        fy_g[k] = f[u];
+                }
+            }
         }
         __syncthreads();
         CLOCK_ADD(CLOCK_GATHER, mark);
@@ -236,7 +246,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
     typedef cub::BlockScan<Pair, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
     const int run = odd_run(m), first = min(m, (int)threadIdx.x * run), last = min(m, first + run);
-    const auto weight = [&](int k) { return W ? wt[order_g[wrap(k, n)]] : w_uniform; };
+    const auto weight = [&](int k) { return W ? wt[order_g[k]] : w_uniform; };
     Pair own = {0.0, 0.0};
     for (int k = first; k < last; ++k) own = PairAdd()(own, {cs[k], fabs((1.0 - cs[k]) * weight(k))});
     double next = first < last ? cs[first] : 0.0;
@@ -288,20 +298,39 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         frag2, a_off, a, fold_all, gain_out, index_out, depth_out, counters
 
 // Shift i of width w's terms j = j0, j0 + step, ... of sum a u and (with W)
-// of A2 = sum a^2 W, as the cpu backend's exact_gain: u = (1 - F) W.
+// of A2 = sum a^2 W, as the cpu backend's exact_gain: u = (1 - F) W, from the
+// patched fold (i + j < m: a template is no longer than its width). AHEAD
+// terms' loads are issued before any is summed; each lane's sums keep their
+// order, and a term past the template adds 0 (a = 0).
 template <bool W>
 __device__ __forceinline__ double2 dot_terms(const double *a, const Width &w, const double *y, const double *wt,
-                                             double w_uniform, const void *fold, int n, int i, int j0, int step)
+                                             double w_uniform, const void *fold, int i, int j0, int step)
 {
     const double *aa = a + w.aoff;
     const int len = w.len;
     double dot = 0.0, a2 = 0.0;
-#pragma unroll 4  // the gathers of four terms in flight; each lane's sums keep their order
-    for (int j = j0; j < len; j += step) {
-        const int k = wrap(i + j, n), o = W ? static_cast<const int *>(fold)[k] : 0;
-        const double wj = W ? wt[o] : w_uniform, f = W ? y[o] : static_cast<const double *>(fold)[k];
-        dot += aa[j] * ((1.0 - f) * wj);
-        if (W) a2 += aa[j] * aa[j] * wj;
+    for (int j = j0; j < len; j += AHEAD * step) {
+        double aj[AHEAD], f[AHEAD], wj[AHEAD];
+        int o[AHEAD];
+#pragma unroll
+        for (int u = 0; u < AHEAD; ++u) {
+            const int at = min(j + u * step, len - 1);  // in the template: every load valid
+            aj[u] = j + u * step < len ? aa[at] : 0.0;
+            if (W)
+                o[u] = static_cast<const int *>(fold)[i + at];
+            else
+                f[u] = static_cast<const double *>(fold)[i + at];
+        }
+#pragma unroll
+        for (int u = 0; u < AHEAD; ++u) {
+            wj[u] = W ? wt[o[u]] : w_uniform;
+            if (W) f[u] = y[o[u]];
+        }
+#pragma unroll
+        for (int u = 0; u < AHEAD; ++u) {
+            dot += aj[u] * ((1.0 - f[u]) * wj[u]);
+            if (W) a2 += aj[u] * aj[u] * wj[u];
+        }
     }
     return make_double2(dot, a2);
 }
@@ -318,9 +347,9 @@ __device__ __forceinline__ double exact_gain(double2 sums, const double *cs, con
 // The exact gain of shift i of width w by one thread (DEBUG's checks).
 template <bool W>
 __device__ double lane_gain(const double *a, const Width &w, const double *y, const double *wt, double w_uniform,
-                            const void *fold, int n, const double *cs, int i)
+                            const void *fold, const double *cs, int i)
 {
-    return exact_gain<W>(dot_terms<W>(a, w, y, wt, w_uniform, fold, n, i, 0, 1), cs, w, i);
+    return exact_gain<W>(dot_terms<W>(a, w, y, wt, w_uniform, fold, i, 0, 1), cs, w, i);
 }
 
 // The screen's counters, in shared memory, then one atomic add per block each:
@@ -347,7 +376,7 @@ template <bool W>
 __device__ double recheck(const int *iw, const float *ub, int count, int first, int step, double lower,
                           Top *warp_best, unsigned *block_counts, unsigned long long *macs_done, const double *a,
                           const Width *slot, int wlo, const double *y, const double *wt, double w_uniform,
-                          const void *fold, int n, const double *cs, int lane)
+                          const void *fold, const double *cs, int lane)
 {
     Top best = *warp_best;
     int rechecked = 0;
@@ -356,7 +385,7 @@ __device__ double recheck(const int *iw, const float *ub, int count, int first, 
         if (ub[c] < lower) continue;
         const int i = iw[c] & 0xFFFFFF, wi = iw[c] >> 24;
         const Width &w = slot[wi - wlo];
-        double2 sums = dot_terms<W>(a, w, y, wt, w_uniform, fold, n, i, lane, 32);
+        double2 sums = dot_terms<W>(a, w, y, wt, w_uniform, fold, i, lane, 32);
         for (int o = 16; o; o >>= 1) {
             sums.x += __shfl_xor_sync(0xffffffffu, sums.x, o);
             if (W) sums.y += __shfl_xor_sync(0xffffffffu, sums.y, o);
@@ -401,8 +430,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    // this block's fold scratch, for the re-checks: with W the order (4 n bytes), else the folded flux (8 n)
-    void *fold = fold_all + (size_t)blockIdx.x * (W ? 4 : 8) * n;
+    // this block's fold scratch, for the re-checks: with W the order (4 m bytes), else the folded flux (8 m)
+    void *fold = fold_all + (size_t)blockIdx.x * (W ? 4 : 8) * m;
     // the widths' constants first: their loads' latency passes under the fold's
     const int p = *queued, wlo = lo[p], n_w = hi[p] - wlo;  // queued: in shared memory, read again at the end
     const double inv_su = 1.0 / uscale;  // a power of two (exact)
@@ -527,7 +556,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                 for (int h = 0; h < 4; ++h) {
                     const int s = shift_of(tile, g, tg, h), i = s * S;
                     if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
-                    const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, n, cs, i);
+                    const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, cs, i);
                     violations += gain > fmax(top, 0.0) * fmax(top, 0.0) / job_a2 * DEBUG_SLACK;
                 }
             if (!__any_sync(0xffffffffu, open)) {
@@ -536,7 +565,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                         const int s = shift_of(tile, g, tg, h), i = s * S;
                         if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
                         const double top = fmax((double)c[tt][h] * w.inv + e, 0.0);
-                        const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, n, cs, i);
+                        const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, cs, i);
                         violations += a2_lo[h] > 0.0 && gain > top * top / a2_lo[h] * DEBUG_SLACK;
                     }
                 continue;
@@ -558,7 +587,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                         ub[h] = x - ylo + pad;
                         lb = fmax(lb, x - yhi - pad);
                         if (DEBUG) {  // every screened shift's exact gain between its two bounds
-                            const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, n, cs, i);
+                            const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, cs, i);
                             const double slack = (fabs(gain) + fabs(x) + yhi) * (DEBUG_SLACK - 1.0);
                             violations += gain > ub[h] + slack || gain < x - yhi - pad - slack;
                         }
@@ -600,7 +629,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         if (left == count) {
             const double now = __longlong_as_double((long long)*lower_v);
             const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, block_counts, &macs_done, a,
-                                          slot, wlo, y, wt, w_uniform, fold, n, cs, lane);
+                                          slot, wlo, y, wt, w_uniform, fold, cs, lane);
             if (lane == 0) {
                 if (got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
                 atomicAdd(&block_counts[COUNT_FLUSHES], 1u);
@@ -630,7 +659,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         const int v = __popc(__ballot_sync(0xffffffffu, ends <= e));  // the list holding entry e
         const int c = e - __shfl_sync(0xffffffffu, ends - held, v);
         recheck<W>(cand_iw + v * CAPW, cand_ub + v * CAPW, c + 1, c, 1, last, red + warp, block_counts, &macs_done, a,
-                   slot, wlo, y, wt, w_uniform, fold, n, cs, lane);
+                   slot, wlo, y, wt, w_uniform, fold, cs, lane);
     }
     for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
     if (lane == 0 && violations) atomicAdd(&block_counts[COUNT_VIOLATIONS], violations);

@@ -81,6 +81,10 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         if plan.templates.widths.size > MAX_WIDTHS:
             return (f"backend 'tensor' takes at most {MAX_WIDTHS} template widths; this grid has "
                     f"{plan.templates.widths.size} (use 'pruned')")
+        tp = plan.templates
+        if tp.maxwidth > plan.lc.size or np.any(tp.lengths > tp.widths):
+            return (f"backend 'tensor' reads folds patched once, by templates no longer than their widths; this "
+                    f"grid's widest is {tp.maxwidth} samples of {plan.lc.size} (use 'pruned')")
         with self.context():
             arch = self.identity()[1]
             if arch < MIN_ARCH:
@@ -232,7 +236,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                     ("counters", np.zeros(len(COUNTERS), np.uint64)),
                     ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b))]
         staged = Staged(sections, self._allocate)
-        scratch = self.scratch_memory((4 if weighted else 8) * grid * n)  # before the clock: growing it waits
+        scratch = self.scratch_memory((4 if weighted else 8) * grid * state.m)  # before the clock: growing it waits
         clock = EventClock(self.timings)
         with clock.stage("chi2_scan.kernel"):  # the device's time beside the stage's wall time
             self.function(kernel, threads, shared)(
