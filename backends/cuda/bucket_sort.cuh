@@ -30,6 +30,13 @@
 #define BUCKET_MAX 32
 #define SMALL_BUCKET 4  // larger buckets are ranked by a warp
 #define RANK_ITEMS 3    // entries per lane of a ranked bucket: at most 96 per bucket (4: pruned_fold spills)
+#ifndef SAMPLES_AHEAD
+// A thread's samples taken SAMPLES_AHEAD at a time, each step's loads issued
+// for all of them before any result is used or stored: written one sample at
+// a time, a sample's store (or atomic) to shared memory kept the next one's
+// loads behind it, and each waited out its chain of loads alone.
+#define SAMPLES_AHEAD 4
+#endif
 
 __device__ __forceinline__ int bucket(double phase, int nb) { return min((int)(phase * nb), nb - 1); }
 
@@ -96,8 +103,14 @@ __device__ bool bucket_sizes(Phase phase, int n, int *count, int nb, int crowd)
     if (threadIdx.x == 0) crowded = 0;
     for (int b = threadIdx.x; b < nb; b += BLOCK) count[b] = 0;
     __syncthreads();
-    for (int i = threadIdx.x; i < n; i += BLOCK)
-        if (atomicAdd(&count[bucket(phase(i), nb)], 1) == crowd) crowded = 1;
+    for (int i0 = threadIdx.x; i0 < n; i0 += SAMPLES_AHEAD * BLOCK) {
+        int b[SAMPLES_AHEAD];
+#pragma unroll
+        for (int u = 0; u < SAMPLES_AHEAD; ++u) b[u] = bucket(phase(min(i0 + u * BLOCK, n - 1)), nb);
+#pragma unroll
+        for (int u = 0; u < SAMPLES_AHEAD; ++u)
+            if (i0 + u * BLOCK < n && atomicAdd(&count[b[u]], 1) == crowd) crowded = 1;
+    }
     __syncthreads();
     return crowded;
 }
@@ -108,7 +121,17 @@ template <class Phase, class Index>
 __device__ void bucket_scatter(Phase phase, Index *idx, int n, int *count, int nb)
 {
     exclusive_scan_n(count, nb);
-    for (int i = threadIdx.x; i < n; i += BLOCK) idx[atomicAdd(&count[bucket(phase(i), nb)], 1)] = i;
+    for (int i0 = threadIdx.x; i0 < n; i0 += SAMPLES_AHEAD * BLOCK) {
+        int at[SAMPLES_AHEAD];
+#pragma unroll
+        for (int u = 0; u < SAMPLES_AHEAD; ++u) at[u] = bucket(phase(min(i0 + u * BLOCK, n - 1)), nb);
+#pragma unroll
+        for (int u = 0; u < SAMPLES_AHEAD; ++u)
+            if (i0 + u * BLOCK < n) at[u] = atomicAdd(&count[at[u]], 1);
+#pragma unroll
+        for (int u = 0; u < SAMPLES_AHEAD; ++u)
+            if (i0 + u * BLOCK < n) idx[at[u]] = i0 + u * BLOCK;
+    }
     __syncthreads();
 }
 
@@ -165,14 +188,29 @@ __device__ void bucket_rank_n(double *key, unsigned short *tmp, unsigned short *
         return;
     }
     bucket_scatter(phase, tmp, n, count, nb);
-#pragma unroll 4  // four samples' loads in flight
-    for (int a = threadIdx.x; a < n; a += BLOCK) {
-        const int v = tmp[a];
-        const double kv = key[v];
-        const int b = bucket(kv, nb), begin = b ? count[b - 1] : 0, end = count[b];
-        int r = begin;
-        for (int c = begin; end - begin > 1 && c < end; ++c) r += key_less(key[tmp[c]], tmp[c], kv, v);
-        out[r] = v;
+    for (int a0 = threadIdx.x; a0 < n; a0 += SAMPLES_AHEAD * BLOCK) {
+        int v[SAMPLES_AHEAD], begin[SAMPLES_AHEAD], end[SAMPLES_AHEAD];
+        double kv[SAMPLES_AHEAD];
+#pragma unroll
+        for (int u = 0; u < SAMPLES_AHEAD; ++u) v[u] = tmp[min(a0 + u * BLOCK, n - 1)];
+#pragma unroll
+        for (int u = 0; u < SAMPLES_AHEAD; ++u) kv[u] = key[v[u]];
+#pragma unroll
+        for (int u = 0; u < SAMPLES_AHEAD; ++u) {
+            const int b = bucket(kv[u], nb);
+            begin[u] = b ? count[b - 1] : 0;
+            end[u] = count[b];
+        }
+#pragma unroll
+        for (int u = 0; u < SAMPLES_AHEAD; ++u) {  // the rank, in begin
+            int r = begin[u];
+            for (int c = begin[u]; end[u] - begin[u] > 1 && c < end[u]; ++c)
+                r += key_less(key[tmp[c]], tmp[c], kv[u], v[u]);
+            begin[u] = r;
+        }
+#pragma unroll
+        for (int u = 0; u < SAMPLES_AHEAD; ++u)
+            if (a0 + u * BLOCK < n) out[begin[u]] = v[u];
     }
     __syncthreads();
 }
