@@ -94,6 +94,15 @@ __device__ __forceinline__ void rank_bucket(Phase phase, int *idx, int begin, in
     __syncwarp();
 }
 
+// b[u] := the bucket of sample i0 + u BLOCK (past n, of sample n - 1), every
+// phase read before any bucket is used.
+template <class Phase>
+__device__ __forceinline__ void buckets_ahead(Phase phase, int i0, int n, int nb, int *b)
+{
+#pragma unroll
+    for (int u = 0; u < SAMPLES_AHEAD; ++u) b[u] = bucket(phase(min(i0 + u * BLOCK, n - 1)), nb);
+}
+
 // count[0 .. nb) := the buckets' sizes; true if one holds more than
 // ``crowd`` entries (the caller then sorts by bitonic_sort_n).
 template <class Phase>
@@ -105,8 +114,7 @@ __device__ bool bucket_sizes(Phase phase, int n, int *count, int nb, int crowd)
     __syncthreads();
     for (int i0 = threadIdx.x; i0 < n; i0 += SAMPLES_AHEAD * BLOCK) {
         int b[SAMPLES_AHEAD];
-#pragma unroll
-        for (int u = 0; u < SAMPLES_AHEAD; ++u) b[u] = bucket(phase(min(i0 + u * BLOCK, n - 1)), nb);
+        buckets_ahead(phase, i0, n, nb, b);
 #pragma unroll
         for (int u = 0; u < SAMPLES_AHEAD; ++u)
             if (i0 + u * BLOCK < n && atomicAdd(&count[b[u]], 1) == crowd) crowded = 1;
@@ -123,8 +131,7 @@ __device__ void bucket_scatter(Phase phase, Index *idx, int n, int *count, int n
     exclusive_scan_n(count, nb);
     for (int i0 = threadIdx.x; i0 < n; i0 += SAMPLES_AHEAD * BLOCK) {
         int at[SAMPLES_AHEAD];
-#pragma unroll
-        for (int u = 0; u < SAMPLES_AHEAD; ++u) at[u] = bucket(phase(min(i0 + u * BLOCK, n - 1)), nb);
+        buckets_ahead(phase, i0, n, nb, at);
 #pragma unroll
         for (int u = 0; u < SAMPLES_AHEAD; ++u)
             if (i0 + u * BLOCK < n) at[u] = atomicAdd(&count[at[u]], 1);
