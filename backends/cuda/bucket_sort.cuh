@@ -30,13 +30,6 @@
 #define BUCKET_MAX 32
 #define SMALL_BUCKET 4  // larger buckets are ranked by a warp
 #define RANK_ITEMS 3    // entries per lane of a ranked bucket: at most 96 per bucket (4: pruned_fold spills)
-#ifndef SAMPLES_AHEAD
-// A thread's samples taken SAMPLES_AHEAD at a time, each step's loads issued
-// for all of them before any result is used or stored: written one sample at
-// a time, a sample's store (or atomic) to shared memory kept the next one's
-// loads behind it, and each waited out its chain of loads alone.
-#define SAMPLES_AHEAD 4
-#endif
 
 __device__ __forceinline__ int bucket(double phase, int nb) { return min((int)(phase * nb), nb - 1); }
 
@@ -94,15 +87,6 @@ __device__ __forceinline__ void rank_bucket(Phase phase, int *idx, int begin, in
     __syncwarp();
 }
 
-// b[u] := the bucket of sample i0 + u BLOCK (past n, of sample n - 1), every
-// phase read before any bucket is used.
-template <class Phase>
-__device__ __forceinline__ void buckets_ahead(Phase phase, int i0, int n, int nb, int *b)
-{
-#pragma unroll
-    for (int u = 0; u < SAMPLES_AHEAD; ++u) b[u] = bucket(phase(min(i0 + u * BLOCK, n - 1)), nb);
-}
-
 // count[0 .. nb) := the buckets' sizes; true if one holds more than
 // ``crowd`` entries (the caller then sorts by bitonic_sort_n).
 template <class Phase>
@@ -112,13 +96,8 @@ __device__ bool bucket_sizes(Phase phase, int n, int *count, int nb, int crowd)
     if (threadIdx.x == 0) crowded = 0;
     for (int b = threadIdx.x; b < nb; b += BLOCK) count[b] = 0;
     __syncthreads();
-    for (int i0 = threadIdx.x; i0 < n; i0 += SAMPLES_AHEAD * BLOCK) {
-        int b[SAMPLES_AHEAD];
-        buckets_ahead(phase, i0, n, nb, b);
-#pragma unroll
-        for (int u = 0; u < SAMPLES_AHEAD; ++u)
-            if (i0 + u * BLOCK < n && atomicAdd(&count[b[u]], 1) == crowd) crowded = 1;
-    }
+    for (int i = threadIdx.x; i < n; i += BLOCK)
+        if (atomicAdd(&count[bucket(phase(i), nb)], 1) == crowd) crowded = 1;
     __syncthreads();
     return crowded;
 }
@@ -129,16 +108,7 @@ template <class Phase, class Index>
 __device__ void bucket_scatter(Phase phase, Index *idx, int n, int *count, int nb)
 {
     exclusive_scan_n(count, nb);
-    for (int i0 = threadIdx.x; i0 < n; i0 += SAMPLES_AHEAD * BLOCK) {
-        int at[SAMPLES_AHEAD];
-        buckets_ahead(phase, i0, n, nb, at);
-#pragma unroll
-        for (int u = 0; u < SAMPLES_AHEAD; ++u)
-            if (i0 + u * BLOCK < n) at[u] = atomicAdd(&count[at[u]], 1);
-#pragma unroll
-        for (int u = 0; u < SAMPLES_AHEAD; ++u)
-            if (i0 + u * BLOCK < n) idx[at[u]] = i0 + u * BLOCK;
-    }
+    for (int i = threadIdx.x; i < n; i += BLOCK) idx[atomicAdd(&count[bucket(phase(i), nb)], 1)] = i;
     __syncthreads();
 }
 
@@ -195,29 +165,14 @@ __device__ void bucket_rank_n(double *key, unsigned short *tmp, unsigned short *
         return;
     }
     bucket_scatter(phase, tmp, n, count, nb);
-    for (int a0 = threadIdx.x; a0 < n; a0 += SAMPLES_AHEAD * BLOCK) {
-        int v[SAMPLES_AHEAD], begin[SAMPLES_AHEAD], end[SAMPLES_AHEAD];
-        double kv[SAMPLES_AHEAD];
-#pragma unroll
-        for (int u = 0; u < SAMPLES_AHEAD; ++u) v[u] = tmp[min(a0 + u * BLOCK, n - 1)];
-#pragma unroll
-        for (int u = 0; u < SAMPLES_AHEAD; ++u) kv[u] = key[v[u]];
-#pragma unroll
-        for (int u = 0; u < SAMPLES_AHEAD; ++u) {
-            const int b = bucket(kv[u], nb);
-            begin[u] = b ? count[b - 1] : 0;
-            end[u] = count[b];
-        }
-#pragma unroll
-        for (int u = 0; u < SAMPLES_AHEAD; ++u) {  // the rank, in begin
-            int r = begin[u];
-            for (int c = begin[u]; end[u] - begin[u] > 1 && c < end[u]; ++c)
-                r += key_less(key[tmp[c]], tmp[c], kv[u], v[u]);
-            begin[u] = r;
-        }
-#pragma unroll
-        for (int u = 0; u < SAMPLES_AHEAD; ++u)
-            if (a0 + u * BLOCK < n) out[begin[u]] = v[u];
+#pragma unroll 4  // four samples' loads in flight
+    for (int a = threadIdx.x; a < n; a += BLOCK) {
+        const int v = tmp[a];
+        const double kv = key[v];
+        const int b = bucket(kv, nb), begin = b ? count[b - 1] : 0, end = count[b];
+        int r = begin;
+        for (int c = begin; end - begin > 1 && c < end; ++c) r += key_less(key[tmp[c]], tmp[c], kv, v);
+        out[r] = v;
     }
     __syncthreads();
 }
