@@ -16,6 +16,8 @@
 // the 8 box depths of a tile and their loads overlap; with '/' each one waited
 // for the previous one's slow-path check.
 #pragma once
+#include <cub/block/block_scan.cuh>
+
 #include "tls_common.cuh"
 
 #ifndef SHIFTS_PER_THREAD
@@ -191,7 +193,8 @@ __device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int
         };
 #if TILE_ROUND
         __shared__ int list[TILE_ROUND * BLOCK];
-        __shared__ int warp_count[BLOCK / 32];
+        typedef cub::BlockScan<int, BLOCK> ListScan;
+        __shared__ typename ListScan::TempStorage list_scan;
         for (int base = 0; base < total; base += TILE_ROUND * BLOCK) {
             unsigned pass = 0;
             int entry[TILE_ROUND];
@@ -205,20 +208,8 @@ __device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int
                                             (m - tp.widths[wi]) / S + 1, tp))
                     pass |= 1u << k;
             }
-            const int count = __popc(pass);
-            int before = count;  // inclusive prefix within the warp, then exclusive in the block
-            for (int o = 1; o < 32; o <<= 1) {
-                const int v = __shfl_up_sync(0xffffffffu, before, o);
-                if (lane >= o) before += v;
-            }
-            if (lane == 31) warp_count[warp] = before;
-            before -= count;
-            __syncthreads();
-            int listed = 0;
-            for (int i = 0; i < BLOCK / 32; ++i) {
-                before += i < warp ? warp_count[i] : 0;
-                listed += warp_count[i];
-            }
+            int before, listed;  // the block's passing tiles before this thread's, and in all
+            ListScan(list_scan).ExclusiveSum(__popc(pass), before, listed);
 #pragma unroll
             for (int k = 0; k < TILE_ROUND; ++k)
                 if (pass >> k & 1u) list[before++] = entry[k];
@@ -232,7 +223,7 @@ __device__ Best scan_phased(float *xr, float *xw, Csum csum, Src src, int m, int
                     scan_tile(best, box, xr, xw, S, pl, tw, s0, n_shifts, rsd, tp, pt);
                 }
             }
-            __syncthreads();  // list and warp_count are reused by the next round
+            __syncthreads();  // list and list_scan are reused by the next round
         }
 #else
         for (int c0 = warp * 32; c0 < total; c0 += BLOCK) {

@@ -19,25 +19,14 @@
 // csum[skewed(k)] = y[order[0]] + ... + y[order[k-1]] over the patched order, k <= m.
 __device__ void block_cumsum(const double *y, const int *idx, int n, int m, double *csum)
 {
-    __shared__ double warp_total[BLOCK / 32];
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    typedef cub::BlockScan<double, BLOCK, cub::BLOCK_SCAN_WARP_SCANS> Scan;  // warps' scans, then their totals in turn
+    __shared__ typename Scan::TempStorage scan;
     const int chunk = (m + BLOCK - 1) / BLOCK;
     const int begin = min(m, (int)threadIdx.x * chunk);
     const int end = min(m, begin + chunk);
     double run = 0.0;
     for (int k = begin; k < end; ++k) run += y[idx[k % n]];
-    double inclusive = run;
-    for (int o = 1; o < 32; o <<= 1) {
-        const double v = __shfl_up_sync(0xffffffffu, inclusive, o);
-        if (lane >= o) inclusive += v;
-    }
-    double before = __shfl_up_sync(0xffffffffu, inclusive, 1);
-    if (lane == 0) before = 0.0;
-    if (lane == 31) warp_total[warp] = inclusive;
-    __syncthreads();
-    run = 0.0;
-    for (int i = 0; i < warp; ++i) run += warp_total[i];
-    run += before;
+    Scan(scan).ExclusiveSum(run, run);
     if (threadIdx.x == 0) csum[0] = 0.0;
     for (int k = begin; k < end; ++k) {
         run += y[idx[k % n]];

@@ -31,6 +31,7 @@
 //     index, then the lowest shift, as the cpu backend's scan.
 #include <cuda_fp16.h>
 #include <cub/block/block_scan.cuh>
+#include <cub/warp/warp_scan.cuh>
 
 #ifndef CAP
 #define CAP 1024  // kept shifts a block holds, CAP / WARPS a warp (at least a vote's 32)
@@ -427,6 +428,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     __shared__ unsigned block_counts[N_COUNTS];  // COUNT_MACS's in macs_done
     __shared__ Top red[WARPS];
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
+    __shared__ typename cub::WarpScan<int>::TempStorage list_scan[WARPS];
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -650,11 +652,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     if (lane == 0) listed[warp] = count;
     __syncthreads();
     const int held = lane < WARPS ? listed[lane] : 0;  // lane v: list v's length
-    int ends = held;                                    // lane v: the entries of lists 0 .. v
-    for (int o = 1; o < 32; o <<= 1) {
-        const int x = __shfl_up_sync(0xffffffffu, ends, o);
-        if (lane >= o) ends += x;
-    }
+    int ends;                                           // lane v: the entries of lists 0 .. v
+    cub::WarpScan<int>(list_scan[warp]).InclusiveSum(held, ends);
     for (int e = warp; e < __shfl_sync(0xffffffffu, ends, 31); e += WARPS) {
         const int v = __popc(__ballot_sync(0xffffffffu, ends <= e));  // the list holding entry e
         const int c = e - __shfl_sync(0xffffffffu, ends - held, v);
