@@ -19,7 +19,8 @@ install_wheels() {
     done
     "${PYTHON:-python3}" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target "${SITE:-/tmp/site}" "${unique[@]}" || return 1
-    export PYTHONPATH=${SITE:-/tmp/site}:$PWD PATH=/usr/local/cuda/bin:$PATH CUDA_PATH=/usr/local/cuda
+    export PYTHONPATH=${SITE:-/tmp/site}:$PWD${PYTHONPATH:+:$PYTHONPATH} PATH=/usr/local/cuda/bin:$PATH \
+        CUDA_PATH=/usr/local/cuda
     # transitleastsquares' gufuncs compiled and cached once, here: processes that first import it at once
     # can cache mismatched halves of one and then crash loading it (numba #10128; call 3 of
     # reports/gpu/survey_reads_2026-12-03_H200)

@@ -292,7 +292,9 @@ def test_gate_end_to_end_fails_a_slowdown_and_an_unrecorded_count_change(tmp_pat
 
     def run_gate():
         done = subprocess.run([sys.executable, "-m", "benchmarks.gate", "--rounds", "2"], cwd=clone,
-                              env={**os.environ, "PYTHONPATH": str(clone)}, capture_output=True, text=True)
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(  # the clone first, the rest (asv's site) kept
+                                  [str(clone), *filter(None, [os.environ.get("PYTHONPATH")])])},
+                              capture_output=True, text=True)
         failures = [line for line in done.stdout.splitlines() if line.startswith("- FAIL: ")]
         return done.returncode, failures, done.stdout + done.stderr
 

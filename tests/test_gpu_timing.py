@@ -216,7 +216,8 @@ def test_install_wheels_takes_a_wheel_carried_in_two_folders_once(tmp_path):
     site = tmp_path / "site"
     script = f"source {ROOT / 'scripts' / 'gpu_env.sh'}; install_wheels {first} {second} && echo \"$PYTHONPATH\""
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
-                          env={"PATH": os.environ["PATH"], "SITE": str(site), "HOME": str(tmp_path)})
+                          env={"PATH": os.environ["PATH"], "SITE": str(site), "HOME": str(tmp_path),
+                               "PYTHONPATH": os.environ.get("PYTHONPATH", "")})  # where this python finds TLS
     assert done.returncode == 0, done.stderr
     assert (site / "tinywheel.py").read_text() == "X = 1\n"
     assert done.stdout.split(":")[0] == str(site)
