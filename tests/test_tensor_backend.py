@@ -266,6 +266,24 @@ def test_lists_full_of_near_ties_are_rechecked_at_once_and_the_result_is_cpus():
 
 @gpu
 @pytest.mark.gpu
+def test_lists_full_before_the_lower_gain_rises_are_compacted_and_the_result_is_cpus(monkeypatch):
+    """Near ties (every box about as deep as a constant offset) fill the
+    warps' lists of 32 at once; a transit 20 % deeper than the offset raises
+    the lower gain past them, so full lists are compacted (entries freed, the
+    job screened again from the vote that did not fit), not only re-checked."""
+    t, y, _ = box_light_curve(depth=2e-4, noise=1e-7, seed=9, dy=None)
+    plan, periods = backends.make_plan(t, y - 1e-3)
+    near = periods[np.argsort(np.abs(periods - 4.3))[:20]]  # the transit's period (box_light_curve's) and beside it
+    defines = TensorBackend.kernel_defines
+    monkeypatch.setattr(TensorBackend, "kernel_defines",
+                        lambda self, block: {**defines(self, block), "CAP": block})  # 32 shifts a warp
+    backend = TensorBackend()
+    assert_same_as_cpu(backend.search(plan, near), plan, near)
+    assert backend.work["compactions"] > 0
+
+
+@gpu
+@pytest.mark.gpu
 def test_search_many_of_light_curves_of_growing_lengths_gives_each_cpus_stats():
     """Each queued behind the one before, their fold orders in memory that
     grows between them: every light curve's stats are still its own."""

@@ -365,7 +365,8 @@ __device__ double lane_gain(const double *a, const Width &w, const double *y, co
 #define COUNT_MACS 3
 #define COUNT_VIOLATIONS 4  // DEBUG: skipped shifts whose exact gain beat their bound
 #define COUNT_FLUSHES 5     // lists re-checked early, full after compaction
-#define N_COUNTS 6
+#define COUNT_COMPACTIONS 6  // lists compacted early, the job screened again from the vote that did not fit
+#define N_COUNTS 7
 
 // Re-checks in float64 the kept shifts c = first, first + step, ... < count
 // of a list whose upper gain reaches ``lower`` (the warp forms each exact
@@ -632,11 +633,9 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             const double now = __longlong_as_double((long long)*lower_v);
             const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, block_counts, &macs_done, a,
                                           slot, wlo, y, wt, w_uniform, fold, cs, lane);
-            if (lane == 0) {
-                if (got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
-                atomicAdd(&block_counts[COUNT_FLUSHES], 1u);
-            }
+            if (lane == 0 && got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
         }
+        if (lane == 0) atomicAdd(&block_counts[left == count ? COUNT_FLUSHES : COUNT_COMPACTIONS], 1u);
         count = left == count ? 0 : left;
         from = stopped;
         stopped = -1;

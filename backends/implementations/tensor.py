@@ -45,7 +45,8 @@ MAX_PERIODS = 16384
 SCRATCH_BYTES = 1 << 29  # the kept fold scratch grows beyond a batch's need up to this
 SCRATCH_GROWTH = 1.25  # the kept fold scratch grows to this times a batch's need, so a survey's rising
 # lengths re-allocate it a few times, not at every light curve
-COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations", "flushes")  # COUNT_*
+COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations", "flushes",
+            "compactions")  # COUNT_*
 WORK = (*COUNTERS, "shifts", "brute_force_macs")  # a search's work: the kernel's counters, then host_work's
 OUTS = ("gain", "index", "depth")
 
