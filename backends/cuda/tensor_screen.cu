@@ -200,8 +200,9 @@ struct PairAdd {
 // the weights are read). The sort's keys, counts and 16-bit indices (n < 2^16:
 // 14 n bytes fit an SM) share the ``bytes`` of the fold: keys first, the two
 // index arrays last (past cs's m doubles, where F is gathered), as many bucket
-// counts as fit between (n / 2 at least). Each thread scans its own run of samples twice (totals, a block
-// scan, then its prefix sums), F read one sample ahead of the write over it.
+// counts as fit between (n / 2 at least). Each thread scans its own run of
+// samples twice (totals, a block scan, then its prefix sums), F read one
+// sample ahead of the write over it.
 template <bool W>
 __device__ void fold_period(const double *t, const double *y, const double *wt, double w_uniform, int n, int m,
                             int mp, int bytes, double uscale, double wscale, double period, void *fold_g, double *cs,

@@ -84,8 +84,9 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                     f"{plan.templates.widths.size} (use 'pruned')")
         tp = plan.templates
         if tp.maxwidth > plan.lc.size or np.any(tp.lengths > tp.widths):
-            return (f"backend 'tensor' reads folds patched once, by templates no longer than their widths; this "
-                    f"grid's widest is {tp.maxwidth} samples of {plan.lc.size} (use 'pruned')")
+            return (f"backend 'tensor' reads folds patched once: no width wider than the light curve, no "
+                    f"template longer than its width; this grid's widest is {tp.maxwidth} samples of "
+                    f"{plan.lc.size}, its longest template {int(tp.lengths.max())} (use 'pruned')")
         with self.context():
             arch = self.identity()[1]
             if arch < MIN_ARCH:
