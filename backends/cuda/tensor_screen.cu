@@ -369,14 +369,13 @@ __device__ double lane_gain(const double *a, const Width &w, const double *y, co
 #define COUNT_COMPACTIONS 6  // lists compacted early, the job screened again from the vote that did not fit
 #define N_COUNTS 7
 
-// Re-checks in float64 the kept shifts c = first, first + step, ... < count
-// of a list whose upper gain reaches ``lower`` (the warp forms each exact
-// gain; the widths' constants from the period's slots, wlo the first's
+// Re-checks in float64 the kept shifts first .. end - 1 of a list whose
+// upper gain reaches ``lower`` (the warp forms each exact gain; the widths' constants from the period's slots, wlo the first's
 // index, not from global memory: two dependent loads a re-check fewer). The
 // warp's best so far (in shared memory: nothing stays live in the screen's
 // registers) keeps the better; returns its gain.
 template <bool W>
-__device__ double recheck(const int *iw, const float *ub, int count, int first, int step, double lower,
+__device__ double recheck(const int *iw, const float *ub, int first, int end, double lower,
                           Top *warp_best, unsigned *block_counts, unsigned long long *macs_done, const double *a,
                           const Width *slot, int wlo, const double *y, const double *wt, double w_uniform,
                           const void *fold, const double *cs, int lane)
@@ -384,7 +383,7 @@ __device__ double recheck(const int *iw, const float *ub, int count, int first, 
     Top best = *warp_best;
     int rechecked = 0;
     unsigned long long macs = 0;
-    for (int c = first; c < count; c += step) {
+    for (int c = first; c < end; ++c) {
         if (ub[c] < lower) continue;
         const int i = iw[c] & 0xFFFFFF, wi = iw[c] >> 24;
         const Width &w = slot[wi - wlo];
@@ -632,7 +631,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         const int left = compact(my_iw, my_ub, count, *lower_v, lane, below);
         if (left == count) {
             const double now = __longlong_as_double((long long)*lower_v);
-            const double got = recheck<W>(my_iw, my_ub, count, 0, 1, now, red + warp, block_counts, &macs_done, a,
+            const double got = recheck<W>(my_iw, my_ub, 0, count, now, red + warp, block_counts, &macs_done, a,
                                           slot, wlo, y, wt, w_uniform, fold, cs, lane);
             if (lane == 0 && got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
         }
@@ -657,7 +656,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     for (int e = warp; e < __shfl_sync(0xffffffffu, ends, 31); e += WARPS) {
         const int v = __popc(__ballot_sync(0xffffffffu, ends <= e));  // the list holding entry e
         const int c = e - __shfl_sync(0xffffffffu, ends - held, v);
-        recheck<W>(cand_iw + v * CAPW, cand_ub + v * CAPW, c + 1, c, 1, last, red + warp, block_counts, &macs_done, a,
+        recheck<W>(cand_iw + v * CAPW, cand_ub + v * CAPW, c, c + 1, last, red + warp, block_counts, &macs_done, a,
                    slot, wlo, y, wt, w_uniform, fold, cs, lane);
     }
     for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
