@@ -370,10 +370,11 @@ __device__ double lane_gain(const double *a, const Width &w, const double *y, co
 #define N_COUNTS 7
 
 // Re-checks in float64 the kept shifts first .. end - 1 of a list whose
-// upper gain reaches ``lower`` (the warp forms each exact gain; the widths' constants from the period's slots, wlo the first's
-// index, not from global memory: two dependent loads a re-check fewer). The
-// warp's best so far (in shared memory: nothing stays live in the screen's
-// registers) keeps the better; returns its gain.
+// upper gain reaches ``lower`` (the warp forms each exact gain; the widths'
+// constants from the period's slots, wlo the first's index, not from global
+// memory: two dependent loads a re-check fewer). The warp's best so far (in
+// shared memory: nothing stays live in the screen's registers) keeps the
+// better; returns its gain.
 template <bool W>
 __device__ double recheck(const int *iw, const float *ub, int first, int end, double lower,
                           Top *warp_best, unsigned *block_counts, unsigned long long *macs_done, const double *a,
