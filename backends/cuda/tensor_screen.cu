@@ -90,22 +90,21 @@ struct Width {  // a period's allowed width, as its jobs and re-checks read it
 // swapped).
 __device__ __forceinline__ int placed(int x) { return x ^ ((x >> 3) & 8); }
 
-// B's registers of the job's first ``live`` of T tiles at one k-step, two
-// tiles an ldmatrix.x4: their 8 x 8 blocks (k 0-7, then 8-15) of tile tt, then
-// of tile tt + 1, lane l giving the address of column l & 7 at k 8
-// ((l >> 3) & 1) of tile l >> 4 (``at``: that sample of tile 0, placed, in
-// bytes; ``step`` bytes to the next tile, 128 S samples, which ``placed``
-// keeps apart); an odd last tile by an ldmatrix.x2 (lanes l < 16 read).
+// B's registers of the job's T tiles at one k-step, two tiles an ldmatrix.x4:
+// their 8 x 8 blocks (k 0-7, then 8-15) of tile tt, then of tile tt + 1, lane l
+// giving the address of column l & 7 at k 8 ((l >> 3) & 1) of tile l >> 4
+// (``at``: that sample of tile 0, placed, in bytes; ``step`` bytes to the next
+// tile, 128 S samples, which ``placed`` keeps apart); an odd last tile by an
+// ldmatrix.x2 (lanes l < 16 read).
 template <int T>
-__device__ __forceinline__ void load_b(uint2 *b, unsigned at, unsigned step, int live)
+__device__ __forceinline__ void load_b(uint2 *b, unsigned at, unsigned step)
 {
 #pragma unroll
     for (int tt = 0; tt + 1 < T; tt += 2)
-        if (tt < live)
-            asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                         : "=r"(b[tt].x), "=r"(b[tt].y), "=r"(b[tt + 1].x), "=r"(b[tt + 1].y)
-                         : "r"(at + tt * step));
-    if ((T & 1) && T - 1 < live)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(b[tt].x), "=r"(b[tt].y), "=r"(b[tt + 1].x), "=r"(b[tt + 1].y)
+                     : "r"(at + tt * step));
+    if (T & 1)
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
                      : "=r"(b[T - 1].x), "=r"(b[T - 1].y)
                      : "r"(at + (T - 1) * step));
@@ -120,24 +119,35 @@ __device__ __forceinline__ void mma16816(float *d, uint4 a, uint2 b)
                  : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
 }
 
-// acc[tt] += the K k-steps' products of a job's first ``live`` of T tiles
-// (the rest, past the width's listed shifts, stay 0): A's fragments from
+// acc[tt] += the K k-steps' products of a job's T tiles: A's fragments from
 // ``af`` (this lane's, k-step 0), B's from the float16 fold at byte ``at``
 // (``load_b``'s) from sample ``col`` (this lane's, k-step 0) on.
 template <int T>
 __device__ __forceinline__ void job_product(float (*acc)[4], const uint4 *af, unsigned at, int col, int K,
-                                            unsigned tile_bytes, int live)
+                                            unsigned tile_bytes)
 {
     UNROLL(KUNROLL)
     for (int kk = 0; kk < K; ++kk) {
         const uint4 a = __ldg(af);
         af += 32;
         uint2 x[T];
-        load_b<T>(x, at + 2 * placed(col + 16 * kk), tile_bytes, live);
+        load_b<T>(x, at + 2 * placed(col + 16 * kk), tile_bytes);
 #pragma unroll
-        for (int tt = 0; tt < T; ++tt)
-            if (tt < live) mma16816(acc[tt], a, x[tt]);
+        for (int tt = 0; tt < T; ++tt) mma16816(acc[tt], a, x[tt]);
     }
+}
+
+// job_product of the job's first ``live`` (1 .. T) tiles: a width's last job
+// may hold fewer than T with listed shifts (the rest stay 0). A k-loop for
+// each count, not a predicate at each mma: those took the registers of a
+// profile build (STAGE_CLOCKS) beyond its 80, and it spilled.
+template <int T>
+__device__ __forceinline__ void live_product(float (*acc)[4], const uint4 *af, unsigned at, int col, int K,
+                                             unsigned tile_bytes, int live)
+{
+    if constexpr (T > 1)
+        if (live < T) return live_product<T - 1>(acc, af, at, col, K, tile_bytes, live);
+    job_product<T>(acc, af, at, col, K, tile_bytes);
 }
 
 // The shift (in units of the stride, within the width's list) of D entry h
@@ -495,7 +505,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         const int col = (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + (lane & 8);
         const unsigned tile_bytes = 2 * TILE * S;
         float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
-        job_product<T>(c, frag + w.foff + lane, u_at, col, K, tile_bytes, live);
+        live_product<T>(c, frag + w.foff + lane, u_at, col, K, tile_bytes, live);
         // the job's gate: its largest AR + e (e over all its tiles' windows) against its smallest
         // A2, which bound every tile's gate, so a job they all close skips them at one vote; with
         // W first against A2's floor w_min sum a^2, before A2's own product, then against that
@@ -521,7 +531,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             }
         }
         if (W) {
-            job_product<T>(cw, frag2 + w.foff + lane, u_at + w_off, col, K, tile_bytes, live);
+            live_product<T>(cw, frag2 + w.foff + lane, u_at + w_off, col, K, tile_bytes, live);
             if (from == 0 && !closed) {
                 float a2_16 = cw[0][0];
 #pragma unroll
