@@ -382,7 +382,7 @@ def test_blocks_take_periods_from_a_queue_each_with_a_scratch_of_its_own(monkeyp
     """Both kernels launch at most the blocks the GPU holds at once, each
     searching the queue's next period until none is left, with a fold
     scratch of its own: the patched folded flux (8 m bytes, m = n + the widest
-    template), with weights that differ the fold's order (4 m)."""
+    template), with weights that differ the folded weights after it (16 m)."""
     log, needs = [], []
     backend = fake_tensor(monkeypatch, log)
     monkeypatch.setattr(backend, "resident_blocks", lambda threads: 4)
@@ -393,7 +393,7 @@ def test_blocks_take_periods_from_a_queue_each_with_a_scratch_of_its_own(monkeyp
         backend.search(plan, periods[:3])
     m = plan.lc.size + plan.templates.maxwidth
     assert [entry[2] for entry in log if entry[0] == "launch"] == [4, 3, 4, 3]
-    assert needs == [8 * 4 * m, 8 * 3 * m, 4 * 4 * m, 4 * 3 * m]
+    assert needs == [8 * 4 * m, 8 * 3 * m, 16 * 4 * m, 16 * 3 * m]
 
 
 def test_resident_blocks_are_the_sms_threads_in_blocks_read_once(monkeypatch):

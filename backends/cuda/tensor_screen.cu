@@ -208,9 +208,9 @@ struct PairAdd {
 // Period p's fold in shared memory: cs = prefix sums of F (m + 1 doubles), au
 // = prefix sums of |u| (m + 1 floats: they only pad the screen's allowance, by
 // their rounding), u16 = u uscale in float16 (mp halves, zero past m), with W
-// the weights' w16 = W wscale too. For the re-checks, to fold_g: the patched
-// folded flux F (m doubles), with W the phases' order (m ints, through which
-// the weights are read). The sort's keys, counts and 16-bit indices (n < 2^16:
+// the weights' w16 = W wscale too. For the re-checks and the prefix sums, to
+// fold_g: the patched folded flux F (m doubles), with W the folded weights
+// after them (m doubles: no load through the order). The sort's keys, counts and 16-bit indices (n < 2^16:
 // 14 n bytes fit an SM) share the ``bytes`` of the fold: keys first, the two
 // index arrays last (past cs's m doubles, where F is gathered), as many bucket
 // counts as fit between (n / 2 at least). Each thread scans its own run of
@@ -218,11 +218,9 @@ struct PairAdd {
 // sample ahead of the write over it.
 template <bool W>
 __device__ void fold_period(const double *t, const double *y, const double *wt, double w_uniform, int n, int m,
-                            int mp, int bytes, double uscale, double wscale, double period, void *fold_g, double *cs,
-                            float *au, __half *u16, __half *w16)
+                            int mp, int bytes, double uscale, double wscale, double period, double *fold_g,
+                            double *cs, float *au, __half *u16, __half *w16)
 {
-    int *order_g = static_cast<int *>(fold_g);
-    double *fy_g = static_cast<double *>(fold_g);
     CLOCK_MARK(mark);
     {
         double *key = cs;
@@ -238,20 +236,21 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         CLOCK_ADD(CLOCK_SORT, mark);
         for (int k0 = threadIdx.x; k0 < m; k0 += AHEAD * BLOCK) {
             int o[AHEAD];
-            double f[AHEAD];
+            double f[AHEAD], wv[AHEAD];
 #pragma unroll
             for (int u = 0; u < AHEAD; ++u) o[u] = out[wrap(min(k0 + u * BLOCK, m - 1), n)];
 #pragma unroll
-            for (int u = 0; u < AHEAD; ++u) f[u] = y[o[u]];
+            for (int u = 0; u < AHEAD; ++u) {
+                f[u] = y[o[u]];
+                if (W) wv[u] = wt[o[u]];
+            }
 #pragma unroll
             for (int u = 0; u < AHEAD; ++u) {
                 const int k = k0 + u * BLOCK;
                 if (k < m) {
                     cs[k] = f[u];
-                    if (W)
-                        order_g[k] = o[u];
-                    else
-                        fy_g[k] = f[u];
+                    fold_g[k] = f[u];
+                    if (W) fold_g[m + k] = wv[u];
                 }
             }
         }
@@ -261,7 +260,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
     typedef cub::BlockScan<Pair, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
     const int run = odd_run(m), first = min(m, (int)threadIdx.x * run), last = min(m, first + run);
-    const auto weight = [&](int k) { return W ? wt[order_g[k]] : w_uniform; };
+    const auto weight = [&](int k) { return W ? fold_g[m + k] : w_uniform; };
     Pair own = {0.0, 0.0};
     for (int k = first; k < last; ++k) own = PairAdd()(own, {cs[k], fabs((1.0 - cs[k]) * weight(k))});
     double next = first < last ? cs[first] : 0.0;
@@ -314,32 +313,24 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 
 // Shift i of width w's terms j = j0, j0 + step, ... of sum a u and (with W)
 // of A2 = sum a^2 W, as the cpu backend's exact_gain: u = (1 - F) W, from the
-// patched fold (i + j < m: a template is no longer than its width). AHEAD
-// terms' loads are issued before any is summed; each lane's sums keep their
-// order, and a term past the template adds 0 (a = 0).
+// patched fold's flux fy and (with W) weights fw (i + j < m: a template is no
+// longer than its width). AHEAD terms' loads are issued before any is summed;
+// each lane's sums keep their order, and a term past the template adds 0 (a = 0).
 template <bool W>
-__device__ __forceinline__ double2 dot_terms(const double *a, const Width &w, const double *y, const double *wt,
-                                             double w_uniform, const void *fold, int i, int j0, int step)
+__device__ __forceinline__ double2 dot_terms(const double *a, const Width &w, double w_uniform, const double *fy,
+                                             const double *fw, int i, int j0, int step)
 {
     const double *aa = a + w.aoff;
     const int len = w.len;
     double dot = 0.0, a2 = 0.0;
     for (int j = j0; j < len; j += AHEAD * step) {
         double aj[AHEAD], f[AHEAD], wj[AHEAD];
-        int o[AHEAD];
 #pragma unroll
         for (int u = 0; u < AHEAD; ++u) {
             const int at = min(j + u * step, len - 1);  // in the template: every load valid
             aj[u] = j + u * step < len ? aa[at] : 0.0;
-            if (W)
-                o[u] = static_cast<const int *>(fold)[i + at];
-            else
-                f[u] = static_cast<const double *>(fold)[i + at];
-        }
-#pragma unroll
-        for (int u = 0; u < AHEAD; ++u) {
-            wj[u] = W ? wt[o[u]] : w_uniform;
-            if (W) f[u] = y[o[u]];
+            f[u] = fy[i + at];
+            wj[u] = W ? fw[i + at] : w_uniform;
         }
 #pragma unroll
         for (int u = 0; u < AHEAD; ++u) {
@@ -361,10 +352,10 @@ __device__ __forceinline__ double exact_gain(double2 sums, const double *cs, con
 
 // The exact gain of shift i of width w by one thread (DEBUG's checks).
 template <bool W>
-__device__ double lane_gain(const double *a, const Width &w, const double *y, const double *wt, double w_uniform,
-                            const void *fold, const double *cs, int i)
+__device__ double lane_gain(const double *a, const Width &w, double w_uniform, const double *fy, const double *fw,
+                            const double *cs, int i)
 {
-    return exact_gain<W>(dot_terms<W>(a, w, y, wt, w_uniform, fold, i, 0, 1), cs, w, i);
+    return exact_gain<W>(dot_terms<W>(a, w, w_uniform, fy, fw, i, 0, 1), cs, w, i);
 }
 
 // The screen's counters, in shared memory, then one atomic add per block each:
@@ -391,8 +382,8 @@ __device__ double lane_gain(const double *a, const Width &w, const double *y, co
 template <bool W>
 __device__ double recheck(const int *iw, const float *ub, int first, int end, double lower,
                           Top *warp_best, unsigned *block_counts, unsigned long long *macs_done, const double *a,
-                          const Width *slot, int wlo, const double *y, const double *wt, double w_uniform,
-                          const void *fold, const double *cs, int lane)
+                          const Width *slot, int wlo, double w_uniform, const double *fy, const double *fw,
+                          const double *cs, int lane)
 {
     Top best = *warp_best;
     int rechecked = 0;
@@ -401,7 +392,7 @@ __device__ double recheck(const int *iw, const float *ub, int first, int end, do
         if (ub[c] < lower) continue;
         const int i = iw[c] & 0xFFFFFF, wi = iw[c] >> 24;
         const Width &w = slot[wi - wlo];
-        double2 sums = dot_terms<W>(a, w, y, wt, w_uniform, fold, i, lane, 32);
+        double2 sums = dot_terms<W>(a, w, w_uniform, fy, fw, i, lane, 32);
         for (int o = 16; o; o >>= 1) {
             sums.x += __shfl_xor_sync(0xffffffffu, sums.x, o);
             if (W) sums.y += __shfl_xor_sync(0xffffffffu, sums.y, o);
@@ -447,8 +438,9 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    // this block's fold scratch, for the re-checks: with W the order (4 m bytes), else the folded flux (8 m)
-    void *fold = fold_all + (size_t)blockIdx.x * (W ? 4 : 8) * m;
+    // this block's fold scratch, for the re-checks: the folded flux (8 m bytes), with W the weights after it (8 m)
+    double *fold = reinterpret_cast<double *>(fold_all) + (size_t)blockIdx.x * (W ? 2 : 1) * m;
+    const double *fw = fold + m;  // with W the folded weights
     // the widths' constants first: their loads' latency passes under the fold's
     const int p = *queued, wlo = lo[p], n_w = hi[p] - wlo;  // queued: in shared memory, read again at the end
     const double inv_su = 1.0 / uscale;  // a power of two (exact)
@@ -574,7 +566,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                 for (int h = 0; h < 4; ++h) {
                     const int s = shift_of(tile, g, tg, h), i = s * S;
                     if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
-                    const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, cs, i);
+                    const double gain = lane_gain<W>(a, w, w_uniform, fold, fw, cs, i);
                     violations += gain > fmax(top, 0.0) * fmax(top, 0.0) / job_a2 * DEBUG_SLACK;
                 }
             if (!__any_sync(0xffffffffu, open)) {
@@ -583,7 +575,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                         const int s = shift_of(tile, g, tg, h), i = s * S;
                         if (s >= ns || !(cs[i + d] - cs[i] <= smax)) continue;
                         const double top = fmax((double)c[tt][h] * w.inv + e, 0.0);
-                        const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, cs, i);
+                        const double gain = lane_gain<W>(a, w, w_uniform, fold, fw, cs, i);
                         violations += a2_lo[h] > 0.0 && gain > top * top / a2_lo[h] * DEBUG_SLACK;
                     }
                 continue;
@@ -605,7 +597,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                         ub[h] = x - ylo + pad;
                         lb = fmax(lb, x - yhi - pad);
                         if (DEBUG) {  // every screened shift's exact gain between its two bounds
-                            const double gain = lane_gain<W>(a, w, y, wt, w_uniform, fold, cs, i);
+                            const double gain = lane_gain<W>(a, w, w_uniform, fold, fw, cs, i);
                             const double slack = (fabs(gain) + fabs(x) + yhi) * (DEBUG_SLACK - 1.0);
                             violations += gain > ub[h] + slack || gain < x - yhi - pad - slack;
                         }
@@ -647,7 +639,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         if (left == count) {
             const double now = __longlong_as_double((long long)*lower_v);
             const double got = recheck<W>(my_iw, my_ub, 0, count, now, red + warp, block_counts, &macs_done, a,
-                                          slot, wlo, y, wt, w_uniform, fold, cs, lane);
+                                          slot, wlo, w_uniform, fold, fw, cs, lane);
             if (lane == 0 && got > now) atomicMax(&lower_bits, (unsigned long long)__double_as_longlong(got));
         }
         if (lane == 0) atomicAdd(&block_counts[left == count ? COUNT_FLUSHES : COUNT_COMPACTIONS], 1u);
@@ -672,7 +664,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         const int v = __popc(__ballot_sync(0xffffffffu, ends <= e));  // the list holding entry e
         const int c = e - __shfl_sync(0xffffffffu, ends - held, v);
         recheck<W>(cand_iw + v * CAPW, cand_ub + v * CAPW, c, c + 1, last, red + warp, block_counts, &macs_done, a,
-                   slot, wlo, y, wt, w_uniform, fold, cs, lane);
+                   slot, wlo, w_uniform, fold, fw, cs, lane);
     }
     for (int o = 16; DEBUG && o; o >>= 1) violations += __shfl_xor_sync(0xffffffffu, violations, o);
     if (lane == 0 && violations) atomicAdd(&block_counts[COUNT_VIOLATIONS], violations);

@@ -145,7 +145,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
 
     def scratch_memory(self, nbytes):
         """Device memory for a batch's fold scratch (``nbytes``: a block's
-        folded flux, 8 n bytes, or with weights that differ its order, 4 n),
+        folded flux, 8 n bytes, with weights that differ its weights too, 16 n),
         kept across searches and grown only (SCRATCH_GROWTH): from the pool, each
         K2-like light curve of a new length (~150 MB of orders when each period
         had its own) made it allocate and free again, its sizes past
@@ -238,7 +238,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                     ("counters", np.zeros(len(COUNTERS), np.uint64)),
                     ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b))]
         staged = Staged(sections, self._allocate)
-        scratch = self.scratch_memory((4 if weighted else 8) * grid * state.m)  # before the clock: growing it waits
+        scratch = self.scratch_memory((16 if weighted else 8) * grid * state.m)  # before the clock: growing it waits
         clock = EventClock(self.timings)
         with clock.stage("chi2_scan.kernel"):  # the device's time beside the stage's wall time
             self.function(kernel, threads, shared)(
