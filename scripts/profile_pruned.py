@@ -34,18 +34,11 @@ TENSOR_SLOTS = ("fold: phases", "fold: order", "fold: gather", "fold: prefix sum
 CLOCKED = ("pruned", "tensor")  # backends whose kernels have clock slots
 
 
-def clocked_block(backend, plan) -> int:
-    """The threads a block of the module whose clock slots a search of ``plan`` fills."""
-    if backend.name == "tensor":
-        return backend.shapes[backend.kernel_for(plan)[0]][0]
-    return backend.shared_block if backend.folds_in_scan(plan) else backend._block(plan.lc.size)
-
-
 def stage_cycles(backend, plan, periods) -> np.ndarray:
     """SM cycles per clock slot of one search of ``periods``, summed over blocks."""
     import pycuda.driver as cuda
 
-    block = clocked_block(backend, plan)
+    block = backend.search_block(plan)
     with backend.context():
         clocks, size = backend.module(block).get_global("stage_clocks")
         cuda.memset_d8(clocks, 0, size)
@@ -113,7 +106,7 @@ def main():
         backend.search(plan, periods)
         return
     if args.backend == "tensor":
-        warps = clocked_block(backend, plan) // 32
+        warps = backend.search_block(plan) // 32
         for stage, c in tensor_named(stage_cycles(backend, plan, periods), warps).items():
             print(f"  {stage:34s} {c:12.4g} cycles a block's period")
         return

@@ -252,11 +252,17 @@ def test_the_header_names_the_sources_that_lie_here_whatever_git_says(tmp_path):
 
 
 def test_profile_clocks_read_the_module_of_the_kernel_a_plan_runs():
-    """tensor's clock slots are those of the kernel the plan takes, at its
-    shape (equal weights: tensor_search; weights that differ: tensor_search_w)."""
-    import profile_pruned
+    """The clock slots profile_pruned reads are those of the module that
+    searches the plan, at its shape: tensor's by the kernel the plan takes
+    (equal weights: tensor_search; weights that differ: tensor_search_w),
+    pruned's pruned_period where the fold fits in shared memory, else its
+    global layout's block for the light curve's size."""
+    from backends.implementations.pruned import PrunedBackend
+    from backends.implementations.pycuda_base import block_size_for
     from backends.implementations.tensor import SHAPES, TensorBackend
 
-    backend = TensorBackend()
-    assert profile_pruned.clocked_block(backend, gpu_timing.case_plan("k2")[0]) == SHAPES["tensor_search"][0]
-    assert profile_pruned.clocked_block(backend, gpu_timing.case_plan("k2w")[0]) == SHAPES["tensor_search_w"][0]
+    k2, k2w = (gpu_timing.case_plan(case)[0] for case in ("k2", "k2w"))
+    assert TensorBackend().search_block(k2) == SHAPES["tensor_search"][0]
+    assert TensorBackend().search_block(k2w) == SHAPES["tensor_search_w"][0]
+    pruned = PrunedBackend(layout="global")
+    assert pruned.search_block(k2) == block_size_for(k2.lc.size)

@@ -252,6 +252,10 @@ class PrunedBackend(PooledScratch, PyCUDABackend):
         (``layout``; "auto": where the fold fits in shared memory)."""
         return self.layout != "global" and self._fits(plan)
 
+    def search_block(self, plan) -> int:
+        """Threads a block of the module whose kernels search ``plan``."""
+        return self.shared_block if self.folds_in_scan(plan) else self._block(plan.lc.size)
+
     def _fits(self, plan) -> bool:
         return 8 * self.shared_doubles(plan) <= self._period_shared(plan)
 

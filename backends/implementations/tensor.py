@@ -106,6 +106,10 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         weighted = not plan.lc.uniform_weight > 0
         return ("tensor_search_w" if weighted else "tensor_search"), weighted
 
+    def search_block(self, plan) -> int:
+        """Threads a block of the kernel that searches ``plan`` (its shape)."""
+        return self.shapes[self.kernel_for(plan)[0]][0]
+
     def fold_of(self, plan) -> tuple:
         """(kernel, listed shifts per width, mp, shared bytes, each width's first
         job counted over the template grid: a period's widths' jobs are the
@@ -229,7 +233,7 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         lc, tp, tables = state.plan.lc, state.plan.templates, state.tables
         b, n = periods.size, state.n
         kernel, n_shifts, mp, shared, job_start = self.fold_of(state.plan)
-        threads = self.shapes[kernel][0]
+        threads = self.search_block(state.plan)
         weighted = self.kernel_for(state.plan)[1]
         grid = min(b, self.resident_blocks(threads))
         # what the host writes first (one copy), then what comes back (one span)
