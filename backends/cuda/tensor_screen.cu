@@ -210,12 +210,12 @@ struct PairAdd {
 // their rounding), u16 = u uscale in float16 (mp halves, zero past m), with W
 // the weights' w16 = W wscale too. For the re-checks and the prefix sums, to
 // fold_g: the patched folded flux F (m doubles), with W the folded weights
-// after them (m doubles: no load through the order). The sort's keys, counts and 16-bit indices (n < 2^16:
-// 14 n bytes fit an SM) share the ``bytes`` of the fold: keys first, the two
-// index arrays last (past cs's m doubles, where F is gathered), as many bucket
-// counts as fit between (n / 2 at least). Each thread scans its own run of
-// samples twice (totals, a block scan, then its prefix sums), F read one
-// sample ahead of the write over it.
+// after them (m doubles: no load through the order). The sort's keys, counts
+// and 16-bit indices (n < 2^16: 14 n bytes fit an SM) share the ``bytes`` of
+// the fold: keys first, the two index arrays last (past cs's m doubles, where
+// F is gathered), as many bucket counts as fit between (n / 2 at least). Each
+// thread scans its own run of samples twice (totals, a block scan, then its
+// prefix sums), F read one sample ahead of the write over it.
 template <bool W>
 __device__ void fold_period(const double *t, const double *y, const double *wt, double w_uniform, int n, int m,
                             int mp, int bytes, double uscale, double wscale, double period, double *fold_g,
@@ -498,7 +498,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         const unsigned tile_bytes = 2 * TILE * S;
         float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
         live_product<T>(c, frag + w.foff + lane, u_at, col, K, tile_bytes, live);
-        // the job's gate: its largest AR + e (e over all its tiles' windows) against its smallest
+        // the job's gate: its largest AR + e (e over its live tiles' windows) against its smallest
         // A2, which bound every tile's gate, so a job they all close skips them at one vote; with
         // W first against A2's floor w_min sum a^2, before A2's own product, then against that
         double top = 0.0, job_a2 = 0.0;  // the A2 bound the job's gate closed it with (DEBUG's checks)
