@@ -31,7 +31,6 @@ SLOTS = (FOLD_PARTS[0], "prefix sums", "seeds", "coarse stage", "flushes", *FLUS
          *FOLD_PARTS[1:], "row gate", COARSE_PART)  # pruned.cu's clock slots
 TENSOR_SLOTS = ("fold: phases", "fold: order", "fold: gather", "fold: prefix sums", "screen", "last re-checks",
                 "rest", "periods", "screen: mean warp's own", "last re-checks: mean warp's own")  # tensor_screen.cu's
-CLOCKED = ("pruned", "tensor")  # backends whose kernels have clock slots
 
 
 def stage_cycles(backend, plan, periods) -> np.ndarray:
@@ -86,10 +85,29 @@ def host_profile(backend, plan, periods, searches):
     stats.sort_stats("cumulative").print_stats(40)
 
 
+def pruned_report(cycles, backend, plan, periods):
+    """pruned_period's stages: cycles a period and shares of the whole."""
+    cycles = named(cycles)
+    flushes = cycles.pop("flush count")
+    total = sum(cycles[s] for s in STAGES)
+    print(f"  {total / periods:.3g} SM cycles per period, {flushes / periods:.2f} flushes per period")
+    for stage, c in cycles.items():
+        print(f"  {stage:34s} {c / periods:12.4g} cycles/period  {100 * c / total:5.1f} %")
+
+
+def tensor_report(cycles, backend, plan, periods):
+    """tensor_screen.cu's stages: cycles a block's period."""
+    for stage, c in tensor_named(cycles, backend.search_block(plan) // 32).items():
+        print(f"  {stage:34s} {c:12.4g} cycles a block's period")
+
+
+CLOCKED = {"pruned": pruned_report, "tensor": tensor_report}  # backends whose kernels have clock slots
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("case", nargs="?", default="k2")
-    parser.add_argument("--clocks", action="store_true", help="stage cycles of pruned_period")
+    parser.add_argument("--clocks", action="store_true", help="stage cycles of the backend's kernel (pruned or tensor)")
     parser.add_argument("--host", type=int, default=0, metavar="N", help="profile N warm searches' host part")
     parser.add_argument("--backend", default="pruned")
     args = parser.parse_args()
@@ -105,19 +123,8 @@ def main():
     if not args.clocks:
         backend.search(plan, periods)
         return
-    if args.backend == "tensor":
-        warps = backend.search_block(plan) // 32
-        for stage, c in tensor_named(stage_cycles(backend, plan, periods), warps).items():
-            print(f"  {stage:34s} {c:12.4g} cycles a block's period")
-        return
-    cycles = named(stage_cycles(backend, plan, periods))
-    flushes = cycles.pop("flush count")
-    total = sum(cycles[s] for s in STAGES)
-    print(f"{args.case}: {len(periods)} periods, {total / len(periods):.3g} SM cycles per period, "
-          f"{flushes / len(periods):.2f} flushes per period")
-    for stage, c in cycles.items():
-        print(f"  {stage:34s} {c / len(periods):12.4g} cycles/period  {100 * c / total:5.1f} %")
-
+    print(f"{args.case}: {len(periods)} periods")
+    CLOCKED[args.backend](stage_cycles(backend, plan, periods), backend, plan, len(periods))
 
 if __name__ == "__main__":
     main()
