@@ -10,10 +10,10 @@
 //     scratch; prefix sums of F and |u|, u * uscale in float16 and rint(u r8)
 //     in int8, by runs of samples;
 //   screen: per (width, TPJ tiles of 128 strided shifts; TPJ_W with W) a
-//     warp first gates the job by int8 products (m16n8k32, q_a against the
-//     int8 fold q, exact int32 sums: half the k-steps; tensor_tables.py's
-//     allowance over each tile's window), then forms AR of every shift of a
-//     job it leaves open as one mma.sync.m16n8k16 per 16 template
+//     warp gates the job of a long template first by int8 products
+//     (m16n8k32, q_a against the int8 fold q, exact int32 sums: half the
+//     k-steps; tensor_tables.py's allowance over the job's window), then
+//     forms AR of every shift of a job left open as one mma.sync.m16n8k16 per 16 template
 //     samples: the template banded over 16 sub-shifts, A[m, j] = a16[j - S m]
 //     (backends/tensor_tables.py, one fragment a k-step shared by the job's
 //     tiles), against the fold's columns B[j, n] = u16[s0 + 16 S n + j] (one
@@ -50,6 +50,9 @@
 #endif
 #ifndef KUNROLL
 #define KUNROLL 4  // k-steps of the screen's loop unrolled
+#endif
+#ifndef INT8_FROM
+#define INT8_FROM 5  // float16 k-steps of the widths whose jobs the int8 gate takes first (shorter: it costs more than it saves; not with W)
 #endif
 #ifndef AHEAD
 #define AHEAD 4  // global loads a thread issues before it uses any: the fold's gather, a re-check's terms
@@ -418,7 +421,7 @@ __device__ double lane_gain(const double *a, const Width &w, double w_uniform, c
 #define COUNT_VIOLATIONS 4  // DEBUG: skipped shifts whose exact gain beat their bound
 #define COUNT_FLUSHES 5     // lists re-checked early, full after compaction
 #define COUNT_COMPACTIONS 6  // lists compacted early, the job screened again from the vote that did not fit
-#define COUNT_REFINED 7      // jobs the int8 gate left open: their float16 products formed
+#define COUNT_REFINED 7      // jobs the int8 gate took and left open: their float16 products formed
 #define N_COUNTS 8
 
 // Re-checks in float64 the kept shifts first .. end - 1 of a list whose
@@ -554,31 +557,30 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         const unsigned tile_bytes = 2 * TILE * S;
         // the job's gate: its largest AR + e (e over its live tiles' windows) against its smallest
         // A2, which bound every tile's gate, so a job they all close skips them at one vote; first
-        // by the int8 products (AR + e8 of each tile), then by the float16 ones; with W against A2's
-        // floor w_min sum a^2, before A2's own product, then against that
+        // by the int8 products for widths of INT8_FROM k-steps or more (without W), then by the float16
+        // ones; with W against A2's floor w_min sum a^2, before A2's own product, then against that
         double top = 0.0, job_a2 = 0.0;  // the A2 bound the job's gate closed it with (DEBUG's checks)
         const auto closes = [&](double a2_lo) {
             const double lower = __longlong_as_double((long long)*lower_v);
             job_a2 = a2_lo;
             return !__any_sync(0xffffffffu, top > 0.0 && (a2_lo == 0.0 || top * top >= lower * a2_lo * GATE_SLACK));
         };
+        const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + d, m);
+        const double window = (double)au[end] - au[first];  // sum |u| over the live tiles' samples
         bool closed = false;
-        if (from == 0) {
+        if (!W && from == 0 && K >= INT8_FROM) {
             int c8[T][4] = {};
             // bytes: this lane's load_b column at k-step 0 (k 16-31 at lane & 8)
             live_product8<T>(c8, frag8 + w.f8off + lane, u8_at,
                              (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + 2 * (lane & 8), w.K8, TILE * S,
                              live);
-            top = -1.0;
+            int top_q = c8[0][0];
 #pragma unroll
-            for (int tt = 0; tt < T; ++tt) {
-                if (tt >= live) continue;
-                const int top_q = max(max(c8[tt][0], c8[tt][1]), max(c8[tt][2], c8[tt][3]));
-                const int s0 = min((tile0 + tt) * TILE * S, m);
-                const double x = top_q * w.s8;
-                top = fmax(top, x + TINY_REL * fabs(x) + w.d8 * ((double)au[min(s0 + TILE * S + d, m)] - au[s0])
-                                    + w.eabs8);
-            }
+            for (int tt = 0; tt < T; ++tt)
+#pragma unroll
+                for (int h = 0; h < 4 && tt < live; ++h) top_q = max(top_q, c8[tt][h]);
+            const double x = top_q * w.s8;
+            top = x + TINY_REL * fabs(x) + w.d8 * window + w.eabs8;
             closed = closes(w.a2);
             if (closed && !DEBUG) {
                 job += WARPS;
@@ -594,8 +596,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             for (int tt = 0; tt < T; ++tt)
 #pragma unroll
                 for (int h = 0; h < 4 && tt < live; ++h) top16 = fmaxf(top16, c[tt][h]);
-            const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + d, m);
-            top = (double)top16 * w.inv + w.ecoef * ((double)au[end] - au[first]) + w.eabs;
+            top = (double)top16 * w.inv + w.ecoef * window + w.eabs;
             closed = closes(w.a2);
             if (closed && !DEBUG) {
                 job += WARPS;
