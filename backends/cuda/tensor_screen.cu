@@ -73,6 +73,7 @@
 #define TILE 128
 static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 #define MAXW 64
+#define MAXJOBS 512  // jobs of a period that keep their int8 bound (K2-like: at most 288); later ones have none
 // Profile builds' clock slots (stage_clocks.cuh), a period's stages: the
 // fold's phases, its order (bucket_rank_n), gather and prefix sums; the
 // screen with its setup; the last re-checks; the rest (the widths' setup
@@ -488,6 +489,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     __shared__ Top red[WARPS];
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
     __shared__ typename cub::WarpScan<int>::TempStorage list_scan[WARPS];
+    __shared__ float bound[W ? 1 : MAXJOBS];  // without W, each job's int8 bound on its gains (its warp's)
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -540,6 +542,47 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     unsigned violations = 0;  // DEBUG
     double lb = 0.0;
     int q = 0;
+    // Without W, each warp first bounds its own jobs (job = warp mod WARPS) by
+    // int8 products (those of templates of INT8_FROM k-steps or more): the
+    // bound on every gain of the job, max(AR + e8, 0)^2 / A2, to bound[job].
+    // It screens its job of the largest bound first, then the others in turn,
+    // skipping those whose bound the lower gain has passed: the lower gain
+    // rises early, so few jobs need their float16 products.
+    int own_best = -1;  // the warp's job of the largest int8 bound
+    if (!W) {
+        float best = -1.0f;
+        for (int job = warp, q8 = 0; job < total; job += WARPS) {
+            while (tiles[q8 + 1] <= job) ++q8;
+            const Width &w = slot[q8];
+            const int tile0 = (job - tiles[q8]) * T, S = w.S;
+            const int live = min(T, (w.ns + TILE - 1) / TILE - tile0);
+            float b = INFINITY;  // none: the job is screened whatever the lower gain
+            if (w.K >= INT8_FROM) {
+                int c8[T][4] = {};
+                // bytes: this lane's load_b column at k-step 0 (k 16-31 at lane & 8)
+                live_product8<T>(c8, frag8 + w.f8off + lane, u8_at,
+                                 (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + 2 * (lane & 8), w.K8,
+                                 TILE * S, live);
+                int top_q = c8[0][0];
+#pragma unroll
+                for (int tt = 0; tt < T; ++tt)
+#pragma unroll
+                    for (int h = 0; h < 4 && tt < live; ++h) top_q = max(top_q, c8[tt][h]);
+                top_q = __reduce_max_sync(0xffffffffu, top_q);
+                const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + w.d, m);
+                const double x = top_q * w.s8;
+                const double top = x + TINY_REL * fabs(x) + w.d8 * ((double)au[end] - au[first]) + w.eabs8;
+                b = top > 0.0 ? __double2float_ru(top * top / (w.a2 * GATE_SLACK)) : 0.0f;
+                if (b > best) {
+                    best = b;
+                    own_best = job;
+                }
+            }
+            if (lane == 0 && job < MAXJOBS) bound[job] = b;
+        }
+        __syncwarp();
+    }
+    bool own_first = own_best >= 0;
     // A vote (tile tt's quarter h) whose kept shifts do not fit stops its job:
     // the warp compacts its list against the risen lower gain, or, if that
     // frees nothing, re-checks it (which raises the lower gain), and screens
@@ -547,18 +590,35 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     // little else is live, and one compaction's code serves every vote (at
     // each vote, inlined, it was a sixth of the kernel's code).
     int from = 0, stopped = -1;
-    for (int job = warp; job < total;) {
-        while (tiles[q + 1] <= job) ++q;  // jobs only move forward
+    const auto next = [&](int &job) {  // the job after a finished one
+        if (own_first) {
+            own_first = false;
+            job = warp;
+            q = 0;
+        } else {
+            job += WARPS;
+        }
+    };
+    for (int job = own_first ? own_best : warp;;) {
+        if (own_first) {
+            q = 0;  // out of turn
+        } else {  // the next job its int8 bound leaves open (DEBUG: every job, each checked against it)
+            for (; job < total && from == 0; job += WARPS)
+                if (job != own_best && (W || DEBUG || job >= MAXJOBS
+                                        || bound[job] >= __longlong_as_double((long long)*lower_v)))
+                    break;
+            if (job >= total) break;
+        }
+        while (tiles[q + 1] <= job) ++q;  // jobs only move forward (but a warp's own best, first)
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
         const int live = min(T, (w.ns + TILE - 1) / TILE - tile0);  // tiles holding listed shifts
         // samples: this lane's load_b column at k-step 0 (of the job's first tile, or its second)
         const int col = (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + (lane & 8);
         const unsigned tile_bytes = 2 * TILE * S;
-        // the job's gate: its largest AR + e (e over its live tiles' windows) against its smallest
-        // A2, which bound every tile's gate, so a job they all close skips them at one vote; first
-        // by the int8 products for widths of INT8_FROM k-steps or more (without W), then by the float16
-        // ones; with W against A2's floor w_min sum a^2, before A2's own product, then against that
+        // the job's gate (after the int8 bound's): its largest AR + e (e over its live tiles' windows)
+        // against its smallest A2, which bound every tile's gate, so a job they all close skips them at
+        // one vote; with W first against A2's floor w_min sum a^2, before A2's own product, then against that
         double top = 0.0, job_a2 = 0.0;  // the A2 bound the job's gate closed it with (DEBUG's checks)
         const auto closes = [&](double a2_lo) {
             const double lower = __longlong_as_double((long long)*lower_v);
@@ -568,25 +628,15 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + d, m);
         const double window = (double)au[end] - au[first];  // sum |u| over the live tiles' samples
         bool closed = false;
-        if (!W && from == 0 && K >= INT8_FROM) {
-            int c8[T][4] = {};
-            // bytes: this lane's load_b column at k-step 0 (k 16-31 at lane & 8)
-            live_product8<T>(c8, frag8 + w.f8off + lane, u8_at,
-                             (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + 2 * (lane & 8), w.K8, TILE * S,
-                             live);
-            int top_q = c8[0][0];
-#pragma unroll
-            for (int tt = 0; tt < T; ++tt)
-#pragma unroll
-                for (int h = 0; h < 4 && tt < live; ++h) top_q = max(top_q, c8[tt][h]);
-            const double x = top_q * w.s8;
-            top = x + TINY_REL * fabs(x) + w.d8 * window + w.eabs8;
-            closed = closes(w.a2);
-            if (closed && !DEBUG) {
-                job += WARPS;
-                continue;
+        if (!W && from == 0 && job < MAXJOBS) {
+            const float b = bound[job];
+            if (DEBUG && b < __longlong_as_double((long long)*lower_v)) {  // closed by its int8 bound
+                closed = true;
+                job_a2 = w.a2;
+                top = sqrt((double)b * w.a2);
+            } else if (lane == 0 && b != INFINITY) {
+                atomicAdd(&block_counts[COUNT_REFINED], 1u);
             }
-            if (lane == 0 && !closed) atomicAdd(&block_counts[COUNT_REFINED], 1u);
         }
         float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
         live_product<T>(c, frag + w.foff + lane, u_at, col, K, tile_bytes, live);
@@ -599,7 +649,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             top = (double)top16 * w.inv + w.ecoef * window + w.eabs;
             closed = closes(w.a2);
             if (closed && !DEBUG) {
-                job += WARPS;
+                next(job);
                 continue;
             }
         }
@@ -613,7 +663,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                     for (int h = 0; h < 4 && tt < live; ++h) a2_16 = fminf(a2_16, cw[tt][h]);
                 closed = closes(fmax(((double)a2_16 * w.inv_w - w.eabs2) / (1.0 + w.erel), 0.0));
                 if (closed && !DEBUG) {
-                    job += WARPS;
+                    next(job);
                     continue;
                 }
             }
@@ -713,7 +763,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         }
         if (stopped < 0) {
             from = 0;
-            job += WARPS;
+            next(job);
             continue;
         }
         const int left = compact(my_iw, my_ub, count, *lower_v, lane, below);
