@@ -9,12 +9,15 @@
 //     re-checks the folded flux (with W the weights) to the block's global
 //     scratch; prefix sums of F and |u|, u * uscale in float16 and rint(u r8)
 //     in int8, by runs of samples;
-//   screen: per (width, TPJ tiles of 128 strided shifts; TPJ_W with W) a
-//     warp gates the job of a long template first by int8 products
-//     (m16n8k32, q_a against the int8 fold q, exact int32 sums: half the
-//     k-steps; tensor_tables.py's allowance over the job's window), then
-//     forms AR of every shift of a job left open as one mma.sync.m16n8k16 per 16 template
-//     samples: the template banded over 16 sub-shifts, A[m, j] = a16[j - S m]
+//   bounds: without W, each warp bounds the gains of each of its jobs (a
+//     width's TPJ tiles of 128 strided shifts) by int8 products (m16n8k32,
+//     q_a against the int8 fold q, exact int32 sums: half the k-steps;
+//     tensor_tables.py's allowance over the job's window);
+//   screen: the warp's job of the largest bound first, then its others in
+//     turn, those whose bound the running lower gain has passed skipped: per
+//     job (TPJ_W tiles with W) a warp forms AR of every shift as one
+//     mma.sync.m16n8k16 per 16 template samples: the template banded over 16
+//     sub-shifts, A[m, j] = a16[j - S m]
 //     (backends/tensor_tables.py, one fragment a k-step shared by the job's
 //     tiles), against the fold's columns B[j, n] = u16[s0 + 16 S n + j] (one
 //     ldmatrix.x4 two tiles), D[m, n] = AR(s0 + S (16 n + m)); a k-free gate
@@ -50,9 +53,6 @@
 #endif
 #ifndef KUNROLL
 #define KUNROLL 4  // k-steps of the screen's loop unrolled
-#endif
-#ifndef INT8_FROM
-#define INT8_FROM 5  // float16 k-steps of the widths whose jobs the int8 gate takes first (shorter: it costs more than it saves; not with W)
 #endif
 #ifndef AHEAD
 #define AHEAD 4  // global loads a thread issues before it uses any: the fold's gather, a re-check's terms
@@ -422,7 +422,7 @@ __device__ double lane_gain(const double *a, const Width &w, double w_uniform, c
 #define COUNT_VIOLATIONS 4  // DEBUG: skipped shifts whose exact gain beat their bound
 #define COUNT_FLUSHES 5     // lists re-checked early, full after compaction
 #define COUNT_COMPACTIONS 6  // lists compacted early, the job screened again from the vote that did not fit
-#define COUNT_REFINED 7      // jobs the int8 gate took and left open: their float16 products formed
+#define COUNT_REFINED 7      // jobs whose int8 bound left them open: their float16 products formed
 #define N_COUNTS 8
 
 // Re-checks in float64 the kept shifts first .. end - 1 of a list whose
@@ -543,8 +543,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     double lb = 0.0;
     int q = 0;
     // Without W, each warp first bounds its own jobs (job = warp mod WARPS) by
-    // int8 products (those of templates of INT8_FROM k-steps or more): the
-    // bound on every gain of the job, max(AR + e8, 0)^2 / A2, to bound[job].
+    // int8 products: the bound on every gain of the job, max(AR + e8, 0)^2 /
+    // A2, to bound[job] (its roundings' allowance e8 over the job's window).
     // It screens its job of the largest bound first, then the others in turn,
     // skipping those whose bound the lower gain has passed: the lower gain
     // rises early, so few jobs need their float16 products.
@@ -556,27 +556,24 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             const Width &w = slot[q8];
             const int tile0 = (job - tiles[q8]) * T, S = w.S;
             const int live = min(T, (w.ns + TILE - 1) / TILE - tile0);
-            float b = INFINITY;  // none: the job is screened whatever the lower gain
-            if (w.K >= INT8_FROM) {
-                int c8[T][4] = {};
-                // bytes: this lane's load_b column at k-step 0 (k 16-31 at lane & 8)
-                live_product8<T>(c8, frag8 + w.f8off + lane, u8_at,
-                                 (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + 2 * (lane & 8), w.K8,
-                                 TILE * S, live);
-                int top_q = c8[0][0];
+            int c8[T][4] = {};
+            // bytes: this lane's load_b column at k-step 0 (k 16-31 at lane & 8)
+            live_product8<T>(c8, frag8 + w.f8off + lane, u8_at,
+                             (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + 2 * (lane & 8), w.K8, TILE * S,
+                             live);
+            int top_q = c8[0][0];
 #pragma unroll
-                for (int tt = 0; tt < T; ++tt)
+            for (int tt = 0; tt < T; ++tt)
 #pragma unroll
-                    for (int h = 0; h < 4 && tt < live; ++h) top_q = max(top_q, c8[tt][h]);
-                top_q = __reduce_max_sync(0xffffffffu, top_q);
-                const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + w.d, m);
-                const double x = top_q * w.s8;
-                const double top = x + TINY_REL * fabs(x) + w.d8 * ((double)au[end] - au[first]) + w.eabs8;
-                b = top > 0.0 ? __double2float_ru(top * top / (w.a2 * GATE_SLACK)) : 0.0f;
-                if (b > best) {
-                    best = b;
-                    own_best = job;
-                }
+                for (int h = 0; h < 4 && tt < live; ++h) top_q = max(top_q, c8[tt][h]);
+            top_q = __reduce_max_sync(0xffffffffu, top_q);
+            const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + w.d, m);
+            const double x = top_q * w.s8;
+            const double top = x + TINY_REL * fabs(x) + w.d8 * ((double)au[end] - au[first]) + w.eabs8;
+            const float b = top > 0.0 ? __double2float_ru(top * top / (w.a2 * GATE_SLACK)) : 0.0f;
+            if (b > best) {
+                best = b;
+                own_best = job;
             }
             if (lane == 0 && job < MAXJOBS) bound[job] = b;
         }
@@ -634,7 +631,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                 closed = true;
                 job_a2 = w.a2;
                 top = sqrt((double)b * w.a2);
-            } else if (lane == 0 && b != INFINITY) {
+            } else if (lane == 0) {
                 atomicAdd(&block_counts[COUNT_REFINED], 1u);
             }
         }
