@@ -9,12 +9,12 @@
 //     re-checks the folded flux (with W the weights) to the block's global
 //     scratch; prefix sums of F and |u|, u * uscale in float16 and rint(u r8)
 //     in int8, by runs of samples;
-//   bounds: without W, each warp bounds the gains of each of its jobs (a
+//   bounds: without W, the warps bound the gains of each job (a
 //     width's TPJ tiles of 128 strided shifts) by int8 products (m16n8k32,
 //     q_a against the int8 fold q, exact int32 sums: half the k-steps;
 //     tensor_tables.py's allowance over the job's window);
-//   screen: the warp's job of the largest bound first, then its others in
-//     turn, those whose bound the running lower gain has passed skipped: per
+//   screen: the jobs dealt to the warps by bound, largest first, each warp
+//     stopping at its first whose bound the running lower gain has passed: per
 //     job (TPJ_W tiles with W) a warp forms AR of every shift as one
 //     mma.sync.m16n8k16 per 16 template samples: the template banded over 16
 //     sub-shifts, A[m, j] = a16[j - S m]
@@ -73,7 +73,7 @@
 #define TILE 128
 static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 #define MAXW 64
-#define MAXJOBS 512  // jobs of a period that keep their int8 bound (K2-like: at most 288); later ones have none
+#define MAXJOBS 512  // jobs of a period the int8 bounds rank (K2-like: at most 288); more are screened unranked
 // Profile builds' clock slots (stage_clocks.cuh), a period's stages: the
 // fold's phases, its order (bucket_rank_n), gather and prefix sums; the
 // screen with its setup; the last re-checks; the rest (the widths' setup
@@ -489,7 +489,9 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     __shared__ Top red[WARPS];
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
     __shared__ typename cub::WarpScan<int>::TempStorage list_scan[WARPS];
-    __shared__ float bound[W ? 1 : MAXJOBS];  // without W, each job's int8 bound on its gains (its warp's)
+    __shared__ float bound[W ? 1 : MAXJOBS];  // without W, each job's int8 bound on its gains
+    __shared__ unsigned short order[W ? 1 : MAXJOBS];  // the jobs by bound, largest first
+    __shared__ unsigned char job_width[W ? 1 : MAXJOBS];  // each job's width (its slot)
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -542,15 +544,14 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     unsigned violations = 0;  // DEBUG
     double lb = 0.0;
     int q = 0;
-    // Without W, each warp first bounds its own jobs (job = warp mod WARPS) by
-    // int8 products: the bound on every gain of the job, max(AR + e8, 0)^2 /
-    // A2, to bound[job] (its roundings' allowance e8 over the job's window).
-    // It screens its job of the largest bound first, then the others in turn,
-    // skipping those whose bound the lower gain has passed: the lower gain
-    // rises early, so few jobs need their float16 products.
-    int own_best = -1;  // the warp's job of the largest int8 bound
-    if (!W) {
-        float best = -1.0f;
+    // Without W (and at most MAXJOBS jobs), the warps first bound every job by
+    // int8 products: the bound on each of its gains, max(AR + e8, 0)^2 / A2,
+    // to bound[job] (its roundings' allowance e8 over the job's window). The
+    // block then ranks the jobs by bound, and the screen deals them in that
+    // order: the lower gain reaches the best early, and a warp stops at its
+    // first job whose bound the lower gain has passed (the rest are below it).
+    const bool ranked = !W && total <= MAXJOBS;
+    if (ranked) {
         for (int job = warp, q8 = 0; job < total; job += WARPS) {
             while (tiles[q8 + 1] <= job) ++q8;
             const Width &w = slot[q8];
@@ -570,16 +571,20 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + w.d, m);
             const double x = top_q * w.s8;
             const double top = x + TINY_REL * fabs(x) + w.d8 * ((double)au[end] - au[first]) + w.eabs8;
-            const float b = top > 0.0 ? __double2float_ru(top * top / (w.a2 * GATE_SLACK)) : 0.0f;
-            if (b > best) {
-                best = b;
-                own_best = job;
+            if (lane == 0) {
+                bound[job] = top > 0.0 ? __double2float_ru(top * top / (w.a2 * GATE_SLACK)) : 0.0f;
+                job_width[job] = q8;
             }
-            if (lane == 0 && job < MAXJOBS) bound[job] = b;
         }
-        __syncwarp();
+        __syncthreads();
+        for (int job = tid; job < total; job += BLOCK) {  // its rank: the jobs of larger bound, or equal and earlier
+            const float b = bound[job];
+            int rank = 0;
+            for (int i = 0; i < total; ++i) rank += bound[i] > b || (bound[i] == b && i < job);
+            order[rank] = job;
+        }
+        __syncthreads();
     }
-    bool own_first = own_best >= 0;
     // A vote (tile tt's quarter h) whose kept shifts do not fit stops its job:
     // the warp compacts its list against the risen lower gain, or, if that
     // frees nothing, re-checks it (which raises the lower gain), and screens
@@ -587,26 +592,14 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     // little else is live, and one compaction's code serves every vote (at
     // each vote, inlined, it was a sixth of the kernel's code).
     int from = 0, stopped = -1;
-    const auto next = [&](int &job) {  // the job after a finished one
-        if (own_first) {
-            own_first = false;
-            job = warp;
-            q = 0;
-        } else {
-            job += WARPS;
-        }
-    };
-    for (int job = own_first ? own_best : warp;;) {
-        if (own_first) {
-            q = 0;  // out of turn
-        } else {  // the next job its int8 bound leaves open (DEBUG: every job, each checked against it)
-            for (; job < total && from == 0; job += WARPS)
-                if (job != own_best && (W || DEBUG || job >= MAXJOBS
-                                        || bound[job] >= __longlong_as_double((long long)*lower_v)))
-                    break;
-            if (job >= total) break;
-        }
-        while (tiles[q + 1] <= job) ++q;  // jobs only move forward (but a warp's own best, first)
+    for (int at = warp; at < total;) {  // at: the job's place in the order (ranked), or the job
+        const int job = ranked ? order[at] : at;
+        if (ranked && !DEBUG && from == 0 && bound[job] < __longlong_as_double((long long)*lower_v))
+            break;  // this job's bound and every later one's below the lower gain
+        if (ranked)
+            q = job_width[job];
+        else
+            while (tiles[q + 1] <= job) ++q;  // jobs only move forward
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
         const int live = min(T, (w.ns + TILE - 1) / TILE - tile0);  // tiles holding listed shifts
@@ -625,7 +618,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + d, m);
         const double window = (double)au[end] - au[first];  // sum |u| over the live tiles' samples
         bool closed = false;
-        if (!W && from == 0 && job < MAXJOBS) {
+        if (ranked && from == 0) {
             const float b = bound[job];
             if (DEBUG && b < __longlong_as_double((long long)*lower_v)) {  // closed by its int8 bound
                 closed = true;
@@ -646,7 +639,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             top = (double)top16 * w.inv + w.ecoef * window + w.eabs;
             closed = closes(w.a2);
             if (closed && !DEBUG) {
-                next(job);
+                at += WARPS;
                 continue;
             }
         }
@@ -660,7 +653,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                     for (int h = 0; h < 4 && tt < live; ++h) a2_16 = fminf(a2_16, cw[tt][h]);
                 closed = closes(fmax(((double)a2_16 * w.inv_w - w.eabs2) / (1.0 + w.erel), 0.0));
                 if (closed && !DEBUG) {
-                    next(job);
+                    at += WARPS;
                     continue;
                 }
             }
@@ -760,7 +753,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         }
         if (stopped < 0) {
             from = 0;
-            next(job);
+            at += WARPS;
             continue;
         }
         const int left = compact(my_iw, my_ub, count, *lower_v, lane, below);
