@@ -33,8 +33,8 @@ The ``tensor`` backend itself is checked against ``cpu`` by its tests and
 ``scripts/exactness.py``, and timed by ``scripts/gpu_timing.py``.
 ``--emulate`` checks the kernel's fragment addressing on the CPU: it rebuilds
 each lane's A and B registers as the kernel reads them, multiplies by PTX's
-m16n8k16 layout, and compares every tile's D with float64 dot products
-against the allowance E the kernel forms.
+m16n8k16 layout (m16n8k32 for the int8 gate's), and compares every tile's D
+with float64 dot products against the allowance E (E8) the kernel forms.
 
     PYTHONPATH=.:scripts python scripts/tensor_screen_study.py --periods 40
     PYTHONPATH=.:scripts python scripts/tensor_screen_study.py --emulate
@@ -47,7 +47,7 @@ import json
 
 import numpy as np
 
-from backends.tensor_tables import TILE, U16, TensorTables, fold_shape, halves, power_of_two_scale
+from backends.tensor_tables import TILE, U16, TensorTables, fold_shape, halves, int8_scale, power_of_two_scale
 
 from block_bound_study import sampled_folds, uniform_case, width_arrays  # scripts/ is on sys.path when run as a script
 from gpu_timing import case_plan
@@ -168,12 +168,40 @@ def tile_product(x16, frag, s0, stride, ksteps) -> np.ndarray:
     return d_tile.T.ravel()
 
 
+def tile_product8(q, frag, s0, stride, ksteps) -> np.ndarray:
+    """The int8 gate's sums of one tile's 128 shifts, in shift order, as
+    ``job_product8`` forms D: A's registers from ``frag`` (k-steps x 32 x 4
+    words of four int8, PTX's m16n8k32 layout: ``packed_fragments``); B's by
+    ``load_b``'s ldmatrix from the int8 fold ``q`` (lane l < 16 gives the
+    address of column l & 7 at byte 16 ((l >> 3) & 1) of the k-step's 32; an
+    8 x 8 block of 16-bit pairs lands lane l's row (column n = l / 4) bytes
+    4 (l % 4) .. 4 (l % 4) + 3 in its register: k = 4 t + e, and 16 on for
+    block 1). Exact integer sums."""
+    lane = np.arange(32)
+    g, t = lane >> 2, lane & 3
+    col_start = s0 + 16 * stride * (lane & 7) + 2 * (lane & 8)  # job_product8's byte address
+    words = frag.astype(np.uint32)
+    d_tile = np.zeros((16, 8), np.int64)
+    for kk in range(ksteps):
+        A, B = np.zeros((16, 32), np.int64), np.zeros((32, 8), np.int64)
+        for reg, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 16), (8, 16))):
+            for e in range(4):
+                A[g + dr, 4 * t + dc + e] = ((words[kk, :, reg] >> (8 * e)) & 0xFF).astype(np.uint8).view(np.int8)
+        for b in range(2):
+            sample = col_start[8 * b + g] + 32 * kk + 4 * t  # block b's row g (column n = g), k = 4t .. 4t + 3
+            for e in range(4):
+                B[4 * t + 16 * b + e, g] = q[sample + e]
+        d_tile += A @ B
+    return d_tile.T.ravel()
+
+
 def emulate(case, n_periods=3, seed=0) -> dict:
     """Over every tile of every width of ``n_periods`` sampled periods, the
     largest |D - AR| / E (D from ``tile_product``, E as the kernel forms it:
-    ``TensorTables`` and its per-curve terms) and, where the weights differ,
-    the largest |D2 - A2| / (e_rel A2 + its subnormal terms), D2 the product
-    of a^2 against the folded weights."""
+    ``TensorTables`` and its per-curve terms), the same of the int8 gate's
+    (``tile_product8``, E8) and, where the weights differ, the largest
+    |D2 - A2| / (e_rel A2 + its subnormal terms), D2 the product of a^2
+    against the folded weights."""
     from backends.implementations.cpu import fold_sort_period
 
     plan, periods = case_plan(case)
@@ -183,7 +211,8 @@ def emulate(case, n_periods=3, seed=0) -> dict:
     listed_shifts, mp = fold_shape(tp, lc.size, 1)  # tile by tile
     weighted = not lc.uniform_weight > 0
     su, sw = power_of_two_scale((1.0 - lc.y) * lc.w), power_of_two_scale(lc.w)
-    worst = {"ar": 0.0, "a2": 0.0}
+    r8 = int8_scale((1.0 - lc.y) * lc.w)
+    worst = {"ar": 0.0, "ar8": 0.0, "a2": 0.0}
     lo, hi = plan.width_windows(periods)
     for p in np.random.default_rng(seed).choice(periods.size, min(n_periods, periods.size), replace=False):
         fy, fw = fold_sort_period(lc.t, lc.y, lc.w, periods[p], tp.maxwidth)
@@ -191,6 +220,8 @@ def emulate(case, n_periods=3, seed=0) -> dict:
         u16, w16 = (np.concatenate([x[:m] * scale, np.zeros(mp - m)]).astype(np.float16).astype(np.float64)
                     for x, scale in ((u, su), (fw, sw)))
         absu = np.concatenate([[0.0], np.cumsum(np.abs(u[:m]))])
+        q = np.concatenate([np.rint(u[:m] * r8), np.zeros(mp - m)]).astype(np.int64)
+        assert np.abs(q).max() <= 127
         for wi in range(lo[p], hi[p]):
             a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
             stride, n_shifts, ksteps = int(tp.strides[wi]), int(listed_shifts[wi]), int(f["ksteps"][wi])
@@ -201,6 +232,10 @@ def emulate(case, n_periods=3, seed=0) -> dict:
                       + a.size * 2.0 ** -49 * inv_w)
             frags = [x[4 * tb.f_off[wi]:4 * tb.f_off[wi] + 128 * ksteps].reshape(ksteps, 32, 4)
                      for x in (tb.frag, tb.frag2)]
+            ksteps8 = int(f["ksteps8"][wi])
+            frag8 = tb.frag8[4 * tb.f8_off[wi]:4 * tb.f8_off[wi] + 128 * ksteps8].reshape(ksteps8, 32, 4)
+            s8, e_abs8 = f["s8"][wi] / r8, (f["a1q"][wi] * (0.5 + 2.0 ** -40) / r8
+                                           + f["d8"][wi] * (m * 2.0 ** -51 + 2.0 ** -22) * absu[m])
             for tile in range(-(-n_shifts // TILE)):
                 s0 = tile * TILE * stride
                 s = tile * TILE + np.arange(TILE)
@@ -208,8 +243,11 @@ def emulate(case, n_periods=3, seed=0) -> dict:
                 i = s[ok] * stride
                 d_ar = tile_product(u16, frags[0], s0, stride, ksteps)[ok] * inv
                 ar = WINDOW(u, a.size)[i] @ a
-                e = f["e_coef"][wi] * (absu[min(s0 + TILE * stride + a.size, m)] - absu[s0]) + e_abs
+                window = absu[min(s0 + TILE * stride + a.size, m)] - absu[s0]
+                e = f["e_coef"][wi] * window + e_abs
                 worst["ar"] = max(worst["ar"], float(np.abs(d_ar - ar).max() / e))
+                d_ar8 = tile_product8(q, frag8, s0, stride, ksteps8)[ok] * s8
+                worst["ar8"] = max(worst["ar8"], float(np.abs(d_ar8 - ar).max() / (f["d8"][wi] * window + e_abs8)))
                 if weighted:
                     d_a2 = tile_product(w16, frags[1], s0, stride, ksteps)[ok] * inv_w
                     a2 = WINDOW(fw, a.size)[i] @ (a * a)
@@ -269,7 +307,7 @@ def main(argv=None):
         return
     if args.emulate:
         for case in args.cases:
-            print(case, "worst |D - AR| / E, |D2 - A2| / its allowance:", emulate(case))
+            print(case, "worst |D - AR| / E, |D8 - AR| / E8, |D2 - A2| / its allowance:", emulate(case))
         return
     print(f"{'case':6} {'variant':7} {'products':>8} {'periods':>7} {'listed/period':>13} "
           f"{'rechecks/period':>15} {'of listed':>9} {'worst err/bound':>15} {'tiles past gate':>15}")

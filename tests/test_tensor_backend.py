@@ -1,7 +1,8 @@
-"""``tensor``: its tables (banded float16 fragments of a and a^2, room for
-every tile the kernel reads, the allowance's coefficients), its refusals and
-kernels, and on a GPU the same chi2, rows and depths as ``cpu``, with equal
-weights and with weights that differ, its in-flight re-checks and counters."""
+"""``tensor``: its tables (banded float16 fragments of a and a^2, int8 ones
+of a, room for every tile the kernel reads, the allowances' coefficients),
+its refusals and kernels, and on a GPU the same chi2, rows and depths as
+``cpu``, with equal weights and with weights that differ, its in-flight
+re-checks and counters."""
 
 import dataclasses
 
@@ -11,8 +12,8 @@ import pytest
 import backends
 from backends.gpu import cuda_device_count
 from backends.implementations.tensor import SHAPES, TensorBackend
-from backends.tensor_tables import (TILE, U16, TensorTables, banded_fragments, fold_shape, halves,
-                                    power_of_two_scale, shared_bytes)
+from backends.tensor_tables import (INT8_TOP, TILE, U16, TensorTables, banded_fragments, fold_shape, halves,
+                                    int8_fragments, int8_scale, int8_template, power_of_two_scale, shared_bytes)
 from gpu_timing import case_plan
 from tests.conftest import box_light_curve
 
@@ -47,6 +48,55 @@ def test_the_banded_fragments_hold_the_template_shifted_by_the_stride_per_row(st
         assert not band[m, :stride * m].any() and not band[m, stride * m + a.size:].any()
 
 
+def unband8(frag, ksteps):
+    """A (16 x 32 ksteps) back from m16n8k32 int8 fragments."""
+    frag = frag.reshape(ksteps, 32, 4)
+    band = np.zeros((16, 32 * ksteps))
+    lane = np.arange(32)
+    for kk in range(ksteps):
+        for reg, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 16), (8, 16))):
+            for e in range(4):
+                byte = ((frag[kk, :, reg] >> (8 * e)) & 0xFF).astype(np.uint8).view(np.int8)
+                band[(lane >> 2) + dr, 32 * kk + 4 * (lane & 3) + dc + e] = byte
+    return band
+
+
+@pytest.mark.parametrize("stride", [1, 2, 5])
+def test_the_int8_fragments_hold_the_rounded_template_shifted_by_the_stride_per_row(stride):
+    a = np.linspace(-0.3, 1.0, 23) ** 3
+    q, s8 = int8_template(a)
+    assert np.abs(q).max() == INT8_TOP and np.abs(a - s8 * q).max() <= s8 / 2
+    ksteps = -(-(a.size + 15 * stride) // 32)
+    band = unband8(int8_fragments(q, stride, ksteps), ksteps)
+    for m in range(16):
+        np.testing.assert_array_equal(band[m, stride * m:stride * m + a.size], q)
+        assert not band[m, :stride * m].any() and not band[m, stride * m + a.size:].any()
+
+
+def test_the_int8_gates_allowance_covers_the_roundings_of_a_and_u(k2):
+    """|AR - su sum q_a q| <= d8 sum_window |u| + su (1/2 + 2^-40) a1q for
+    random folds and every width, and the allowance is not loose beyond what
+    rounding costs (q = rint(u r8), su = 1 / r8)."""
+    plan, _, tables = k2
+    tp, f = plan.templates, tables.fields
+    rng = np.random.default_rng(4)
+    u = np.concatenate([rng.standard_normal(3000) * 1e-4, [7e-4, -9e-4]])
+    r8 = int8_scale(u)
+    q = np.rint(u * r8)
+    assert np.abs(q).max() == INT8_TOP and int8_scale(np.zeros(3)) == 1.0
+    worst = 0.0
+    for wi in range(tp.widths.size):
+        a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
+        qa, s8 = int8_template(a)
+        assert f["s8"][wi] == s8 and f["a1q"][wi] >= np.abs(s8 * qa).sum() and f["d8"][wi] >= np.abs(a - s8 * qa).max()
+        for i in rng.integers(0, u.size - a.size, 20):
+            window = u[i:i + a.size]
+            ar, ar8 = float(window @ a), float(q[i:i + a.size] @ qa) * f["s8"][wi] / r8
+            e8 = f["d8"][wi] * np.abs(window).sum() + f["a1q"][wi] * (0.5 + 2.0 ** -40) / r8
+            worst = max(worst, abs(ar - ar8) / e8)
+    assert 0.01 < worst < 1
+
+
 def test_scales_put_the_largest_value_just_under_float16s_top_and_zero_is_left_alone():
     for top in (3e-6, 0.7, 1.0, 5e3):
         scaled = top * power_of_two_scale(np.array([top, -top / 2]))
@@ -55,7 +105,7 @@ def test_scales_put_the_largest_value_just_under_float16s_top_and_zero_is_left_a
 
 
 @pytest.mark.parametrize("tiles_per_job", sorted({1, 2, 4, *(tiles for _, tiles in SHAPES.values())}))
-def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_reads(k2, tiles_per_job):
+def test_the_float16_and_int8_folds_have_room_for_every_tile_and_spare_tile_the_kernel_reads(k2, tiles_per_job):
     plan, _, tables = k2
     tp, f, n = plan.templates, tables.fields, plan.lc.size
     n_shifts, mp = fold_shape(tp, n, tiles_per_job)
@@ -63,16 +113,17 @@ def test_the_float16_fold_has_room_for_every_tile_and_spare_tile_the_kernel_read
     for wi in range(tp.widths.size):
         tiles = -(-int(n_shifts[wi]) // TILE)
         jobs = -(-tiles // tiles_per_job)
-        last_word = (jobs * tiles_per_job * TILE * tp.strides[wi] + 16 * f["ksteps"][wi]) // 2
-        assert last_word <= mp // 2, wi
+        end = jobs * tiles_per_job * TILE * tp.strides[wi]
+        assert end + 16 * f["ksteps"][wi] <= mp and end + 32 * f["ksteps8"][wi] <= mp, wi  # halves; bytes
         assert 16 * f["ksteps"][wi] >= f["length"][wi] + 15 * tp.strides[wi]  # the band's last row fits
+        assert 32 * f["ksteps8"][wi] >= f["length"][wi] + 15 * tp.strides[wi]
     assert mp % 16 == 0  # whole groups of the samples tensor_screen.cu's ``placed`` moves
     m, fold = n + tp.maxwidth, shared_bytes(tp, n, mp)
-    prefix = fold - 2 * mp  # cs (m + 1 doubles), then au (m + 1 floats), each rounded up to 4 entries
+    prefix = fold - 3 * mp  # cs (m + 1 doubles), then au (m + 1 floats), each rounded up to 4 entries
     assert prefix % 16 == 0 and prefix >= 12 * (m + 1) and prefix - 12 * (m + 1) < 48  # u16 aligned for ldmatrix
-    assert fold - 4 * n >= 8 * m  # the sort's two 16-bit index arrays (last) lie past F, gathered over cs's m doubles
-    assert (fold - 4 * n - 8 * n) // 4 >= n // 2  # bucket counts between them and the keys (first)
-    assert shared_bytes(tp, n, mp, weighted=True) == fold + 2 * mp
+    assert fold - mp - 4 * n >= 8 * m  # the sort's two 16-bit index arrays (last) lie past F, over cs's m doubles
+    assert (fold - mp - 4 * n - 8 * n) // 4 >= n // 2  # bucket counts between them and the keys (first)
+    assert shared_bytes(tp, n, mp, weighted=True) == fold + 2 * mp  # w16 between u16 and the int8 fold
 
 
 def pruning_shifts(plan):
@@ -207,6 +258,13 @@ def test_the_k2_like_search_equals_cpu(case, every):
     work = backend.work
     assert periods.size <= work["rechecked"] <= 20 * periods.size
     assert 0 < work["tiles_screened"] and work["exact_macs"] > 0
+    lo, hi = plan.width_windows(periods)
+    job_start = backend.fold_of(plan)[4]
+    jobs = int((job_start[hi] - job_start[lo]).sum())
+    if plan.lc.uniform_weight > 0:  # the int8 gate closes most jobs before their float16 products
+        assert 0 < work["jobs_refined"] < jobs / 3
+    else:  # tensor_search_w has none
+        assert work["jobs_refined"] == 0
 
 
 @gpu
@@ -231,6 +289,22 @@ def test_debug_mode_raises_when_the_screen_loses_its_allowance(k2, monkeypatch):
     sections = TensorBackend.template_sections
     monkeypatch.setattr(TensorBackend, "template_sections", lambda self, tp: [
         (name, np.zeros_like(value) if name == "e_coef" else value) for name, value in sections(self, tp)])
+    with pytest.raises(pruning.BoundViolation):
+        TensorBackend(debug=True).search(plan, periods[::499])
+
+
+@gpu
+@pytest.mark.gpu
+def test_debug_mode_raises_when_the_int8_gate_loses_its_allowance(k2, monkeypatch):
+    """With d8 and a1q 0 (no allowance for the int8 roundings of a and u)
+    the int8 gate closes jobs holding shifts whose gains beat the bound that
+    closed them, and debug mode says so."""
+    from backends import pruning
+
+    plan, periods, _ = k2
+    sections = TensorBackend.template_sections
+    monkeypatch.setattr(TensorBackend, "template_sections", lambda self, tp: [
+        (name, np.zeros_like(value) if name in ("d8", "a1q") else value) for name, value in sections(self, tp)])
     with pytest.raises(pruning.BoundViolation):
         TensorBackend(debug=True).search(plan, periods[::499])
 

@@ -6,12 +6,18 @@
 // relative to itself). A block of BLOCK threads searches period after period,
 // each the next of a queue's (search_queue):
 //   fold: bucket_rank_n (bucket_sort.cuh) in shared memory; for the
-//     re-checks the folded flux (with W the order) to the block's global
-//     scratch; prefix sums of F and |u| and u * uscale in float16, by runs of
-//     samples;
-//   screen: per (width, TPJ tiles of 128 strided shifts; TPJ_W with W) a
-//     warp forms AR of every shift as one mma.sync.m16n8k16 per 16 template
-//     samples: the template banded over 16 sub-shifts, A[m, j] = a16[j - S m]
+//     re-checks the folded flux (with W the weights) to the block's global
+//     scratch; prefix sums of F and |u|, u * uscale in float16 and rint(u r8)
+//     in int8, by runs of samples;
+//   bounds: without W, each warp bounds the gains of each of its jobs (a
+//     width's TPJ tiles of 128 strided shifts) by int8 products (m16n8k32,
+//     q_a against the int8 fold q, exact int32 sums: half the k-steps;
+//     tensor_tables.py's allowance over the job's window);
+//   screen: the warp's job of the largest bound first, then its others in
+//     turn, those whose bound the running lower gain has passed skipped: per
+//     job (TPJ_W tiles with W) a warp forms AR of every shift as one
+//     mma.sync.m16n8k16 per 16 template samples: the template banded over 16
+//     sub-shifts, A[m, j] = a16[j - S m]
 //     (backends/tensor_tables.py, one fragment a k-step shared by the job's
 //     tiles), against the fold's columns B[j, n] = u16[s0 + 16 S n + j] (one
 //     ldmatrix.x4 two tiles), D[m, n] = AR(s0 + S (16 n + m)); a k-free gate
@@ -67,6 +73,7 @@
 #define TILE 128
 static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 #define MAXW 64
+#define MAXJOBS 512  // jobs of a period that keep their int8 bound (K2-like: at most 288); later ones have none
 // Profile builds' clock slots (stage_clocks.cuh), a period's stages: the
 // fold's phases, its order (bucket_rank_n), gather and prefix sums; the
 // screen with its setup; the last re-checks; the rest (the widths' setup
@@ -77,9 +84,10 @@ enum { CLOCK_KEYS, CLOCK_SORT, CLOCK_GATHER, CLOCK_PREFIX, CLOCK_SCREEN, CLOCK_R
 #include "stage_clocks.cuh"
 
 struct Width {  // a period's allowed width, as its jobs and re-checks read it
-    int d, S, ns, K, foff, len, aoff;  // len, aoff: the template's length and offset in a
+    int d, S, ns, K, foff, len, aoff, K8, f8off;  // len, aoff: the template's length and offset in a
     double smax, ks, a2, inv, ecoef, eabs, rd;  // a2: A2, or with W its floor w_min sum a^2
     double inv_w, erel, eabs2;  // weights that differ: A2's scale and its relative and absolute allowances
+    double s8, d8, eabs8;  // the int8 gate: AR per unit of its sums, its allowance's coefficient and constant
 };
 
 // Where sample x of the float16 fold lies: its 16-byte chunk's low bit
@@ -137,6 +145,33 @@ __device__ __forceinline__ void job_product(float (*acc)[4], const uint4 *af, un
     }
 }
 
+// d += A B for one m16n8k32 int8 tile, A's registers in a (q_a), B's in b (the int8 fold).
+__device__ __forceinline__ void mma16832(int *d, uint4 a, uint2 b)
+{
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
+}
+
+// job_product's int8 k-loop: 32 samples a k-step, B's 8 x 8 blocks of 16-bit
+// pairs holding 16 of a column's bytes each (k 0-15, then 16-31), the int8
+// fold not ``placed`` (a tile, 128 S bytes on, would move its bits).
+template <int T>
+__device__ __forceinline__ void job_product8(int (*acc)[4], const uint4 *af, unsigned at, int col, int K,
+                                             unsigned tile_bytes)
+{
+    UNROLL(KUNROLL)
+    for (int kk = 0; kk < K; ++kk) {
+        const uint4 a = __ldg(af);
+        af += 32;
+        uint2 x[T];
+        load_b<T>(x, at + col + 32 * kk, tile_bytes);
+#pragma unroll
+        for (int tt = 0; tt < T; ++tt) mma16832(acc[tt], a, x[tt]);
+    }
+}
+
 // job_product of the job's first ``live`` (1 .. T) tiles: a width's last job
 // may hold fewer than T with listed shifts (the rest stay 0). A k-loop for
 // each count, not a predicate at each mma: those took the registers of a
@@ -148,6 +183,16 @@ __device__ __forceinline__ void live_product(float (*acc)[4], const uint4 *af, u
     if constexpr (T > 1)
         if (live < T) return live_product<T - 1>(acc, af, at, col, K, tile_bytes, live);
     job_product<T>(acc, af, at, col, K, tile_bytes);
+}
+
+// The same of job_product8.
+template <int T>
+__device__ __forceinline__ void live_product8(int (*acc)[4], const uint4 *af, unsigned at, int col, int K,
+                                              unsigned tile_bytes, int live)
+{
+    if constexpr (T > 1)
+        if (live < T) return live_product8<T - 1>(acc, af, at, col, K, tile_bytes, live);
+    job_product8<T>(acc, af, at, col, K, tile_bytes);
 }
 
 // The shift (in units of the stride, within the width's list) of D entry h
@@ -208,7 +253,8 @@ struct PairAdd {
 // Period p's fold in shared memory: cs = prefix sums of F (m + 1 doubles), au
 // = prefix sums of |u| (m + 1 floats: they only pad the screen's allowance, by
 // their rounding), u16 = u uscale in float16 (mp halves, zero past m), with W
-// the weights' w16 = W wscale too. For the re-checks and the prefix sums, to
+// the weights' w16 = W wscale too, u8 = rint(u r8) in int8 (mp bytes, zero
+// past m; |u r8| <= 127 by r8's choice). For the re-checks and the prefix sums, to
 // fold_g: the patched folded flux F (m doubles), with W the folded weights
 // after them (m doubles: no load through the order). The sort's keys, counts
 // and 16-bit indices (n < 2^16: 14 n bytes fit an SM) share the ``bytes`` of
@@ -218,8 +264,8 @@ struct PairAdd {
 // prefix sums), F read one sample ahead of the write over it.
 template <bool W>
 __device__ void fold_period(const double *t, const double *y, const double *wt, double w_uniform, int n, int m,
-                            int mp, int bytes, double uscale, double wscale, double period, double *fold_g,
-                            double *cs, float *au, __half *u16, __half *w16)
+                            int mp, int bytes, double uscale, double wscale, double r8, double period,
+                            double *fold_g, double *cs, float *au, __half *u16, __half *w16, signed char *u8)
 {
     CLOCK_MARK(mark);
     {
@@ -275,10 +321,12 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         au[k + 1] = (float)s.a;
         u16[placed(k)] = __double2half(u * uscale);
         if (W) w16[placed(k)] = __double2half(wk * wscale);
+        u8[k] = (signed char)__double2int_rn(u * r8);
     }
     for (int k = m + threadIdx.x; k < mp; k += BLOCK) {
         u16[placed(k)] = __double2half(0.0);
         if (W) w16[placed(k)] = __double2half(0.0);
+        u8[k] = 0;
     }
     if (threadIdx.x == 0) {
         cs[0] = 0.0;
@@ -290,26 +338,29 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
 
 // The kernels' parameters: the light curve (t, y, w: weights that differ, read
 // by tensor_search_w only), its scales, the periods and width windows, the
-// width tables (tensor_tables.py's fields, TLS's overshoot, the B fragments of
-// a and of a^2, the templates), the blocks' fold scratch, the outputs and the
+// width tables (tensor_tables.py's fields, TLS's overshoot, the A fragments of
+// a, of a^2 and of q_a, the templates), the blocks' fold scratch, the outputs and the
 // counters; the queue of periods (an int, 0 at launch).
 #define SEARCH_PARAMS                                                                                              \
     const double *__restrict__ t, const double *__restrict__ y, const double *__restrict__ wt, double w_uniform,   \
-        double w_min, double w_max, int n, int m, int mp, double uscale, double wscale,                            \
+        double w_min, double w_max, int n, int m, int mp, double uscale, double wscale, double r8,                 \
         const double *__restrict__ periods, int n_periods, int *__restrict__ queue, const int *__restrict__ lo,    \
         const int *__restrict__ hi, const int *__restrict__ job_start, const int *__restrict__ wd,                 \
         const int *__restrict__ ws, const int *__restrict__ wn, const int *__restrict__ wk,                        \
-        const int *__restrict__ wlen, const double *__restrict__ s_max, const double *__restrict__ kscale,         \
+        const int *__restrict__ wlen, const int *__restrict__ wk8, const double *__restrict__ s_max,               \
+        const double *__restrict__ kscale,                                                                         \
         const double *__restrict__ sum_a2, const double *__restrict__ a1, const double *__restrict__ e_coef,       \
         const double *__restrict__ inv_sa, const double *__restrict__ e_rel, const double *__restrict__ inv_sa2,   \
+        const double *__restrict__ s8, const double *__restrict__ d8, const double *__restrict__ a1q,              \
         const double *__restrict__ overshoot, const long long *__restrict__ f_off,                                 \
-        const uint4 *__restrict__ frag, const uint4 *__restrict__ frag2, const long long *__restrict__ a_off,      \
+        const uint4 *__restrict__ frag, const uint4 *__restrict__ frag2, const long long *__restrict__ f8_off,     \
+        const uint4 *__restrict__ frag8, const long long *__restrict__ a_off,                                      \
         const double *__restrict__ a, unsigned char *__restrict__ fold_all, double *gain_out, int *index_out,      \
         double *depth_out, unsigned long long *counters
 #define SEARCH_ARGS                                                                                                \
-    t, y, wt, w_uniform, w_min, w_max, n, m, mp, uscale, wscale, periods, n_periods, queue, lo, hi, job_start, wd, \
-        ws, wn, wk, wlen, s_max, kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, overshoot, f_off, frag,       \
-        frag2, a_off, a, fold_all, gain_out, index_out, depth_out, counters
+    t, y, wt, w_uniform, w_min, w_max, n, m, mp, uscale, wscale, r8, periods, n_periods, queue, lo, hi, job_start, \
+        wd, ws, wn, wk, wlen, wk8, s_max, kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, s8, d8, a1q,         \
+        overshoot, f_off, frag, frag2, f8_off, frag8, a_off, a, fold_all, gain_out, index_out, depth_out, counters
 
 // Shift i of width w's terms j = j0, j0 + step, ... of sum a u and (with W)
 // of A2 = sum a^2 W, as the cpu backend's exact_gain: u = (1 - F) W, from the
@@ -371,7 +422,8 @@ __device__ double lane_gain(const double *a, const Width &w, double w_uniform, c
 #define COUNT_VIOLATIONS 4  // DEBUG: skipped shifts whose exact gain beat their bound
 #define COUNT_FLUSHES 5     // lists re-checked early, full after compaction
 #define COUNT_COMPACTIONS 6  // lists compacted early, the job screened again from the vote that did not fit
-#define N_COUNTS 7
+#define COUNT_REFINED 7      // jobs whose int8 bound left them open: their float16 products formed
+#define N_COUNTS 8
 
 // Re-checks in float64 the kept shifts first .. end - 1 of a list whose
 // upper gain reaches ``lower`` (the warp forms each exact gain; the widths'
@@ -425,7 +477,9 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     float *au = reinterpret_cast<float *>(cs + m4);  // m + 1: prefix sums of |u|
     __half *u16 = reinterpret_cast<__half *>(au + m4);  // mp: u * uscale
     __half *w16 = u16 + mp;                                    // mp with W: the weights * wscale
+    signed char *u8 = reinterpret_cast<signed char *>(u16 + (W ? 2 : 1) * mp);  // mp: rint(u r8)
     const unsigned u_at = static_cast<unsigned>(__cvta_generic_to_shared(u16)), w_off = 2 * mp;  // bytes: w16 after u16
+    const unsigned u8_at = static_cast<unsigned>(__cvta_generic_to_shared(u8));
     __shared__ int tiles[MAXW + 1];
     __shared__ Width slot[MAXW];
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
@@ -435,6 +489,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     __shared__ Top red[WARPS];
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
     __shared__ typename cub::WarpScan<int>::TempStorage list_scan[WARPS];
+    __shared__ float bound[W ? 1 : MAXJOBS];  // without W, each job's int8 bound on its gains (its warp's)
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -444,15 +499,18 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     // the widths' constants first: their loads' latency passes under the fold's
     const int p = *queued, wlo = lo[p], n_w = hi[p] - wlo;  // queued: in shared memory, read again at the end
     const double inv_su = 1.0 / uscale;  // a power of two (exact)
+    const double su8 = 1.0 / r8;         // |u - q su8| <= (1/2 + 2^-44) su8: its rounding too
     for (int q = tid; q <= n_w; q += BLOCK) tiles[q] = job_start[wlo + q] - job_start[wlo];
     for (int q = tid; q < n_w; q += BLOCK) {
         const int wi = wlo + q;
         Width &w = slot[q];
         w.d = wd[wi]; w.S = ws[wi]; w.ns = wn[wi]; w.K = wk[wi]; w.foff = (int)f_off[wi];
-        w.len = wlen[wi]; w.aoff = (int)a_off[wi];
+        w.len = wlen[wi]; w.aoff = (int)a_off[wi]; w.K8 = wk8[wi]; w.f8off = (int)f8_off[wi];
         w.smax = s_max[wi]; w.ks = kscale[wi]; w.inv = inv_sa[wi] * inv_su;
         w.a2 = W ? w_min * sum_a2[wi] * A2_FLOOR : w_uniform * sum_a2[wi];
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
+        w.s8 = s8[wi] * su8; w.d8 = d8[wi];
+        w.eabs8 = a1q[wi] * (0.5 + 0x1p-40) * su8;  // q's rounding (+ the prefix sums' term below)
         // float16 subnormals of a and u; the prefix sums of |u| (M 2^-52 of their total, twice over) and
         // their float32 roundings (two ends, 2^-24 of the total each, u1 itself rounded: 2^-22 u1)
         w.eabs = 0x1p-24 * a1[wi] * inv_su + wlen[wi] * 0x1p-49 * w.inv;  // + the fold's term below
@@ -462,11 +520,14 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             w.eabs2 = 0x1p-24 * (wlen[wi] * w_max * inv_sa2[wi] + sum_a2[wi] / wscale) + wlen[wi] * 0x1p-49 * w.inv_w;
         }
     }
-    fold_period<W>(t, y, wt, w_uniform, n, m, mp, 12 * m4 + 2 * mp, uscale, wscale, periods[p], fold, cs, au, u16,
-                   w16);
+    fold_period<W>(t, y, wt, w_uniform, n, m, mp, 12 * m4 + 2 * mp, uscale, wscale, r8, periods[p], fold, cs, au,
+                   u16, w16, u8);
     CLOCK_SHARED(mark);
     const double u1 = au[m];  // the float32 total (e_abs pads it)
-    for (int q = tid; q < n_w; q += BLOCK) slot[q].eabs += slot[q].ecoef * (m * 0x1p-51 + 0x1p-22) * u1;
+    for (int q = tid; q < n_w; q += BLOCK) {
+        slot[q].eabs += slot[q].ecoef * (m * 0x1p-51 + 0x1p-22) * u1;
+        slot[q].eabs8 += slot[q].d8 * (m * 0x1p-51 + 0x1p-22) * u1;
+    }
     if (tid == 0) lower_bits = macs_done = 0ull;
     if (tid < N_COUNTS) block_counts[tid] = 0;
     if (tid < WARPS) red[tid] = {0.0, -1, 0};
@@ -481,6 +542,44 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     unsigned violations = 0;  // DEBUG
     double lb = 0.0;
     int q = 0;
+    // Without W, each warp first bounds its own jobs (job = warp mod WARPS) by
+    // int8 products: the bound on every gain of the job, max(AR + e8, 0)^2 /
+    // A2, to bound[job] (its roundings' allowance e8 over the job's window).
+    // It screens its job of the largest bound first, then the others in turn,
+    // skipping those whose bound the lower gain has passed: the lower gain
+    // rises early, so few jobs need their float16 products.
+    int own_best = -1;  // the warp's job of the largest int8 bound
+    if (!W) {
+        float best = -1.0f;
+        for (int job = warp, q8 = 0; job < total; job += WARPS) {
+            while (tiles[q8 + 1] <= job) ++q8;
+            const Width &w = slot[q8];
+            const int tile0 = (job - tiles[q8]) * T, S = w.S;
+            const int live = min(T, (w.ns + TILE - 1) / TILE - tile0);
+            int c8[T][4] = {};
+            // bytes: this lane's load_b column at k-step 0 (k 16-31 at lane & 8)
+            live_product8<T>(c8, frag8 + w.f8off + lane, u8_at,
+                             (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + 2 * (lane & 8), w.K8, TILE * S,
+                             live);
+            int top_q = c8[0][0];
+#pragma unroll
+            for (int tt = 0; tt < T; ++tt)
+#pragma unroll
+                for (int h = 0; h < 4 && tt < live; ++h) top_q = max(top_q, c8[tt][h]);
+            top_q = __reduce_max_sync(0xffffffffu, top_q);
+            const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + w.d, m);
+            const double x = top_q * w.s8;
+            const double top = x + TINY_REL * fabs(x) + w.d8 * ((double)au[end] - au[first]) + w.eabs8;
+            const float b = top > 0.0 ? __double2float_ru(top * top / (w.a2 * GATE_SLACK)) : 0.0f;
+            if (b > best) {
+                best = b;
+                own_best = job;
+            }
+            if (lane == 0 && job < MAXJOBS) bound[job] = b;
+        }
+        __syncwarp();
+    }
+    bool own_first = own_best >= 0;
     // A vote (tile tt's quarter h) whose kept shifts do not fit stops its job:
     // the warp compacts its list against the risen lower gain, or, if that
     // frees nothing, re-checks it (which raises the lower gain), and screens
@@ -488,37 +587,66 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     // little else is live, and one compaction's code serves every vote (at
     // each vote, inlined, it was a sixth of the kernel's code).
     int from = 0, stopped = -1;
-    for (int job = warp; job < total;) {
-        while (tiles[q + 1] <= job) ++q;  // jobs only move forward
+    const auto next = [&](int &job) {  // the job after a finished one
+        if (own_first) {
+            own_first = false;
+            job = warp;
+            q = 0;
+        } else {
+            job += WARPS;
+        }
+    };
+    for (int job = own_first ? own_best : warp;;) {
+        if (own_first) {
+            q = 0;  // out of turn
+        } else {  // the next job its int8 bound leaves open (DEBUG: every job, each checked against it)
+            for (; job < total && from == 0; job += WARPS)
+                if (job != own_best && (W || DEBUG || job >= MAXJOBS
+                                        || bound[job] >= __longlong_as_double((long long)*lower_v)))
+                    break;
+            if (job >= total) break;
+        }
+        while (tiles[q + 1] <= job) ++q;  // jobs only move forward (but a warp's own best, first)
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
         const int live = min(T, (w.ns + TILE - 1) / TILE - tile0);  // tiles holding listed shifts
         // samples: this lane's load_b column at k-step 0 (of the job's first tile, or its second)
         const int col = (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + (lane & 8);
         const unsigned tile_bytes = 2 * TILE * S;
-        float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
-        live_product<T>(c, frag + w.foff + lane, u_at, col, K, tile_bytes, live);
-        // the job's gate: its largest AR + e (e over its live tiles' windows) against its smallest
-        // A2, which bound every tile's gate, so a job they all close skips them at one vote; with
-        // W first against A2's floor w_min sum a^2, before A2's own product, then against that
+        // the job's gate (after the int8 bound's): its largest AR + e (e over its live tiles' windows)
+        // against its smallest A2, which bound every tile's gate, so a job they all close skips them at
+        // one vote; with W first against A2's floor w_min sum a^2, before A2's own product, then against that
         double top = 0.0, job_a2 = 0.0;  // the A2 bound the job's gate closed it with (DEBUG's checks)
         const auto closes = [&](double a2_lo) {
             const double lower = __longlong_as_double((long long)*lower_v);
             job_a2 = a2_lo;
             return !__any_sync(0xffffffffu, top > 0.0 && (a2_lo == 0.0 || top * top >= lower * a2_lo * GATE_SLACK));
         };
+        const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + d, m);
+        const double window = (double)au[end] - au[first];  // sum |u| over the live tiles' samples
         bool closed = false;
-        if (from == 0) {
+        if (!W && from == 0 && job < MAXJOBS) {
+            const float b = bound[job];
+            if (DEBUG && b < __longlong_as_double((long long)*lower_v)) {  // closed by its int8 bound
+                closed = true;
+                job_a2 = w.a2;
+                top = sqrt((double)b * w.a2);
+            } else if (lane == 0) {
+                atomicAdd(&block_counts[COUNT_REFINED], 1u);
+            }
+        }
+        float c[T][4] = {}, cw[T][4] = {};  // AR; with W, A2
+        live_product<T>(c, frag + w.foff + lane, u_at, col, K, tile_bytes, live);
+        if (from == 0 && !closed) {
             float top16 = c[0][0];
 #pragma unroll
             for (int tt = 0; tt < T; ++tt)
 #pragma unroll
                 for (int h = 0; h < 4 && tt < live; ++h) top16 = fmaxf(top16, c[tt][h]);
-            const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + d, m);
-            top = (double)top16 * w.inv + w.ecoef * ((double)au[end] - au[first]) + w.eabs;
+            top = (double)top16 * w.inv + w.ecoef * window + w.eabs;
             closed = closes(w.a2);
             if (closed && !DEBUG) {
-                job += WARPS;
+                next(job);
                 continue;
             }
         }
@@ -532,7 +660,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
                     for (int h = 0; h < 4 && tt < live; ++h) a2_16 = fminf(a2_16, cw[tt][h]);
                 closed = closes(fmax(((double)a2_16 * w.inv_w - w.eabs2) / (1.0 + w.erel), 0.0));
                 if (closed && !DEBUG) {
-                    job += WARPS;
+                    next(job);
                     continue;
                 }
             }
@@ -632,7 +760,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         }
         if (stopped < 0) {
             from = 0;
-            job += WARPS;
+            next(job);
             continue;
         }
         const int left = compact(my_iw, my_ub, count, *lower_v, lane, below);

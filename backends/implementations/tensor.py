@@ -3,10 +3,12 @@ float64 re-checks (``backends/cuda/tensor_screen.cu``).
 
 A block takes period after period, each the next of a queue's, until none
 is left: no block is launched a period. It folds (``pruned``'s
-bucket sort), forms every listed shift's AR for 128 shifts of a width at a
-time with ``mma.sync`` on float16 copies of the fold and the template, and
-bounds each shift's gain by it with a proven allowance
-(``backends.tensor_tables``); only shifts whose upper gain reaches the
+bucket sort); with equal weights gates each job (a width's tiles of 128
+shifts) of a long template by ``mma.sync`` products of int8 copies of the
+fold and the template, at half the k-steps; for the jobs left open forms
+every listed shift's AR with ``mma.sync`` on float16 copies, and bounds
+each shift's gain by it with a proven allowance (``backends.tensor_tables``,
+both products'); only shifts whose upper gain reaches the
 period's best lower gain are re-checked in float64, ~6 a K2-like period, so
 the best (width, shift) and chi2 are the exact ones. A warp whose
 list of kept shifts is full re-checks it at once, and their best exact gain
@@ -33,7 +35,7 @@ from backends.implementations.event_clock import EventClock, mark
 from backends.implementations.pycuda_base import TEMPLATE_TABLES, PyCUDABackend
 from backends.implementations.staged import PINNED, Staged
 from backends.protocol import PeriodStats, trial_periods
-from backends.tensor_tables import TILE, TensorTables, fold_shape, power_of_two_scale, shared_bytes
+from backends.tensor_tables import TILE, TensorTables, fold_shape, int8_scale, power_of_two_scale, shared_bytes
 
 # (threads, tiles of 128 shifts a warp's job takes: they share each k-step's template fragment) per
 # kernel, the fastest shapes timed on the H200 (NOTES steps 96, 97); tensor_search two blocks per SM
@@ -46,7 +48,7 @@ SCRATCH_BYTES = 1 << 29  # the kept fold scratch grows beyond a batch's need up 
 SCRATCH_GROWTH = 1.25  # the kept fold scratch grows to this times a batch's need, so a survey's rising
 # lengths re-allocate it a few times, not at every light curve
 COUNTERS = ("tiles_screened", "kept", "rechecked", "exact_macs", "bound_violations", "flushes",
-            "compactions")  # COUNT_*
+            "compactions", "jobs_refined")  # COUNT_*
 WORK = (*COUNTERS, "shifts", "brute_force_macs")  # a search's work: the kernel's counters, then host_work's
 OUTS = ("gain", "index", "depth")
 
@@ -249,11 +251,12 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                 state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.min()),
                 np.float64(lc.w.max()), np.int32(n), np.int32(state.m), np.int32(mp),
                 np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)), np.float64(power_of_two_scale(lc.w)),
+                np.float64(int8_scale((1.0 - lc.y) * lc.w)),
                 staged.pointer("periods"), np.int32(b), *staged.pointers("queue", "lo", "hi", "job_start"),
                 *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
                 *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
                 tables.pointer("overshoot"),
-                *tables.pointers("f_off", "frag", "frag2", "offsets", "a"), scratch,
+                *tables.pointers("f_off", "frag", "frag2", "f8_off", "frag8", "offsets", "a"), scratch,
                 *staged.pointers(*OUTS), staged.pointer("counters"),
                 block=(threads, 1, 1), grid=(grid, 1), shared=shared)
         found = staged.read_queued(["counters", *OUTS], pinned)  # page-locked: copied as the kernel ends
