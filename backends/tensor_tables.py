@@ -19,8 +19,8 @@ With weights that differ, A2 = sum_j a_j^2 W_(i+j) varies by shift and comes
 from a second product, of a^2 against the folded weights: its terms are all
 positive, so |A2 - A2_16| <= e_rel A2 plus subnormal terms (the kernel's).
 
-Before a job's float16 product, an int8 one gates it at half the k-steps
-(m16n8k32, 32 samples a k-step, exact int32 sums): a~ = s8 q_a (q_a =
+Before the float16 products, int8 ones bound each job's gains at half the
+k-steps (m16n8k32, 32 samples a k-step, exact int32 sums): a~ = s8 q_a (q_a =
 rint(a / s8), s8 = max|a| / 127) against the fold's q = rint(u r8) (r8 =
 127 / max|u|, the light curve's), so with su = 1 / r8
 |AR - su sum a~ q| <= d8 sum_window |u| + su (1/2 + 2^-40) sum|a~| (``d8``

@@ -87,7 +87,7 @@ struct Width {  // a period's allowed width, as its jobs and re-checks read it
     int d, S, ns, K, foff, len, aoff, K8, f8off;  // len, aoff: the template's length and offset in a
     double smax, ks, a2, inv, ecoef, eabs, rd;  // a2: A2, or with W its floor w_min sum a^2
     double inv_w, erel, eabs2;  // weights that differ: A2's scale and its relative and absolute allowances
-    double s8, d8, eabs8;  // the int8 gate: AR per unit of its sums, its allowance's coefficient and constant
+    double s8, d8, eabs8;  // the int8 bounds: AR per unit of their sums, their allowance's coefficient and constant
 };
 
 // Where sample x of the float16 fold lies: its 16-byte chunk's low bit

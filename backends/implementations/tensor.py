@@ -2,13 +2,15 @@
 float64 re-checks (``backends/cuda/tensor_screen.cu``).
 
 A block takes period after period, each the next of a queue's, until none
-is left: no block is launched a period. It folds (``pruned``'s
-bucket sort); with equal weights gates each job (a width's tiles of 128
-shifts) of a long template by ``mma.sync`` products of int8 copies of the
-fold and the template, at half the k-steps; for the jobs left open forms
-every listed shift's AR with ``mma.sync`` on float16 copies, and bounds
-each shift's gain by it with a proven allowance (``backends.tensor_tables``,
-both products'); only shifts whose upper gain reaches the
+is left: no block is launched a period. It folds (``pruned``'s bucket
+sort). With equal weights it bounds the gains of each job (a width's tiles
+of 128 shifts) by ``mma.sync`` products of int8 copies of the fold and the
+template, at half the k-steps, and each warp screens its job of the
+largest bound first, skipping later jobs whose bound the lower gain has
+passed. For the jobs screened it forms every listed shift's AR with
+``mma.sync`` on float16 copies, and bounds each shift's gain by it with a
+proven allowance (``backends.tensor_tables``, both products'); only shifts
+whose upper gain reaches the
 period's best lower gain are re-checked in float64, ~6 a K2-like period, so
 the best (width, shift) and chi2 are the exact ones. A warp whose
 list of kept shifts is full re-checks it at once, and their best exact gain
