@@ -24,16 +24,20 @@ def k2():
     return plan, periods, TensorTables(plan.templates)
 
 
-def unband(frag, ksteps):
-    """A (16 x 16 ksteps) back from its fragments."""
+def unband(frag, ksteps, per_word=2):
+    """A (16 x 8 per_word ksteps) back from its fragments: float16 pairs
+    (m16n8k16) or int8 quads (m16n8k32) a word."""
+    k = 8 * per_word
     frag = frag.reshape(ksteps, 32, 4)
-    band = np.zeros((16, 16 * ksteps))
+    band = np.zeros((16, k * ksteps))
     lane = np.arange(32)
     for kk in range(ksteps):
-        for reg, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 8), (8, 8))):
-            low, high = halves(frag[kk, :, reg])
-            band[(lane >> 2) + dr, 16 * kk + 2 * (lane & 3) + dc] = low
-            band[(lane >> 2) + dr, 16 * kk + 2 * (lane & 3) + dc + 1] = high
+        for reg, (dr, dc) in enumerate(((0, 0), (8, 0), (0, k // 2), (8, k // 2))):
+            words = frag[kk, :, reg]
+            values = (halves(words) if per_word == 2 else
+                      [((words >> (8 * e)) & 0xFF).astype(np.uint8).view(np.int8) for e in range(4)])
+            for e, value in enumerate(values):
+                band[(lane >> 2) + dr, k * kk + per_word * (lane & 3) + dc + e] = value
     return band
 
 
@@ -48,26 +52,13 @@ def test_the_banded_fragments_hold_the_template_shifted_by_the_stride_per_row(st
         assert not band[m, :stride * m].any() and not band[m, stride * m + a.size:].any()
 
 
-def unband8(frag, ksteps):
-    """A (16 x 32 ksteps) back from m16n8k32 int8 fragments."""
-    frag = frag.reshape(ksteps, 32, 4)
-    band = np.zeros((16, 32 * ksteps))
-    lane = np.arange(32)
-    for kk in range(ksteps):
-        for reg, (dr, dc) in enumerate(((0, 0), (8, 0), (0, 16), (8, 16))):
-            for e in range(4):
-                byte = ((frag[kk, :, reg] >> (8 * e)) & 0xFF).astype(np.uint8).view(np.int8)
-                band[(lane >> 2) + dr, 32 * kk + 4 * (lane & 3) + dc + e] = byte
-    return band
-
-
 @pytest.mark.parametrize("stride", [1, 2, 5])
 def test_the_int8_fragments_hold_the_rounded_template_shifted_by_the_stride_per_row(stride):
     a = np.linspace(-0.3, 1.0, 23) ** 3
     q, s8 = int8_template(a)
     assert np.abs(q).max() == INT8_TOP and np.abs(a - s8 * q).max() <= s8 / 2
     ksteps = -(-(a.size + 15 * stride) // 32)
-    band = unband8(int8_fragments(q, stride, ksteps), ksteps)
+    band = unband(int8_fragments(q, stride, ksteps), ksteps, per_word=4)
     for m in range(16):
         np.testing.assert_array_equal(band[m, stride * m:stride * m + a.size], q)
         assert not band[m, :stride * m].any() and not band[m, stride * m + a.size:].any()

@@ -118,8 +118,10 @@ __device__ __forceinline__ void load_b(uint2 *b, unsigned at, unsigned step)
                      : "r"(at + (T - 1) * step));
 }
 
-// d += A B for one m16n8k16 tile, A's registers in a (a template fragment), B's in b.
-__device__ __forceinline__ void mma16816(float *d, uint4 a, uint2 b)
+// d += A B for one tile: float16 m16n8k16 (A's registers in a, a template
+// fragment; float32 sums) or int8 m16n8k32 (q_a against the int8 fold; exact
+// int32 sums), by the accumulators' type; B's registers in b.
+__device__ __forceinline__ void mma(float *d, uint4 a, uint2 b)
 {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -127,26 +129,7 @@ __device__ __forceinline__ void mma16816(float *d, uint4 a, uint2 b)
                  : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
 }
 
-// acc[tt] += the K k-steps' products of a job's T tiles: A's fragments from
-// ``af`` (this lane's, k-step 0), B's from the float16 fold at byte ``at``
-// (``load_b``'s) from sample ``col`` (this lane's, k-step 0) on.
-template <int T>
-__device__ __forceinline__ void job_product(float (*acc)[4], const uint4 *af, unsigned at, int col, int K,
-                                            unsigned tile_bytes)
-{
-    UNROLL(KUNROLL)
-    for (int kk = 0; kk < K; ++kk) {
-        const uint4 a = __ldg(af);
-        af += 32;
-        uint2 x[T];
-        load_b<T>(x, at + 2 * placed(col + 16 * kk), tile_bytes);
-#pragma unroll
-        for (int tt = 0; tt < T; ++tt) mma16816(acc[tt], a, x[tt]);
-    }
-}
-
-// d += A B for one m16n8k32 int8 tile, A's registers in a (q_a), B's in b (the int8 fold).
-__device__ __forceinline__ void mma16832(int *d, uint4 a, uint2 b)
+__device__ __forceinline__ void mma(int *d, uint4 a, uint2 b)
 {
     asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -154,21 +137,29 @@ __device__ __forceinline__ void mma16832(int *d, uint4 a, uint2 b)
                  : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
 }
 
-// job_product's int8 k-loop: 32 samples a k-step, B's 8 x 8 blocks of 16-bit
-// pairs holding 16 of a column's bytes each (k 0-15, then 16-31), the int8
-// fold not ``placed`` (a tile, 128 S bytes on, would move its bits).
-template <int T>
-__device__ __forceinline__ void job_product8(int (*acc)[4], const uint4 *af, unsigned at, int col, int K,
-                                             unsigned tile_bytes)
+// ``load_b``'s address of k-step kk from this lane's column ``col`` (k-step 0)
+// of the fold at byte ``at``: the float16 fold's samples placed, 2 bytes each,
+// 16 a k-step; the int8 fold's in place (a tile, 128 S bytes on, would move
+// ``placed``'s bits), 32 a k-step, B's 8 x 8 blocks of 16-bit pairs holding 16
+// of a column's bytes each (k 0-15, then 16-31).
+__device__ __forceinline__ unsigned b_at(float, unsigned at, int col, int kk) { return at + 2 * placed(col + 16 * kk); }
+__device__ __forceinline__ unsigned b_at(int, unsigned at, int col, int kk) { return at + col + 32 * kk; }
+
+// acc[tt] += the K k-steps' products of a job's T tiles: A's fragments from
+// ``af`` (this lane's, k-step 0), B's from the fold at byte ``at`` (``b_at``)
+// from ``col`` (this lane's, k-step 0) on.
+template <int T, class Acc>
+__device__ __forceinline__ void job_product(Acc (*acc)[4], const uint4 *af, unsigned at, int col, int K,
+                                            unsigned tile_bytes)
 {
     UNROLL(KUNROLL)
     for (int kk = 0; kk < K; ++kk) {
         const uint4 a = __ldg(af);
         af += 32;
         uint2 x[T];
-        load_b<T>(x, at + col + 32 * kk, tile_bytes);
+        load_b<T>(x, b_at(Acc(), at, col, kk), tile_bytes);
 #pragma unroll
-        for (int tt = 0; tt < T; ++tt) mma16832(acc[tt], a, x[tt]);
+        for (int tt = 0; tt < T; ++tt) mma(acc[tt], a, x[tt]);
     }
 }
 
@@ -176,23 +167,13 @@ __device__ __forceinline__ void job_product8(int (*acc)[4], const uint4 *af, uns
 // may hold fewer than T with listed shifts (the rest stay 0). A k-loop for
 // each count, not a predicate at each mma: those took the registers of a
 // profile build (STAGE_CLOCKS) beyond its 80, and it spilled.
-template <int T>
-__device__ __forceinline__ void live_product(float (*acc)[4], const uint4 *af, unsigned at, int col, int K,
+template <int T, class Acc>
+__device__ __forceinline__ void live_product(Acc (*acc)[4], const uint4 *af, unsigned at, int col, int K,
                                              unsigned tile_bytes, int live)
 {
     if constexpr (T > 1)
         if (live < T) return live_product<T - 1>(acc, af, at, col, K, tile_bytes, live);
     job_product<T>(acc, af, at, col, K, tile_bytes);
-}
-
-// The same of job_product8.
-template <int T>
-__device__ __forceinline__ void live_product8(int (*acc)[4], const uint4 *af, unsigned at, int col, int K,
-                                              unsigned tile_bytes, int live)
-{
-    if constexpr (T > 1)
-        if (live < T) return live_product8<T - 1>(acc, af, at, col, K, tile_bytes, live);
-    job_product8<T>(acc, af, at, col, K, tile_bytes);
 }
 
 // The shift (in units of the stride, within the width's list) of D entry h
@@ -558,7 +539,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             const int live = min(T, (w.ns + TILE - 1) / TILE - tile0);
             int c8[T][4] = {};
             // bytes: this lane's load_b column at k-step 0 (k 16-31 at lane & 8)
-            live_product8<T>(c8, frag8 + w.f8off + lane, u8_at,
+            live_product<T>(c8, frag8 + w.f8off + lane, u8_at,
                              (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + 2 * (lane & 8), w.K8, TILE * S,
                              live);
             int top_q = c8[0][0];
