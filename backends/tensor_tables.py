@@ -24,8 +24,8 @@ k-steps (m16n8k32, 32 samples a k-step, exact int32 sums): a~ = s8 q_a (q_a =
 rint(a / s8), s8 = max|a| / 127) against the fold's q = rint(u r8) (r8 =
 127 / max|u|, the light curve's), so with su = 1 / r8
 |AR - su sum a~ q| <= d8 sum_window |u| + su (1/2 + 2^-40) sum|a~| (``d8``
-= max|a - a~| and the float64 reference sum's (L + 2) 2^-53 max|a|; ``a1q``
-= sum|a~|).
+= max|a - a~| and (L + 2) 2^-52 max|a| for the float64 reference sum's
+rounding and its own; ``a1q`` = sum|a~|).
 """
 
 from __future__ import annotations

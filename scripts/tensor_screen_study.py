@@ -170,16 +170,16 @@ def tile_product(x16, frag, s0, stride, ksteps) -> np.ndarray:
 
 def tile_product8(q, frag, s0, stride, ksteps) -> np.ndarray:
     """The int8 gate's sums of one tile's 128 shifts, in shift order, as
-    ``job_product8`` forms D: A's registers from ``frag`` (k-steps x 32 x 4
-    words of four int8, PTX's m16n8k32 layout: ``packed_fragments``); B's by
-    ``load_b``'s ldmatrix from the int8 fold ``q`` (lane l < 16 gives the
-    address of column l & 7 at byte 16 ((l >> 3) & 1) of the k-step's 32; an
-    8 x 8 block of 16-bit pairs lands lane l's row (column n = l / 4) bytes
-    4 (l % 4) .. 4 (l % 4) + 3 in its register: k = 4 t + e, and 16 on for
-    block 1). Exact integer sums."""
+    ``job_product`` forms D of int accumulators: A's registers from ``frag``
+    (k-steps x 32 x 4 words of four int8, PTX's m16n8k32 layout:
+    ``packed_fragments``); B's by ``load_b``'s ldmatrix from the int8 fold
+    ``q`` (lane l < 16 gives the address of column l & 7 at byte
+    16 ((l >> 3) & 1) of the k-step's 32; an 8 x 8 block of 16-bit pairs lands
+    lane l's row (column n = l / 4) bytes 4 (l % 4) .. 4 (l % 4) + 3 in its
+    register: k = 4 t + e, and 16 on for block 1). Exact integer sums."""
     lane = np.arange(32)
     g, t = lane >> 2, lane & 3
-    col_start = s0 + 16 * stride * (lane & 7) + 2 * (lane & 8)  # job_product8's byte address
+    col_start = s0 + 16 * stride * (lane & 7) + 2 * (lane & 8)  # b_at's byte address (int8)
     words = frag.astype(np.uint32)
     d_tile = np.zeros((16, 8), np.int64)
     for kk in range(ksteps):
