@@ -184,6 +184,25 @@ def test_the_kernels_width_slots_and_counters_match_the_backends():
     assert f"#define N_COUNTS {len(COUNTERS)}" in source
 
 
+@pytest.mark.parametrize("dy", [None, "box"], ids=["equal weights", "weights that differ"])
+def test_each_launch_passes_the_kernels_parameters_in_their_order_and_kinds(monkeypatch, dy):
+    """The host's arguments against ``SEARCH_PARAMS`` in tensor_screen.cu
+    (a pointer as an address, a double as float64, an int as int32): one
+    out of place shifts every later parameter, which no CPU test would see."""
+    import re
+    from pathlib import Path
+
+    source = (Path(backends.__file__).parent / "cuda" / "tensor_screen.cu").read_text()
+    params = re.search(r"#define SEARCH_PARAMS(.*?)\n#define", source, re.S).group(1).replace("\\", "").split(",")
+    kinds = [np.intp if "*" in p else np.float64 if p.split()[0] == "double" else np.int32 for p in params]
+    got = []
+    backend = fake_tensor(monkeypatch, [])
+    monkeypatch.setattr(backend, "function", lambda kernel, block, shared: lambda *args, **launch: got.append(args))
+    plan, periods = backends.make_plan(*box_light_curve(**({"dy": None} if dy is None else {})))
+    backend.search(plan, periods[:3])
+    assert [type(a) for a in got[0]] == kinds
+
+
 def test_the_registry_names_it_and_auto_takes_it_where_the_h200s_table_ranks_it_first():
     """On an H200 (its measured table) ``auto`` puts tensor first for K2-size
     light curves and pruned for TESS-size ones, which tensor refuses; a GPU
