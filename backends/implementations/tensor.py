@@ -247,13 +247,13 @@ class TensorBackend(PooledScratch, PyCUDABackend):
                     ("gain", (np.float64, b)), ("index", (np.int32, b)), ("depth", (np.float64, b))]
         staged = Staged(sections, self._allocate)
         scratch = self.scratch_memory((16 if weighted else 8) * grid * state.m)  # before the clock: growing it waits
+        u = (1.0 - lc.y) * lc.w  # its scales: float16's and the int8 fold's
         clock = EventClock(self.timings)
         with clock.stage("chi2_scan.kernel"):  # the device's time beside the stage's wall time
             self.function(kernel, threads, shared)(
                 state.t, state.y, state.w, np.float64(lc.uniform_weight), np.float64(lc.w.min()),
                 np.float64(lc.w.max()), np.int32(n), np.int32(state.m), np.int32(mp),
-                np.float64(power_of_two_scale((1.0 - lc.y) * lc.w)), np.float64(power_of_two_scale(lc.w)),
-                np.float64(int8_scale((1.0 - lc.y) * lc.w)),
+                np.float64(power_of_two_scale(u)), np.float64(power_of_two_scale(lc.w)), np.float64(int8_scale(u)),
                 staged.pointer("periods"), np.int32(b), *staged.pointers("queue", "lo", "hi", "job_start"),
                 *tables.pointers("widths", "strides"), staged.pointer("n_shifts"),
                 *tables.pointers(*TensorTables.INT_FIELDS), *tables.pointers(*TensorTables.FLOAT_FIELDS),
