@@ -102,8 +102,8 @@ def int8_template(a):
 
 
 class TensorTables:
-    """Per width of a template set: ``fields`` (k-steps, length and int8
-    k-steps as int32; the depth filter's flux-sum limit, k per unit box,
+    """Per width of a template set: ``fields`` (k-steps and length as
+    int32; the depth filter's flux-sum limit, k per unit box,
     sum a^2, ||a||_1, the allowance's e_coef, 1 / a's scale, the relative
     allowance e_rel of one product sum, 1 / a^2's scale, the int8 gate's s8,
     d8 and a1q as float64) and the A fragments of a (``frag``) and of a^2
@@ -112,7 +112,7 @@ class TensorTables:
     for ``Staged``. What depends on the light curve's N (the shifts listed,
     the folds' length) is ``fold_shape``'s."""
 
-    INT_FIELDS = ("ksteps", "length", "ksteps8")  # the widths and strides are TLS's template arrays
+    INT_FIELDS = ("ksteps", "length")  # the widths and strides are TLS's template arrays
     FLOAT_FIELDS = ("s_max", "kscale", "sum_a2", "a1", "e_coef", "inv_sa", "e_rel", "inv_sa2", "s8", "d8", "a1q")
 
     def __init__(self, templates):
@@ -120,18 +120,18 @@ class TensorTables:
         ints = {k: [] for k in self.INT_FIELDS}
         floats = {k: [] for k in ("sum_a2", "a1", "e_coef", "inv_sa", "e_rel", "inv_sa2", "s8", "d8", "a1q")}
         frags, squares, bytes8, offsets, offsets8 = [], [], [], [0], [0]
-        for wi, (stride, ksteps, ksteps8) in enumerate(zip(tp.strides, ksteps_of(tp), ksteps_of(tp, 32))):
+        for wi, (stride, ksteps) in enumerate(zip(tp.strides, ksteps_of(tp))):
             a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
             sa, sa2 = power_of_two_scale(a), power_of_two_scale(a * a)
             qa, s8 = int8_template(a)
             frags.append(banded_fragments(a, int(stride), int(ksteps), sa))
             squares.append(banded_fragments(a * a, int(stride), int(ksteps), sa2))
-            bytes8.append(int8_fragments(qa, int(stride), int(ksteps8)))
+            bytes8.append(int8_fragments(qa, int(stride), int8_ksteps(int(ksteps))))
             offsets.append(offsets[-1] + frags[-1].size)
             offsets8.append(offsets8[-1] + bytes8[-1].size)
             rel = (1 + U16) ** 2 - 1 + ksteps * ACCUMULATION + (a.size + 2) * 2.0 ** -53
             top = float(np.abs(a).max())
-            for key, value in zip(self.INT_FIELDS, (ksteps, a.size, ksteps8)):
+            for key, value in zip(self.INT_FIELDS, (ksteps, a.size)):
                 ints[key].append(value)
             for key, value in zip(floats, (float(a @ a), float(np.abs(a).sum()),
                                            rel * top + 2.0 ** -24 / sa, 1.0 / sa, rel, 1.0 / sa2, s8,
@@ -154,10 +154,15 @@ class TensorTables:
                 ("frag8", self.frag8)]
 
 
-def ksteps_of(templates, k: int = 16) -> np.ndarray:
-    """k-steps of ``k`` samples per width (16 float16, 32 int8): the template
-    and the band's 15 further rows."""
-    return -(-(templates.lengths + 15 * templates.strides) // k)
+def ksteps_of(templates) -> np.ndarray:
+    """k-steps of 16 samples per width: the template and the band's 15 further rows."""
+    return -(-(templates.lengths + 15 * templates.strides) // 16)
+
+
+def int8_ksteps(ksteps):
+    """The int8 products' k-steps of 32 samples: half the float16 ones,
+    rounded up (ceil(ceil(x / 16) / 2) = ceil(x / 32); the kernel's (K + 1) >> 1)."""
+    return -(-ksteps // 2)
 
 
 def int8_scale(u) -> float:
@@ -168,15 +173,15 @@ def int8_scale(u) -> float:
 
 def fold_shape(templates, n: int, tiles_per_job: int):
     """(listed shifts per width as int32, mp) on folds of ``n`` samples: mp,
-    the float16 fold's length in halves, holds every tile of 128 shifts, the
-    spare ones of a last job of ``tiles_per_job`` and a template past them,
+    the float16 fold's length in halves (the int8 fold's in bytes), holds every
+    tile of 128 shifts, the spare ones of a last job of ``tiles_per_job`` and a
+    template past them (int8 k-steps: a float16 one more at most),
     in whole groups of 16 (``placed`` in tensor_screen.cu moves samples within one)."""
     from backends.scan_jobs import shift_counts
 
     n_shifts = shift_counts(templates.widths, templates.strides, n + templates.maxwidth, n)
     tiles = -(-n_shifts // TILE) + tiles_per_job - 1
-    mp = int(np.max(tiles * TILE * templates.strides + np.maximum(16 * ksteps_of(templates),
-                                                                   32 * ksteps_of(templates, 32))))
+    mp = int(np.max(tiles * TILE * templates.strides + 32 * int8_ksteps(ksteps_of(templates))))  # >= 16 k-steps
     return n_shifts.astype(np.int32), -(-mp // 16) * 16
 
 

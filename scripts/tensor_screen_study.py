@@ -47,7 +47,8 @@ import json
 
 import numpy as np
 
-from backends.tensor_tables import TILE, U16, TensorTables, fold_shape, halves, int8_scale, power_of_two_scale
+from backends.tensor_tables import (TILE, U16, TensorTables, fold_shape, halves, int8_ksteps, int8_scale,
+                                    power_of_two_scale)
 
 from block_bound_study import sampled_folds, uniform_case, width_arrays  # scripts/ is on sys.path when run as a script
 from gpu_timing import case_plan
@@ -232,7 +233,7 @@ def emulate(case, n_periods=3, seed=0) -> dict:
                       + a.size * 2.0 ** -49 * inv_w)
             frags = [x[4 * tb.f_off[wi]:4 * tb.f_off[wi] + 128 * ksteps].reshape(ksteps, 32, 4)
                      for x in (tb.frag, tb.frag2)]
-            ksteps8 = int(f["ksteps8"][wi])
+            ksteps8 = int(int8_ksteps(ksteps))
             frag8 = tb.frag8[4 * tb.f8_off[wi]:4 * tb.f8_off[wi] + 128 * ksteps8].reshape(ksteps8, 32, 4)
             s8, e_abs8 = f["s8"][wi] / r8, (f["a1q"][wi] * (0.5 + 2.0 ** -40) / r8
                                            + f["d8"][wi] * (m * 2.0 ** -51 + 2.0 ** -22) * absu[m])

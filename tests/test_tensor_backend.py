@@ -13,7 +13,8 @@ import backends
 from backends.gpu import cuda_device_count
 from backends.implementations.tensor import SHAPES, TensorBackend
 from backends.tensor_tables import (INT8_TOP, TILE, U16, TensorTables, banded_fragments, fold_shape, halves,
-                                    int8_fragments, int8_scale, int8_template, power_of_two_scale, shared_bytes)
+                                    int8_fragments, int8_ksteps, int8_scale, int8_template, power_of_two_scale,
+                                    shared_bytes)
 from gpu_timing import case_plan
 from tests.conftest import box_light_curve
 
@@ -105,9 +106,10 @@ def test_the_float16_and_int8_folds_have_room_for_every_tile_and_spare_tile_the_
         tiles = -(-int(n_shifts[wi]) // TILE)
         jobs = -(-tiles // tiles_per_job)
         end = jobs * tiles_per_job * TILE * tp.strides[wi]
-        assert end + 16 * f["ksteps"][wi] <= mp and end + 32 * f["ksteps8"][wi] <= mp, wi  # halves; bytes
+        ksteps8 = int8_ksteps(f["ksteps"][wi])
+        assert end + 16 * f["ksteps"][wi] <= mp and end + 32 * ksteps8 <= mp, wi  # halves; bytes
         assert 16 * f["ksteps"][wi] >= f["length"][wi] + 15 * tp.strides[wi]  # the band's last row fits
-        assert 32 * f["ksteps8"][wi] >= f["length"][wi] + 15 * tp.strides[wi]
+        assert 32 * ksteps8 >= f["length"][wi] + 15 * tp.strides[wi]
     assert mp % 16 == 0  # whole groups of the samples tensor_screen.cu's ``placed`` moves
     m, fold = n + tp.maxwidth, shared_bytes(tp, n, mp)
     prefix = fold - 3 * mp  # cs (m + 1 doubles), then au (m + 1 floats), each rounded up to 4 entries

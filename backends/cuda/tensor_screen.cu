@@ -84,7 +84,7 @@ enum { CLOCK_KEYS, CLOCK_SORT, CLOCK_GATHER, CLOCK_PREFIX, CLOCK_SCREEN, CLOCK_R
 #include "stage_clocks.cuh"
 
 struct Width {  // a period's allowed width, as its jobs and re-checks read it
-    int d, S, ns, K, foff, len, aoff, K8, f8off;  // len, aoff: the template's length and offset in a
+    int d, S, ns, K, foff, len, aoff, f8off;  // len, aoff: the template's length and offset in a
     double smax, ks, a2, inv, ecoef, eabs, rd;  // a2: A2, or with W its floor w_min sum a^2
     double inv_w, erel, eabs2;  // weights that differ: A2's scale and its relative and absolute allowances
     double s8, d8, eabs8;  // the int8 bounds: AR per unit of their sums, their allowance's coefficient and constant
@@ -328,8 +328,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         const double *__restrict__ periods, int n_periods, int *__restrict__ queue, const int *__restrict__ lo,    \
         const int *__restrict__ hi, const int *__restrict__ job_start, const int *__restrict__ wd,                 \
         const int *__restrict__ ws, const int *__restrict__ wn, const int *__restrict__ wk,                        \
-        const int *__restrict__ wlen, const int *__restrict__ wk8, const double *__restrict__ s_max,               \
-        const double *__restrict__ kscale,                                                                         \
+        const int *__restrict__ wlen, const double *__restrict__ s_max, const double *__restrict__ kscale,         \
         const double *__restrict__ sum_a2, const double *__restrict__ a1, const double *__restrict__ e_coef,       \
         const double *__restrict__ inv_sa, const double *__restrict__ e_rel, const double *__restrict__ inv_sa2,   \
         const double *__restrict__ s8, const double *__restrict__ d8, const double *__restrict__ a1q,              \
@@ -340,7 +339,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         double *depth_out, unsigned long long *counters
 #define SEARCH_ARGS                                                                                                \
     t, y, wt, w_uniform, w_min, w_max, n, m, mp, uscale, wscale, r8, periods, n_periods, queue, lo, hi, job_start, \
-        wd, ws, wn, wk, wlen, wk8, s_max, kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, s8, d8, a1q,         \
+        wd, ws, wn, wk, wlen, s_max, kscale, sum_a2, a1, e_coef, inv_sa, e_rel, inv_sa2, s8, d8, a1q,         \
         overshoot, f_off, frag, frag2, f8_off, frag8, a_off, a, fold_all, gain_out, index_out, depth_out, counters
 
 // Shift i of width w's terms j = j0, j0 + step, ... of sum a u and (with W)
@@ -486,7 +485,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         const int wi = wlo + q;
         Width &w = slot[q];
         w.d = wd[wi]; w.S = ws[wi]; w.ns = wn[wi]; w.K = wk[wi]; w.foff = (int)f_off[wi];
-        w.len = wlen[wi]; w.aoff = (int)a_off[wi]; w.K8 = wk8[wi]; w.f8off = (int)f8_off[wi];
+        w.len = wlen[wi]; w.aoff = (int)a_off[wi]; w.f8off = (int)f8_off[wi];
         w.smax = s_max[wi]; w.ks = kscale[wi]; w.inv = inv_sa[wi] * inv_su;
         w.a2 = W ? w_min * sum_a2[wi] * A2_FLOOR : w_uniform * sum_a2[wi];
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
@@ -540,8 +539,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             int c8[T][4] = {};
             // bytes: this lane's load_b column at k-step 0 (k 16-31 at lane & 8)
             live_product<T>(c8, frag8 + w.f8off + lane, u8_at,
-                             (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + 2 * (lane & 8), w.K8, TILE * S,
-                             live);
+                             (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + 2 * (lane & 8),
+                             (w.K + 1) >> 1, TILE * S, live);  // k-steps of 32 samples
             int top_q = c8[0][0];
 #pragma unroll
             for (int tt = 0; tt < T; ++tt)
