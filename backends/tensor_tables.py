@@ -188,7 +188,7 @@ def fold_shape(templates, n: int, tiles_per_job: int):
 def shared_bytes(templates, n: int, mp: int, weighted: bool = False) -> int:
     """The kernel's dynamic shared memory: prefix sums of F (M + 1 doubles)
     and of |u| (M + 1 floats), each rounded up to four entries, the float16
-    fold (``mp`` halves, ``fold_shape``'s), with ``weighted`` the float16
-    weights too (mp halves), then the int8 fold (mp bytes)."""
+    fold (``mp`` halves, ``fold_shape``'s), then with ``weighted`` the
+    float16 weights (mp halves), without it the int8 fold (mp bytes)."""
     m4 = -(-(n + templates.maxwidth + 1) // 4) * 4
-    return 12 * m4 + (5 if weighted else 3) * mp
+    return 12 * m4 + (4 if weighted else 3) * mp

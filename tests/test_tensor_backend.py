@@ -116,7 +116,7 @@ def test_the_float16_and_int8_folds_have_room_for_every_tile_and_spare_tile_the_
     assert prefix % 16 == 0 and prefix >= 12 * (m + 1) and prefix - 12 * (m + 1) < 48  # u16 aligned for ldmatrix
     assert fold - mp - 4 * n >= 8 * m  # the sort's two 16-bit index arrays (last) lie past F, over cs's m doubles
     assert (fold - mp - 4 * n - 8 * n) // 4 >= n // 2  # bucket counts between them and the keys (first)
-    assert shared_bytes(tp, n, mp, weighted=True) == fold + 2 * mp  # w16 between u16 and the int8 fold
+    assert shared_bytes(tp, n, mp, weighted=True) == fold + mp  # w16 (mp halves) where the int8 fold was
 
 
 def pruning_shifts(plan):

@@ -234,8 +234,8 @@ struct PairAdd {
 // Period p's fold in shared memory: cs = prefix sums of F (m + 1 doubles), au
 // = prefix sums of |u| (m + 1 floats: they only pad the screen's allowance, by
 // their rounding), u16 = u uscale in float16 (mp halves, zero past m), with W
-// the weights' w16 = W wscale too, u8 = rint(u r8) in int8 (mp bytes, zero
-// past m; |u r8| <= 127 by r8's choice). For the re-checks and the prefix sums, to
+// the weights' w16 = W wscale too, without W u8 = rint(u r8) in int8 (mp
+// bytes, zero past m; |u r8| <= 127 by r8's choice). For the re-checks and the prefix sums, to
 // fold_g: the patched folded flux F (m doubles), with W the folded weights
 // after them (m doubles: no load through the order). The sort's keys, counts
 // and 16-bit indices (n < 2^16: 14 n bytes fit an SM) share the ``bytes`` of
@@ -302,12 +302,12 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         au[k + 1] = (float)s.a;
         u16[placed(k)] = __double2half(u * uscale);
         if (W) w16[placed(k)] = __double2half(wk * wscale);
-        u8[k] = (signed char)__double2int_rn(u * r8);
+        if (!W) u8[k] = (signed char)__double2int_rn(u * r8);
     }
     for (int k = m + threadIdx.x; k < mp; k += BLOCK) {
         u16[placed(k)] = __double2half(0.0);
         if (W) w16[placed(k)] = __double2half(0.0);
-        u8[k] = 0;
+        if (!W) u8[k] = 0;
     }
     if (threadIdx.x == 0) {
         cs[0] = 0.0;
@@ -457,7 +457,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     float *au = reinterpret_cast<float *>(cs + m4);  // m + 1: prefix sums of |u|
     __half *u16 = reinterpret_cast<__half *>(au + m4);  // mp: u * uscale
     __half *w16 = u16 + mp;                                    // mp with W: the weights * wscale
-    signed char *u8 = reinterpret_cast<signed char *>(u16 + (W ? 2 : 1) * mp);  // mp: rint(u r8)
+    signed char *u8 = reinterpret_cast<signed char *>(u16 + mp);  // mp without W: rint(u r8)
     const unsigned u_at = static_cast<unsigned>(__cvta_generic_to_shared(u16)), w_off = 2 * mp;  // bytes: w16 after u16
     const unsigned u8_at = static_cast<unsigned>(__cvta_generic_to_shared(u8));
     __shared__ int tiles[MAXW + 1];
