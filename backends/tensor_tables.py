@@ -175,20 +175,22 @@ def fold_shape(templates, n: int, tiles_per_job: int):
     """(listed shifts per width as int32, mp) on folds of ``n`` samples: mp,
     the float16 fold's length in halves (the int8 fold's in bytes), holds every
     tile of 128 shifts, the spare ones of a last job of ``tiles_per_job`` and a
-    template past them (int8 k-steps: a float16 one more at most),
-    in whole groups of 16 (``placed`` in tensor_screen.cu moves samples within one)."""
+    template past them (int8 k-steps: a float16 one more at most), in
+    whole groups of 32 (tensor_screen.cu's ``placed`` moves samples within
+    16, ``placed8`` the int8 copy's 16-byte chunks within pairs)."""
     from backends.scan_jobs import shift_counts
 
     n_shifts = shift_counts(templates.widths, templates.strides, n + templates.maxwidth, n)
     tiles = -(-n_shifts // TILE) + tiles_per_job - 1
     mp = int(np.max(tiles * TILE * templates.strides + 32 * int8_ksteps(ksteps_of(templates))))  # >= 16 k-steps
-    return n_shifts.astype(np.int32), -(-mp // 16) * 16
+    return n_shifts.astype(np.int32), -(-mp // 32) * 32
 
 
-def shared_bytes(templates, n: int, mp: int, weighted: bool = False) -> int:
+def shared_bytes(templates, n: int, mp: int) -> int:
     """The kernel's dynamic shared memory: prefix sums of F (M + 1 doubles)
     and of |u| (M + 1 floats), each rounded up to four entries, the float16
-    fold (``mp`` halves, ``fold_shape``'s), then with ``weighted`` the
-    float16 weights (mp halves), without it the int8 fold (mp bytes)."""
+    fold (``mp`` halves, ``fold_shape``'s), then with weights that differ the
+    float16 weights (mp halves), with equal weights the int8 fold and its
+    copy for the even strides (mp bytes each)."""
     m4 = -(-(n + templates.maxwidth + 1) // 4) * 4
-    return 12 * m4 + (4 if weighted else 3) * mp
+    return 12 * m4 + 4 * mp

@@ -169,18 +169,27 @@ def tile_product(x16, frag, s0, stride, ksteps) -> np.ndarray:
     return d_tile.T.ravel()
 
 
+def placed8(x, flip):
+    """tensor_screen.cu's ``placed8``: byte x's place in the int8 fold (flip
+    0) or in its copy for the even strides (flip 16)."""
+    return x ^ ((x >> 3) & flip)
+
+
 def tile_product8(q, frag, s0, stride, ksteps) -> np.ndarray:
     """The int8 gate's sums of one tile's 128 shifts, in shift order, as
     ``job_product`` forms D of int accumulators: A's registers from ``frag``
     (k-steps x 32 x 4 words of four int8, PTX's m16n8k32 layout:
     ``packed_fragments``); B's by ``load_b``'s ldmatrix from the int8 fold
-    ``q`` (lane l < 16 gives the address of column l & 7 at byte
-    16 ((l >> 3) & 1) of the k-step's 32; an 8 x 8 block of 16-bit pairs lands
-    lane l's row (column n = l / 4) bytes 4 (l % 4) .. 4 (l % 4) + 3 in its
-    register: k = 4 t + e, and 16 on for block 1). Exact integer sums."""
+    ``q`` (the fold, then its copy for the even strides: 2 mp bytes; lane
+    l < 16 gives the address of column l & 7 at byte 16 ((l >> 3) & 1) of the
+    k-step's 32, ``b_at``'s; an 8 x 8 block of 16-bit pairs lands lane l's row
+    (column n = l / 4) bytes 4 (l % 4) .. 4 (l % 4) + 3 in its register: k =
+    4 t + e, and 16 on for block 1). Exact integer sums."""
     lane = np.arange(32)
     g, t = lane >> 2, lane & 3
     col_start = s0 + 16 * stride * (lane & 7) + 2 * (lane & 8)  # b_at's byte address (int8)
+    flip = 0 if stride % 2 else 16
+    at = q.size // 2 if flip else 0
     words = frag.astype(np.uint32)
     d_tile = np.zeros((16, 8), np.int64)
     for kk in range(ksteps):
@@ -189,7 +198,7 @@ def tile_product8(q, frag, s0, stride, ksteps) -> np.ndarray:
             for e in range(4):
                 A[g + dr, 4 * t + dc + e] = ((words[kk, :, reg] >> (8 * e)) & 0xFF).astype(np.uint8).view(np.int8)
         for b in range(2):
-            sample = col_start[8 * b + g] + 32 * kk + 4 * t  # block b's row g (column n = g), k = 4t .. 4t + 3
+            sample = at + placed8(col_start[8 * b + g] + 32 * kk, flip) + 4 * t  # block b's row g, k = 4t ..
             for e in range(4):
                 B[4 * t + 16 * b + e, g] = q[sample + e]
         d_tile += A @ B
@@ -223,6 +232,8 @@ def emulate(case, n_periods=3, seed=0) -> dict:
         absu = np.concatenate([[0.0], np.cumsum(np.abs(u[:m]))])
         q = np.concatenate([np.rint(u[:m] * r8), np.zeros(mp - m)]).astype(np.int64)
         assert np.abs(q).max() <= 127
+        q = np.concatenate([q, np.zeros(mp, np.int64)])
+        q[mp + placed8(np.arange(mp), 16)] = q[:mp]  # the copy for the even strides
         for wi in range(lo[p], hi[p]):
             a = tp.a[tp.offsets[wi]:tp.offsets[wi + 1]]
             stride, n_shifts, ksteps = int(tp.strides[wi]), int(listed_shifts[wi]), int(f["ksteps"][wi])

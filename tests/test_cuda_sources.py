@@ -197,7 +197,7 @@ def test_tensor_kernels_fit_their_shapes_without_spills(clocks, tmp_path):
         static = int(re.search(rf"Function properties for {kernel}\n.*\n.*?(\d+) bytes smem", done.stderr).group(1))
         for plan in (case_plan("k2")[0], survey):
             mp = fold_shape(plan.templates, plan.lc.size, tiles)[1]
-            fold = shared_bytes(plan.templates, plan.lc.size, mp, weighted=kernel == "tensor_search_w")
+            fold = shared_bytes(plan.templates, plan.lc.size, mp)
             assert blocks * (static + fold + DRIVER_SHARED) <= SM_SHARED, (kernel, plan.lc.size, fold, static)
 
 

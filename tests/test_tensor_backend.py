@@ -110,13 +110,13 @@ def test_the_float16_and_int8_folds_have_room_for_every_tile_and_spare_tile_the_
         assert end + 16 * f["ksteps"][wi] <= mp and end + 32 * ksteps8 <= mp, wi  # halves; bytes
         assert 16 * f["ksteps"][wi] >= f["length"][wi] + 15 * tp.strides[wi]  # the band's last row fits
         assert 32 * ksteps8 >= f["length"][wi] + 15 * tp.strides[wi]
-    assert mp % 16 == 0  # whole groups of the samples tensor_screen.cu's ``placed`` moves
+    assert mp % 32 == 0  # whole groups of tensor_screen.cu's ``placed`` (16 samples), ``placed8``'s chunk pairs
     m, fold = n + tp.maxwidth, shared_bytes(tp, n, mp)
-    prefix = fold - 3 * mp  # cs (m + 1 doubles), then au (m + 1 floats), each rounded up to 4 entries
+    prefix = fold - 4 * mp  # cs (m + 1 doubles), then au (m + 1 floats), each rounded up to 4 entries
     assert prefix % 16 == 0 and prefix >= 12 * (m + 1) and prefix - 12 * (m + 1) < 48  # u16 aligned for ldmatrix
-    assert fold - mp - 4 * n >= 8 * m  # the sort's two 16-bit index arrays (last) lie past F, over cs's m doubles
-    assert (fold - mp - 4 * n - 8 * n) // 4 >= n // 2  # bucket counts between them and the keys (first)
-    assert shared_bytes(tp, n, mp, weighted=True) == fold + mp  # w16 (mp halves) where the int8 fold was
+    sort = prefix + 2 * mp  # the sort's scratch: cs, au and u16 (fold_period's ``bytes``)
+    assert sort - 4 * n >= 8 * m  # the sort's two 16-bit index arrays (last) lie past F, over cs's m doubles
+    assert (sort - 4 * n - 8 * n) // 4 >= n // 2  # bucket counts between them and the keys (first)
 
 
 def pruning_shifts(plan):
@@ -416,7 +416,7 @@ def test_fold_shapes_are_formed_once_per_templates_object_while_light_curves_alt
     for _ in range(3):
         first, _ = backend.fold_of(plan), backend.fold_of(other)
     assert formed == [plan.lc.size, other.lc.size] and backend.fold_of(plan) is first
-    assert first[3] == shared_bytes(plan.templates, plan.lc.size, first[2], not plan.lc.uniform_weight > 0)
+    assert first[3] == shared_bytes(plan.templates, plan.lc.size, first[2])
 
 
 def fake_tensor(monkeypatch, log):

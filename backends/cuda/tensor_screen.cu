@@ -139,25 +139,37 @@ __device__ __forceinline__ void mma(int *d, uint4 a, uint2 b)
 
 // ``load_b``'s address of k-step kk from this lane's column ``col`` (k-step 0)
 // of the fold at byte ``at``: the float16 fold's samples placed, 2 bytes each,
-// 16 a k-step; the int8 fold's in place (a tile, 128 S bytes on, would move
-// ``placed``'s bits), 32 a k-step, B's 8 x 8 blocks of 16-bit pairs holding 16
-// of a column's bytes each (k 0-15, then 16-31).
-__device__ __forceinline__ unsigned b_at(float, unsigned at, int col, int kk) { return at + 2 * placed(col + 16 * kk); }
-__device__ __forceinline__ unsigned b_at(int, unsigned at, int col, int kk) { return at + col + 32 * kk; }
+// 16 a k-step; the int8 fold's bytes, 32 a k-step, B's 8 x 8 blocks of 16-bit
+// pairs holding 16 of a column's bytes each (k 0-15, then 16-31), in place
+// (``flip`` 0) or, in the even strides' copy (``flip`` 16), their 16-byte
+// chunk's low bit flipped in every other group of eight chunks (``placed8``).
+// A B fragment's eight columns lie S chunks apart: in place, conflict-free at
+// strides 1, 3 and 5, at 2 and 4 two and four share a bank; in the copy no
+// two do at stride 2, two at 4 (a tile, 8 S chunks on, keeps the flip at even
+// S). One layout cannot serve strides 1 and 2 both.
+__device__ __forceinline__ unsigned placed8(unsigned x, unsigned flip) { return x ^ ((x >> 3) & flip); }
+__device__ __forceinline__ unsigned b_at(float, unsigned at, int col, int kk, unsigned)
+{
+    return at + 2 * placed(col + 16 * kk);
+}
+__device__ __forceinline__ unsigned b_at(int, unsigned at, int col, int kk, unsigned flip)
+{
+    return at + placed8(col + 32 * kk, flip);
+}
 
 // acc[tt] += the K k-steps' products of a job's T tiles: A's fragments from
-// ``af`` (this lane's, k-step 0), B's from the fold at byte ``at`` (``b_at``)
-// from ``col`` (this lane's, k-step 0) on.
+// ``af`` (this lane's, k-step 0), B's from the fold at byte ``at`` (``b_at``,
+// with ``flip``) from ``col`` (this lane's, k-step 0) on.
 template <int T, class Acc>
 __device__ __forceinline__ void job_product(Acc (*acc)[4], const uint4 *af, unsigned at, int col, int K,
-                                            unsigned tile_bytes)
+                                            unsigned tile_bytes, unsigned flip)
 {
     UNROLL(KUNROLL)
     for (int kk = 0; kk < K; ++kk) {
         const uint4 a = __ldg(af);
         af += 32;
         uint2 x[T];
-        load_b<T>(x, b_at(Acc(), at, col, kk), tile_bytes);
+        load_b<T>(x, b_at(Acc(), at, col, kk, flip), tile_bytes);
 #pragma unroll
         for (int tt = 0; tt < T; ++tt) mma(acc[tt], a, x[tt]);
     }
@@ -169,11 +181,11 @@ __device__ __forceinline__ void job_product(Acc (*acc)[4], const uint4 *af, unsi
 // profile build (STAGE_CLOCKS) beyond its 80, and it spilled.
 template <int T, class Acc>
 __device__ __forceinline__ void live_product(Acc (*acc)[4], const uint4 *af, unsigned at, int col, int K,
-                                             unsigned tile_bytes, int live)
+                                             unsigned tile_bytes, int live, unsigned flip = 0)
 {
     if constexpr (T > 1)
-        if (live < T) return live_product<T - 1>(acc, af, at, col, K, tile_bytes, live);
-    job_product<T>(acc, af, at, col, K, tile_bytes);
+        if (live < T) return live_product<T - 1>(acc, af, at, col, K, tile_bytes, live, flip);
+    job_product<T>(acc, af, at, col, K, tile_bytes, flip);
 }
 
 // The shift (in units of the stride, within the width's list) of D entry h
@@ -235,7 +247,8 @@ struct PairAdd {
 // = prefix sums of |u| (m + 1 floats: they only pad the screen's allowance, by
 // their rounding), u16 = u uscale in float16 (mp halves, zero past m), with W
 // the weights' w16 = W wscale too, without W u8 = rint(u r8) in int8 (mp
-// bytes, zero past m; |u r8| <= 127 by r8's choice). For the re-checks and the prefix sums, to
+// bytes, zero past m; |u r8| <= 127 by r8's choice), then its copy for the
+// even strides (mp bytes, placed8). For the re-checks and the prefix sums, to
 // fold_g: the patched folded flux F (m doubles), with W the folded weights
 // after them (m doubles: no load through the order). The sort's keys, counts
 // and 16-bit indices (n < 2^16: 14 n bytes fit an SM) share the ``bytes`` of
@@ -302,12 +315,12 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
         au[k + 1] = (float)s.a;
         u16[placed(k)] = __double2half(u * uscale);
         if (W) w16[placed(k)] = __double2half(wk * wscale);
-        if (!W) u8[k] = (signed char)__double2int_rn(u * r8);
+        if (!W) u8[k] = u8[mp + placed8(k, 16)] = (signed char)__double2int_rn(u * r8);
     }
     for (int k = m + threadIdx.x; k < mp; k += BLOCK) {
         u16[placed(k)] = __double2half(0.0);
         if (W) w16[placed(k)] = __double2half(0.0);
-        if (!W) u8[k] = 0;
+        if (!W) u8[k] = u8[mp + placed8(k, 16)] = 0;
     }
     if (threadIdx.x == 0) {
         cs[0] = 0.0;
@@ -457,7 +470,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     float *au = reinterpret_cast<float *>(cs + m4);  // m + 1: prefix sums of |u|
     __half *u16 = reinterpret_cast<__half *>(au + m4);  // mp: u * uscale
     __half *w16 = u16 + mp;                                    // mp with W: the weights * wscale
-    signed char *u8 = reinterpret_cast<signed char *>(u16 + mp);  // mp without W: rint(u r8)
+    signed char *u8 = reinterpret_cast<signed char *>(u16 + mp);  // 2 mp without W: rint(u r8), its copy
     const unsigned u_at = static_cast<unsigned>(__cvta_generic_to_shared(u16)), w_off = 2 * mp;  // bytes: w16 after u16
     const unsigned u8_at = static_cast<unsigned>(__cvta_generic_to_shared(u8));
     __shared__ int tiles[MAXW + 1];
@@ -537,10 +550,11 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             const int tile0 = (job - tiles[q8]) * T, S = w.S;
             const int live = min(T, (w.ns + TILE - 1) / TILE - tile0);
             int c8[T][4] = {};
+            const unsigned flip = (~S & 1) << 4;  // even strides read the copy
             // bytes: this lane's load_b column at k-step 0 (k 16-31 at lane & 8)
-            live_product<T>(c8, frag8 + w.f8off + lane, u8_at,
-                             (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + 2 * (lane & 8),
-                             (w.K + 1) >> 1, TILE * S, live);  // k-steps of 32 samples
+            live_product<T>(c8, frag8 + w.f8off + lane, u8_at + (flip ? mp : 0),
+                            (tile0 + (lane >> 4)) * TILE * S + 16 * S * (lane & 7) + 2 * (lane & 8),
+                            (w.K + 1) >> 1, TILE * S, live, flip);  // k-steps of 32 samples
             int top_q = c8[0][0];
 #pragma unroll
             for (int tt = 0; tt < T; ++tt)

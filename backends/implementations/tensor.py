@@ -120,14 +120,14 @@ class TensorBackend(PooledScratch, PyCUDABackend):
         differences) of ``plan``'s folds (``fold_shape``), formed once per
         templates object, size and kernel among the last TEMPLATE_TABLES
         (``device_templates``' rule)."""
-        kernel, weighted = self.kernel_for(plan)
+        kernel = self.kernel_for(plan)[0]
         tp, n = plan.templates, plan.lc.size
 
         def formed():
             tiles = self.shapes[kernel][1]
             n_shifts, mp = fold_shape(tp, n, tiles)
             job_start = np.concatenate([[0], np.cumsum(-(-n_shifts // (TILE * tiles)))]).astype(np.int32)
-            return kernel, n_shifts, mp, shared_bytes(tp, n, mp, weighted), job_start
+            return kernel, n_shifts, mp, shared_bytes(tp, n, mp), job_start
 
         return self._folds.get_by_identity((tp,), formed, n, kernel)
 
