@@ -30,7 +30,8 @@ FLUSH_PARTS = ("flushes: fine stage", "flushes: exact gains")
 SLOTS = (FOLD_PARTS[0], "prefix sums", "seeds", "coarse stage", "flushes", *FLUSH_PARTS, "flush count",
          *FOLD_PARTS[1:], "row gate", COARSE_PART)  # pruned.cu's clock slots
 TENSOR_SLOTS = ("fold: phases", "fold: order", "fold: gather", "fold: prefix sums", "screen", "last re-checks",
-                "rest", "periods", "screen: mean warp's own", "last re-checks: mean warp's own")  # tensor_screen.cu's
+                "rest", "periods", "screen: mean warp's own", "last re-checks: mean warp's own", "period, whole",
+                "block's life")  # tensor_screen.cu's
 
 
 def stage_cycles(backend, plan, periods) -> np.ndarray:

@@ -138,11 +138,13 @@ def test_profile_names_tensors_clocks_in_the_kernels_order_per_block_and_period(
     kernel = {"CLOCK_KEYS": "fold: phases", "CLOCK_SORT": "fold: order", "CLOCK_GATHER": "fold: gather",
               "CLOCK_PREFIX": "fold: prefix sums", "CLOCK_SCREEN": "screen", "CLOCK_RECHECKS": "last re-checks",
               "CLOCK_FINAL": "rest", "N_PERIODS": "periods", "CLOCK_WARP_SCREEN": "screen: mean warp's own",
-              "CLOCK_WARP_RECHECKS": "last re-checks: mean warp's own"}
+              "CLOCK_WARP_RECHECKS": "last re-checks: mean warp's own", "CLOCK_WHOLE": "period, whole",
+              "CLOCK_LIFE": "block's life"}
     assert [kernel[" ".join(name.split())] for name in enum.split(",")] == list(profile_pruned.TENSOR_SLOTS)
-    found = profile_pruned.tensor_named([10, 20, 30, 40, 500, 60, 70, 10, 1200, 360], warps=12)
+    found = profile_pruned.tensor_named([10, 20, 30, 40, 500, 60, 70, 10, 1200, 360, 900, 950], warps=12)
     assert "periods" not in found and found["fold: phases"] == 1 and found["screen"] == 50
     assert found["screen: mean warp's own"] == 10 and found["last re-checks: mean warp's own"] == 3
+    assert found["period, whole"] == 90 and found["block's life"] == 95
 
 
 def test_profile_names_the_stage_clocks_in_the_kernels_order():

@@ -77,10 +77,12 @@ static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 // Profile builds' clock slots (stage_clocks.cuh), a period's stages: the
 // fold's phases, its order (bucket_rank_n), gather and prefix sums; the
 // screen with its setup; the last re-checks; the rest (the widths' setup
-// before the fold is not counted); the periods; and each warp's own cycles
-// in the screen and in the last re-checks, summed over warps.
+// before the fold is not counted); the periods; each warp's own cycles in the
+// screen and in the last re-checks, summed over warps; a period whole (the
+// queue, the widths' setup and the barriers with the stages); the blocks'
+// lives (their last look at the queue too).
 enum { CLOCK_KEYS, CLOCK_SORT, CLOCK_GATHER, CLOCK_PREFIX, CLOCK_SCREEN, CLOCK_RECHECKS, CLOCK_FINAL, N_PERIODS,
-       CLOCK_WARP_SCREEN, CLOCK_WARP_RECHECKS, N_CLOCKS };
+       CLOCK_WARP_SCREEN, CLOCK_WARP_RECHECKS, CLOCK_WHOLE, CLOCK_LIFE, N_CLOCKS };
 #include "stage_clocks.cuh"
 
 struct Width {  // a period's allowed width, as its jobs and re-checks read it
@@ -823,13 +825,17 @@ template <bool W>
 __device__ __forceinline__ void search_queue(SEARCH_PARAMS)
 {
     __shared__ int next;
+    CLOCK_SHARED(life);
     for (;;) {
+        CLOCK_SHARED(whole);
         if (threadIdx.x == 0) next = atomicAdd(queue, 1);
         __syncthreads();
-        if (next >= n_periods) return;
+        if (next >= n_periods) break;
         search_call<W>(SEARCH_ARGS, &next);
         __syncthreads();  // the period's shared memory read before the next writes over it
+        CLOCK_ADD(CLOCK_WHOLE, whole);
     }
+    CLOCK_ADD(CLOCK_LIFE, life);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS) tensor_search(SEARCH_PARAMS)
