@@ -54,9 +54,6 @@
 #ifndef KUNROLL
 #define KUNROLL 4  // k-steps of the screen's loop unrolled
 #endif
-#ifndef CLAIM
-#define CLAIM 4  // without W, the jobs after a warp's own best are claimed CLAIM at a time (0: dealt in turn)
-#endif
 #ifndef AHEAD
 #define AHEAD 4  // global loads a thread issues before it uses any: the fold's gather, a re-check's terms
 #endif
@@ -488,7 +485,6 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
     __shared__ typename cub::WarpScan<int>::TempStorage list_scan[WARPS];
     __shared__ float bound[W ? 1 : MAXJOBS];  // without W, each job's int8 bound on its gains (its warp's)
-    __shared__ int cursor, firsts[WARPS];  // without W: the next job unclaimed; each warp's own best job (-1: none)
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -527,10 +523,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         slot[q].eabs += slot[q].ecoef * (m * 0x1p-51 + 0x1p-22) * u1;
         slot[q].eabs8 += slot[q].d8 * (m * 0x1p-51 + 0x1p-22) * u1;
     }
-    if (tid == 0) {
-        lower_bits = macs_done = 0ull;
-        cursor = 0;
-    }
+    if (tid == 0) lower_bits = macs_done = 0ull;
     if (tid < N_COUNTS) block_counts[tid] = 0;
     if (tid < WARPS) red[tid] = {0.0, -1, 0};
     __syncthreads();
@@ -581,27 +574,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
             if (lane == 0 && job < MAXJOBS) bound[job] = b;
         }
         __syncwarp();
-        if (CLAIM) {  // every bound and own best known before any warp claims a job
-            if (lane == 0) firsts[warp] = own_best;
-            __syncthreads();
-        }
     }
     bool own_first = own_best >= 0;
-    constexpr bool claims = !W && CLAIM;
-    int claimed = 0;  // claims: the end of the warp's last claim
-    const auto advance = [&](int &job) {  // the next job in turn, or claimed
-        if (!claims) {
-            job += WARPS;
-        } else if (++job >= claimed) {
-            int at = 0;
-            if (lane == 0) at = atomicAdd(&cursor, CLAIM);
-            job = __shfl_sync(0xffffffffu, at, 0);
-            claimed = job + CLAIM;
-        }
-    };
-    const auto taken = [&](int job) {  // a warp's own best, screened first by it
-        return claims ? __any_sync(0xffffffffu, lane < WARPS && firsts[lane] == job) : job == own_best;
-    };
     // A vote (tile tt's quarter h) whose kept shifts do not fit stops its job:
     // the warp compacts its list against the risen lower gain, or, if that
     // frees nothing, re-checks it (which raises the lower gain), and screens
@@ -609,27 +583,22 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     // little else is live, and one compaction's code serves every vote (at
     // each vote, inlined, it was a sixth of the kernel's code).
     int from = 0, stopped = -1;
-    const auto first = [&]() {  // the warp's first job in turn, or its first claim's
-        int job = claims ? -1 : warp;
-        if (claims) advance(job);
-        return job;
-    };
     const auto next = [&](int &job) {  // the job after a finished one
         if (own_first) {
             own_first = false;
-            job = first();
+            job = warp;
             q = 0;
         } else {
-            advance(job);
+            job += WARPS;
         }
     };
-    for (int job = own_first ? own_best : first();;) {
+    for (int job = own_first ? own_best : warp;;) {
         if (own_first) {
             q = 0;  // out of turn
         } else {  // the next job its int8 bound leaves open (DEBUG: every job, each checked against it)
-            for (; job < total && from == 0; advance(job))
-                if (!taken(job) && (W || DEBUG || job >= MAXJOBS
-                                    || bound[job] >= __longlong_as_double((long long)*lower_v)))
+            for (; job < total && from == 0; job += WARPS)
+                if (job != own_best && (W || DEBUG || job >= MAXJOBS
+                                        || bound[job] >= __longlong_as_double((long long)*lower_v)))
                     break;
             if (job >= total) break;
         }
