@@ -79,8 +79,8 @@ static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 // screen with its setup; the last re-checks; the rest (the widths' setup
 // before the fold is not counted); the periods; each warp's own cycles in the
 // screen and in the last re-checks, summed over warps; a period whole (the
-// queue, the widths' setup and the barriers with the stages); the blocks'
-// lives (their last look at the queue too).
+// widths' setup and the barriers with the stages); the blocks' lives (their
+// first look at the queue too).
 enum { CLOCK_KEYS, CLOCK_SORT, CLOCK_GATHER, CLOCK_PREFIX, CLOCK_SCREEN, CLOCK_RECHECKS, CLOCK_FINAL, N_PERIODS,
        CLOCK_WARP_SCREEN, CLOCK_WARP_RECHECKS, CLOCK_WHOLE, CLOCK_LIFE, N_CLOCKS };
 #include "stage_clocks.cuh"
@@ -202,6 +202,29 @@ __device__ __forceinline__ int shift_of(int tile, int g, int tg, int h)
 // light curve's samples, tensor.py's refuses): a select, not a loop, so that
 // the loads it indexes can be issued together.
 __device__ __forceinline__ int wrap(int x, int n) { return x < n ? x : x - n; }
+
+// A block's periods (file scope: no register holds them across a search):
+// the queue and the periods' width windows, as the kernel got them; the
+// period searched and the next, taken during its screen (``take``), each as
+// its index, first and end width.
+struct Queue {
+    int *at;
+    const int *lo, *hi;
+    int n, taken[2][3];
+};
+__shared__ Queue queued;
+
+// The next period of the queue's to queued.taken[k]: its index, then (if
+// there is one) its first and end width.
+__device__ __forceinline__ void take(int k)
+{
+    const int p = atomicAdd(queued.at, 1);
+    queued.taken[k][0] = p;
+    if (p < queued.n) {
+        queued.taken[k][1] = queued.lo[p];
+        queued.taken[k][2] = queued.hi[p];
+    }
+}
 
 struct Top {  // a re-checked shift
     double gain;
@@ -464,7 +487,7 @@ __device__ double recheck(const int *iw, const float *ub, int first, int end, do
 #define DEBUG_SLACK (1.0 + 0x1p-30)  // the exact gain's own rounding against a bound's
 
 template <bool W>
-__device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
+__device__ __forceinline__ void search(SEARCH_PARAMS, int k)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     const int m4 = (m + 4) & ~3;                    // m + 1 rounded up: u16 16-byte aligned
@@ -480,6 +503,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     __shared__ int cand_iw[CAP];  // wi << 24 | shift
     __shared__ float cand_ub[CAP];  // upper gains rounded up: compared with lower gains only
     __shared__ unsigned long long lower_bits, macs_done;
+    __shared__ int screened;  // warps whose screen is done
     __shared__ unsigned block_counts[N_COUNTS];  // COUNT_MACS's in macs_done
     __shared__ Top red[WARPS];
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
@@ -492,7 +516,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     double *fold = reinterpret_cast<double *>(fold_all) + (size_t)blockIdx.x * (W ? 2 : 1) * m;
     const double *fw = fold + m;  // with W the folded weights
     // the widths' constants first: their loads' latency passes under the fold's
-    const int p = *queued, wlo = lo[p], n_w = hi[p] - wlo;  // queued: in shared memory, read again at the end
+    const int p = queued.taken[k][0], wlo = queued.taken[k][1], n_w = queued.taken[k][2] - wlo;
     const double inv_su = 1.0 / uscale;  // a power of two (exact)
     const double su8 = 1.0 / r8;         // |u - q su8| <= (1/2 + 2^-44) su8: its rounding too
     for (int q = tid; q <= n_w; q += BLOCK) tiles[q] = job_start[wlo + q] - job_start[wlo];
@@ -523,7 +547,10 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         slot[q].eabs += slot[q].ecoef * (m * 0x1p-51 + 0x1p-22) * u1;
         slot[q].eabs8 += slot[q].d8 * (m * 0x1p-51 + 0x1p-22) * u1;
     }
-    if (tid == 0) lower_bits = macs_done = 0ull;
+    if (tid == 0) {
+        lower_bits = macs_done = 0ull;
+        screened = 0;
+    }
     if (tid < N_COUNTS) block_counts[tid] = 0;
     if (tid < WARPS) red[tid] = {0.0, -1, 0};
     __syncthreads();
@@ -772,6 +799,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
         stopped = -1;
     }
     CLOCK_WARP(CLOCK_WARP_SCREEN, mark);
+    if (lane == 0 && atomicAdd(&screened, 1) == 0) take(k ^ 1);  // the next period, while the rest screen
     __syncthreads();  // the screen done: the lower gain is final
     CLOCK_ADD(CLOCK_SCREEN, mark);  // read by the warps after the next barrier
 
@@ -796,7 +824,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
     __syncthreads();
     CLOCK_ADD(CLOCK_RECHECKS, mark);
     if (tid == 0) {
-        const int p = *queued;
+        const int p = queued.taken[k][0];  // read again: no register held across the screen
         Top best = red[0];
         for (int w = 1; w < WARPS; ++w)
             if (better(red[w], best)) best = red[w];
@@ -814,24 +842,27 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, const int *queued)
 
 // A block searches period after period, each the next of the queue's: no
 // block is launched a period. The search is a call: inlined in the loop, the
-// loop-invariant values the compiler hoists out of it spill.
+// loop-invariant values the compiler hoists out of it spill. The first warp
+// done with a period's screen takes the next period (``take``'s loads wait
+// beside the other warps' screens, not between periods).
 template <bool W>
-__device__ __noinline__ void search_call(SEARCH_PARAMS, const int *queued)
+__device__ __noinline__ void search_call(SEARCH_PARAMS, int k)
 {
-    search<W>(SEARCH_ARGS, queued);
+    search<W>(SEARCH_ARGS, k);
 }
 
 template <bool W>
 __device__ __forceinline__ void search_queue(SEARCH_PARAMS)
 {
-    __shared__ int next;
     CLOCK_SHARED(life);
-    for (;;) {
+    if (threadIdx.x == 0) {
+        queued = {queue, lo, hi, n_periods};
+        take(0);
+    }
+    __syncthreads();
+    for (int k = 0; queued.taken[k][0] < n_periods; k ^= 1) {
         CLOCK_SHARED(whole);
-        if (threadIdx.x == 0) next = atomicAdd(queue, 1);
-        __syncthreads();
-        if (next >= n_periods) break;
-        search_call<W>(SEARCH_ARGS, &next);
+        search_call<W>(SEARCH_ARGS, k);
         __syncthreads();  // the period's shared memory read before the next writes over it
         CLOCK_ADD(CLOCK_WHOLE, whole);
     }
