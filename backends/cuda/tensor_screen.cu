@@ -54,6 +54,12 @@
 #ifndef KUNROLL
 #define KUNROLL 4  // k-steps of the screen's loop unrolled
 #endif
+#ifndef KUNROLL8
+#define KUNROLL8 KUNROLL  // the same of the int8 bounds' loop
+#endif
+#ifndef INT8_RCP
+#define INT8_RCP 1
+#endif
 #ifndef AHEAD
 #define AHEAD 4  // global loads a thread issues before it uses any: the fold's gather, a re-check's terms
 #endif
@@ -90,6 +96,7 @@ struct Width {  // a period's allowed width, as its jobs and re-checks read it
     double smax, ks, a2, inv, ecoef, eabs, rd;  // a2: A2, or with W its floor w_min sum a^2
     double inv_w, erel, eabs2;  // weights that differ: A2's scale and its relative and absolute allowances
     double s8, d8, eabs8;  // the int8 bounds: AR per unit of their sums, their allowance's coefficient and constant
+    double ra2;  // 1 / (A2 GATE_SLACK) rounded up: the int8 bound's divisor
 };
 
 // Where sample x of the float16 fold lies: its 16-byte chunk's low bit
@@ -166,7 +173,8 @@ template <int T, class Acc>
 __device__ __forceinline__ void job_product(Acc (*acc)[4], const uint4 *af, unsigned at, int col, int K,
                                             unsigned tile_bytes, unsigned flip)
 {
-    UNROLL(KUNROLL)
+    constexpr int unroll = sizeof(Acc) == 4 && Acc(1) / 2 == 0 ? KUNROLL8 : KUNROLL;  // int: the int8 loop
+#pragma unroll unroll
     for (int kk = 0; kk < K; ++kk) {
         const uint4 a = __ldg(af);
         af += 32;
@@ -527,6 +535,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, int k)
         w.len = wlen[wi]; w.aoff = (int)a_off[wi]; w.f8off = (int)f8_off[wi];
         w.smax = s_max[wi]; w.ks = kscale[wi]; w.inv = inv_sa[wi] * inv_su;
         w.a2 = W ? w_min * sum_a2[wi] * A2_FLOOR : w_uniform * sum_a2[wi];
+        w.ra2 = __drcp_ru(__dmul_rd(w.a2, GATE_SLACK));
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
         w.s8 = s8[wi] * su8; w.d8 = d8[wi];
         w.eabs8 = a1q[wi] * (0.5 + 0x1p-40) * su8;  // q's rounding (+ the prefix sums' term below)
@@ -593,7 +602,9 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, int k)
             const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + w.d, m);
             const double x = top_q * w.s8;
             const double top = x + TINY_REL * fabs(x) + w.d8 * ((double)au[end] - au[first]) + w.eabs8;
-            const float b = top > 0.0 ? __double2float_ru(top * top / (w.a2 * GATE_SLACK)) : 0.0f;
+            const float b = top <= 0.0 ? 0.0f
+                            : INT8_RCP ? __double2float_ru(__dmul_ru(__dmul_ru(top, top), w.ra2))
+                                       : __double2float_ru(top * top / (w.a2 * GATE_SLACK));
             if (b > best) {
                 best = b;
                 own_best = job;
