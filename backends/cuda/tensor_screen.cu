@@ -54,12 +54,6 @@
 #ifndef KUNROLL
 #define KUNROLL 4  // k-steps of the screen's loop unrolled
 #endif
-#ifndef INT8_F32
-#define INT8_F32 1  // the int8 bounds in float32 rounded outward, the job's window loaded before its product
-#endif
-#ifndef JOB_TABLE
-#define JOB_TABLE 1  // a job's width from a table formed once per period, not walked to
-#endif
 #ifndef AHEAD
 #define AHEAD 4  // global loads a thread issues before it uses any: the fold's gather, a re-check's terms
 #endif
@@ -96,12 +90,9 @@ struct Width {  // a period's allowed width, as its jobs and re-checks read it
     double smax, ks, a2, inv, ecoef, eabs, rd;  // a2: A2, or with W its floor w_min sum a^2
     double inv_w, rlo, rhi, eabs2;  // weights that differ: A2's scale, 1 / (1 -+ its relative allowance) rounded
                                      // down and up, and its absolute allowance
-#if INT8_F32
-    float s8u, s8d, d8, eabs8, ra2;  // the int8 bounds: AR per unit of their sums (rounded up, down), their
-                                     // allowance's coefficient and constant, 1 / (A2 GATE_SLACK), rounded up
-#else
-    double s8, d8, eabs8, ra2;
-#endif
+    // the int8 bounds, in float32: AR per unit of their sums (rounded up, down), their allowance's
+    // coefficient and constant and 1 / (A2 GATE_SLACK) (a division a job took 3.4 %), rounded up
+    float s8u, s8d, d8, eabs8, ra2;
 };
 
 // Where sample x of the float16 fold lies: its 16-byte chunk's low bit
@@ -521,7 +512,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, int k)
     __shared__ int listed[WARPS];  // the warps' list lengths at the end of the screen
     __shared__ typename cub::WarpScan<int>::TempStorage list_scan[WARPS];
     __shared__ float bound[W ? 1 : MAXJOBS];  // without W, each job's int8 bound on its gains (its warp's)
-    __shared__ unsigned char job_width[JOB_TABLE ? MAXJOBS : 1];  // the period's jobs' widths (q), MAXJOBS of them
+    __shared__ unsigned char job_width[MAXJOBS];  // the period's jobs' widths (q): looked up, not walked to (-1 %)
 
     constexpr int T = W ? TPJ_W : TPJ;  // tiles a job
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -541,17 +532,11 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, int k)
         w.smax = s_max[wi]; w.ks = kscale[wi]; w.inv = inv_sa[wi] * inv_su;
         w.a2 = W ? w_min * sum_a2[wi] * A2_FLOOR : w_uniform * sum_a2[wi];
         w.ecoef = e_coef[wi]; w.rd = 1.0 / w.d;
-#if INT8_F32
         w.s8u = __double2float_ru(__dmul_ru(s8[wi], su8));
         w.s8d = __double2float_rd(__dmul_rd(s8[wi], su8));
         w.d8 = __double2float_ru(d8[wi]);
         w.eabs8 = __double2float_ru(__dmul_ru(__dmul_ru(a1q[wi], 0.5 + 0x1p-40), su8));  // q's (+ the prefix sums')
         w.ra2 = __double2float_ru(__drcp_ru(__dmul_rd(w.a2, GATE_SLACK)));
-#else
-        w.ra2 = __drcp_ru(__dmul_rd(w.a2, GATE_SLACK));
-        w.s8 = s8[wi] * su8; w.d8 = d8[wi];
-        w.eabs8 = a1q[wi] * (0.5 + 0x1p-40) * su8;  // q's rounding (+ the prefix sums' term below)
-#endif
         // float16 subnormals of a and u; the prefix sums of |u| (M 2^-52 of their total, twice over) and
         // their float32 roundings (two ends, 2^-24 of the total each, u1 itself rounded: 2^-22 u1)
         w.eabs = 0x1p-24 * a1[wi] * inv_su + wlen[wi] * 0x1p-49 * w.inv;  // + the fold's term below
@@ -568,12 +553,8 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, int k)
     const double u1 = au[m];  // the float32 total (e_abs pads it)
     for (int q = tid; q < n_w; q += BLOCK) {
         slot[q].eabs += slot[q].ecoef * (m * 0x1p-51 + 0x1p-22) * u1;
-#if INT8_F32
         slot[q].eabs8 = __fadd_ru(slot[q].eabs8, __double2float_ru(__dmul_ru(slot[q].d8, (m * 0x1p-51 + 0x1p-22) * u1)));
-#else
-        slot[q].eabs8 += slot[q].d8 * (m * 0x1p-51 + 0x1p-22) * u1;
-#endif
-        for (int j = tiles[q]; JOB_TABLE && j < min(tiles[q + 1], MAXJOBS); ++j) job_width[j] = q;
+        for (int j = tiles[q]; j < min(tiles[q + 1], MAXJOBS); ++j) job_width[j] = q;
     }
     if (tid == 0) {
         lower_bits = macs_done = 0ull;
@@ -602,7 +583,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, int k)
     if (!W) {
         float best = -1.0f;
         for (int job = warp, q8 = 0; job < total; job += WARPS) {
-            if (JOB_TABLE && job < MAXJOBS)
+            if (job < MAXJOBS)
                 q8 = job_width[job];
             else
                 while (tiles[q8 + 1] <= job) ++q8;
@@ -610,9 +591,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, int k)
             const int tile0 = (job - tiles[q8]) * T, S = w.S;
             const int live = min(T, (w.ns + TILE - 1) / TILE - tile0);
             const int first = min(tile0 * TILE * S, m), end = min((tile0 + live) * TILE * S + w.d, m);
-#if INT8_F32
             const float window = __fsub_ru(au[end], au[first]);  // its loads' wait beside the product's
-#endif
             int c8[T][4] = {};
             const unsigned flip = (~S & 1) << 4;  // even strides read the copy
             // bytes: this lane's load_b column at k-step 0 (k 16-31 at lane & 8)
@@ -625,15 +604,10 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, int k)
 #pragma unroll
                 for (int h = 0; h < 4 && tt < live; ++h) top_q = max(top_q, c8[tt][h]);
             top_q = __reduce_max_sync(0xffffffffu, top_q);
-#if INT8_F32  // each operation rounded up: top and b bound their exact values from above
+            // each operation rounded up: top and b bound their exact values from above
             const float x = __fmul_ru(__int2float_ru(top_q), top_q >= 0 ? w.s8u : w.s8d);
             const float top = __fadd_ru(__fmaf_ru(w.d8, window, x), w.eabs8);
             const float b = top > 0.0f ? __fmul_ru(__fmul_ru(top, top), w.ra2) : 0.0f;
-#else
-            const double x = top_q * w.s8;
-            const double top = x + TINY_REL * fabs(x) + w.d8 * ((double)au[end] - au[first]) + w.eabs8;
-            const float b = top > 0.0 ? __double2float_ru(__dmul_ru(__dmul_ru(top, top), w.ra2)) : 0.0f;
-#endif
             if (b > best) {
                 best = b;
                 own_best = job;
@@ -669,7 +643,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, int k)
                     break;
             if (job >= total) break;
         }
-        if (JOB_TABLE && job < MAXJOBS)
+        if (job < MAXJOBS)
             q = job_width[job];
         else
             while (tiles[q + 1] <= job) ++q;  // jobs only move forward (but a warp's own best, first)
