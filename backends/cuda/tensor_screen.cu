@@ -579,14 +579,16 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, int k)
     // It screens its job of the largest bound first, then the others in turn,
     // skipping those whose bound the lower gain has passed: the lower gain
     // rises early, so few jobs need their float16 products.
+    const auto width_of = [&](int job, int q) {  // a job's width: the first MAXJOBS looked up, later ones walked to
+        if (job < MAXJOBS) return (int)job_width[job];
+        while (tiles[q + 1] <= job) ++q;
+        return q;
+    };
     int own_best = -1;  // the warp's job of the largest int8 bound
     if (!W) {
         float best = -1.0f;
         for (int job = warp, q8 = 0; job < total; job += WARPS) {
-            if (job < MAXJOBS)
-                q8 = job_width[job];
-            else
-                while (tiles[q8 + 1] <= job) ++q8;
+            q8 = width_of(job, q8);
             const Width &w = slot[q8];
             const int tile0 = (job - tiles[q8]) * T, S = w.S;
             const int live = min(T, (w.ns + TILE - 1) / TILE - tile0);
@@ -643,10 +645,7 @@ __device__ __forceinline__ void search(SEARCH_PARAMS, int k)
                     break;
             if (job >= total) break;
         }
-        if (job < MAXJOBS)
-            q = job_width[job];
-        else
-            while (tiles[q + 1] <= job) ++q;  // jobs only move forward (but a warp's own best, first)
+        q = width_of(job, q);  // jobs only move forward (but a warp's own best, first: q 0)
         const Width &w = slot[q];
         const int wi = wlo + q, tile0 = (job - tiles[q]) * T, d = w.d, S = w.S, K = w.K;
         const int live = min(T, (w.ns + TILE - 1) / TILE - tile0);  // tiles holding listed shifts
