@@ -29,7 +29,7 @@ COARSE_PART = "coarse: warp 0's fine rounds"  # thread 0's own cycles: warp 0's 
 FLUSH_PARTS = ("flushes: fine stage", "flushes: exact gains")
 SLOTS = (FOLD_PARTS[0], "prefix sums", "seeds", "coarse stage", "flushes", *FLUSH_PARTS, "flush count",
          *FOLD_PARTS[1:], "row gate", COARSE_PART)  # pruned.cu's clock slots
-TENSOR_SLOTS = ("fold: phases", "fold: order", "fold: gather", "fold: prefix sums", "screen", "last re-checks",
+TENSOR_SLOTS = ("fold: phases and order", "fold: gather", "fold: prefix sums", "screen", "last re-checks",
                 "rest", "periods", "screen: mean warp's own", "last re-checks: mean warp's own", "period, whole",
                 "block's life")  # tensor_screen.cu's
 

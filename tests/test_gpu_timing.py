@@ -134,15 +134,15 @@ def test_profile_names_tensors_clocks_in_the_kernels_order_per_block_and_period(
     import profile_pruned
 
     source = (ROOT / "backends" / "cuda" / "tensor_screen.cu").read_text()
-    enum = re.search(r"enum \{ (CLOCK_KEYS[^}]*?),\s*N_CLOCKS \};", source).group(1)
-    kernel = {"CLOCK_KEYS": "fold: phases", "CLOCK_SORT": "fold: order", "CLOCK_GATHER": "fold: gather",
+    enum = re.search(r"enum \{ (CLOCK_SORT[^}]*?),\s*N_CLOCKS \};", source).group(1)
+    kernel = {"CLOCK_SORT": "fold: phases and order", "CLOCK_GATHER": "fold: gather",
               "CLOCK_PREFIX": "fold: prefix sums", "CLOCK_SCREEN": "screen", "CLOCK_RECHECKS": "last re-checks",
               "CLOCK_FINAL": "rest", "N_PERIODS": "periods", "CLOCK_WARP_SCREEN": "screen: mean warp's own",
               "CLOCK_WARP_RECHECKS": "last re-checks: mean warp's own", "CLOCK_WHOLE": "period, whole",
               "CLOCK_LIFE": "block's life"}
     assert [kernel[" ".join(name.split())] for name in enum.split(",")] == list(profile_pruned.TENSOR_SLOTS)
-    found = profile_pruned.tensor_named([10, 20, 30, 40, 500, 60, 70, 10, 1200, 360, 900, 950], warps=12)
-    assert "periods" not in found and found["fold: phases"] == 1 and found["screen"] == 50
+    found = profile_pruned.tensor_named([20, 30, 40, 500, 60, 70, 10, 1200, 360, 900, 950], warps=12)
+    assert "periods" not in found and found["fold: phases and order"] == 2 and found["screen"] == 50
     assert found["screen: mean warp's own"] == 10 and found["last re-checks: mean warp's own"] == 3
     assert found["period, whole"] == 90 and found["block's life"] == 95
 

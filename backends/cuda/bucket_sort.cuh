@@ -30,6 +30,9 @@
 #define BUCKET_MAX 32
 #define SMALL_BUCKET 4  // larger buckets are ranked by a warp
 #define RANK_ITEMS 3    // entries per lane of a ranked bucket: at most 96 per bucket (4: pruned_fold spills)
+#ifndef BATCH
+#define BATCH 4  // samples a thread takes at once in the passes over them
+#endif
 
 __device__ __forceinline__ int bucket(double phase, int nb) { return min((int)(phase * nb), nb - 1); }
 
@@ -87,17 +90,30 @@ __device__ __forceinline__ void rank_bucket(Phase phase, int *idx, int begin, in
     __syncwarp();
 }
 
-// count[0 .. nb) := the buckets' sizes; true if one holds more than
-// ``crowd`` entries (the caller then sorts by bitonic_sort_n).
+// count[0 .. nb) := the buckets' sizes, with ``slot`` each sample's place
+// among its bucket's in arrival order; true if one holds more than ``crowd``
+// entries (the caller then sorts by bitonic_sort_n). A thread takes BATCH
+// samples at a time, their loads, then their atomics, in flight together (one
+// at a time, each waited for the last's atomic: they may alias).
 template <class Phase>
-__device__ bool bucket_sizes(Phase phase, int n, int *count, int nb, int crowd)
+__device__ bool bucket_sizes(Phase phase, int n, int *count, int nb, int crowd, unsigned short *slot = nullptr)
 {
     __shared__ int crowded;
     if (threadIdx.x == 0) crowded = 0;
     for (int b = threadIdx.x; b < nb; b += BLOCK) count[b] = 0;
     __syncthreads();
-    for (int i = threadIdx.x; i < n; i += BLOCK)
-        if (atomicAdd(&count[bucket(phase(i), nb)], 1) == crowd) crowded = 1;
+    for (int i0 = threadIdx.x; i0 < n; i0 += BATCH * BLOCK) {
+        int b[BATCH], at[BATCH];
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) b[u] = i0 + u * BLOCK < n ? bucket(phase(i0 + u * BLOCK), nb) : -1;
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) at[u] = b[u] >= 0 ? atomicAdd(&count[b[u]], 1) : 0;
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) {
+            if (at[u] == crowd) crowded = 1;
+            if (slot && b[u] >= 0) slot[i0 + u * BLOCK] = at[u];
+        }
+    }
     __syncthreads();
     return crowded;
 }
@@ -108,7 +124,16 @@ template <class Phase, class Index>
 __device__ void bucket_scatter(Phase phase, Index *idx, int n, int *count, int nb)
 {
     exclusive_scan_n(count, nb);
-    for (int i = threadIdx.x; i < n; i += BLOCK) idx[atomicAdd(&count[bucket(phase(i), nb)], 1)] = i;
+    for (int i0 = threadIdx.x; i0 < n; i0 += BATCH * BLOCK) {
+        int b[BATCH], at[BATCH];
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) b[u] = i0 + u * BLOCK < n ? bucket(phase(i0 + u * BLOCK), nb) : -1;
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) at[u] = b[u] >= 0 ? atomicAdd(&count[b[u]], 1) : 0;
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u)
+            if (b[u] >= 0) idx[at[u]] = i0 + u * BLOCK;
+    }
     __syncthreads();
 }
 
@@ -152,27 +177,58 @@ __device__ void bucket_sort_n(Phase phase, double *key, int *idx, int n, int *co
     __syncthreads();
 }
 
-// out := the (phase, i) order of phases key[0 .. n), as bucket_sort_n gives
-// it, in 16-bit indices (n < 2^16): each sample ranked among its bucket's
-// (by bucket tmp's scatter). count: nb ints.
-__device__ void bucket_rank_n(double *key, unsigned short *tmp, unsigned short *out, int n, int *count, int nb)
+// out := the (phase, i) order of the samples' phases, as bucket_sort_n gives
+// it, in 16-bit indices (n < 2^16), phase(i) forming key[i] (the caller's
+// lambda stores it: the phases, counted as they are formed). Each sample goes
+// to its bucket's start plus its arrival there (``bucket_sizes``' slots, kept
+// in out: no second atomic), then is ranked among its bucket's (tmp), read by
+// sample, not by place: one dependent load fewer. count: nb ints.
+template <class Phase>
+__device__ void bucket_rank_n(Phase phase, double *key, unsigned short *tmp, unsigned short *out, int n, int *count,
+                              int nb)
 {
-    const auto phase = [key](int i) { return key[i]; };
-    if (bucket_sizes(phase, n, count, nb, crowd_of(n, nb))) {
+    if (bucket_sizes(phase, n, count, nb, crowd_of(n, nb), out)) {
         for (int i = threadIdx.x; i < n; i += BLOCK) out[i] = i;
         __syncthreads();
         bitonic_sort_n(key, out, n);
         return;
     }
-    bucket_scatter(phase, tmp, n, count, nb);
-#pragma unroll 4  // four samples' loads in flight
-    for (int a = threadIdx.x; a < n; a += BLOCK) {
-        const int v = tmp[a];
-        const double kv = key[v];
-        const int b = bucket(kv, nb), begin = b ? count[b - 1] : 0, end = count[b];
-        int r = begin;
-        for (int c = begin; end - begin > 1 && c < end; ++c) r += key_less(key[tmp[c]], tmp[c], kv, v);
-        out[r] = v;
+    exclusive_scan_n(count, nb);  // count[b]: bucket b's start
+    const auto start = [&](int b) { return b < nb ? count[b] : n; };
+    for (int i0 = threadIdx.x; i0 < n; i0 += BATCH * BLOCK) {
+        int b[BATCH], at[BATCH];
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) {
+            const int i = i0 + u * BLOCK;
+            b[u] = i < n ? bucket(key[i], nb) : nb;
+            at[u] = i < n ? out[i] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u)
+            if (b[u] < nb) tmp[count[b[u]] + at[u]] = i0 + u * BLOCK;
+    }
+    __syncthreads();
+    for (int i0 = threadIdx.x; i0 < n; i0 += BATCH * BLOCK) {
+        double k[BATCH];
+        int begin[BATCH], end[BATCH];
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) {
+            const int i = i0 + u * BLOCK;
+            k[u] = i < n ? key[i] : 0.0;
+            const int b = i < n ? bucket(k[u], nb) : nb;
+            begin[u] = start(b);
+            end[u] = start(b + 1);
+        }
+        int rank[BATCH];
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u) {
+            rank[u] = begin[u];
+            for (int c = begin[u]; end[u] - begin[u] > 1 && c < end[u]; ++c)
+                rank[u] += key_less(key[tmp[c]], tmp[c], k[u], i0 + u * BLOCK);
+        }
+#pragma unroll
+        for (int u = 0; u < BATCH; ++u)
+            if (i0 + u * BLOCK < n) out[rank[u]] = i0 + u * BLOCK;
     }
     __syncthreads();
 }

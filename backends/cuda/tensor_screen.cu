@@ -75,13 +75,13 @@ static_assert(CAPW >= 32, "a warp's list holds at least one vote's shifts");
 #define MAXW 64
 #define MAXJOBS 512  // jobs of a period that keep their int8 bound (K2-like: at most 288); later ones have none
 // Profile builds' clock slots (stage_clocks.cuh), a period's stages: the
-// fold's phases, its order (bucket_rank_n), gather and prefix sums; the
+// fold's phases and order (bucket_rank_n), its gather and prefix sums; the
 // screen with its setup; the last re-checks; the rest (the widths' setup
 // before the fold is not counted); the periods; each warp's own cycles in the
 // screen and in the last re-checks, summed over warps; a period whole (the
 // widths' setup and the barriers with the stages); the blocks' lives (their
 // first look at the queue too).
-enum { CLOCK_KEYS, CLOCK_SORT, CLOCK_GATHER, CLOCK_PREFIX, CLOCK_SCREEN, CLOCK_RECHECKS, CLOCK_FINAL, N_PERIODS,
+enum { CLOCK_SORT, CLOCK_GATHER, CLOCK_PREFIX, CLOCK_SCREEN, CLOCK_RECHECKS, CLOCK_FINAL, N_PERIODS,
        CLOCK_WARP_SCREEN, CLOCK_WARP_RECHECKS, CLOCK_WHOLE, CLOCK_LIFE, N_CLOCKS };
 #include "stage_clocks.cuh"
 
@@ -296,11 +296,7 @@ __device__ void fold_period(const double *t, const double *y, const double *wt, 
                        *tmp = out - n;
         int *count = reinterpret_cast<int *>(key + n);
         const int nb = min(n, (int)(reinterpret_cast<int *>(tmp) - count));  // tmp: 4-byte aligned (bytes, 4 n)
-#pragma unroll 4  // four times' loads in flight
-        for (int i = threadIdx.x; i < n; i += BLOCK) key[i] = fold_phase(t[i], period);
-        __syncthreads();
-        CLOCK_ADD(CLOCK_KEYS, mark);
-        bucket_rank_n(key, tmp, out, n, count, nb);
+        bucket_rank_n([=](int i) { return key[i] = fold_phase(t[i], period); }, key, tmp, out, n, count, nb);
         CLOCK_ADD(CLOCK_SORT, mark);
         for (int k0 = threadIdx.x; k0 < m; k0 += AHEAD * BLOCK) {
             int o[AHEAD];
