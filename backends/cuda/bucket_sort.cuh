@@ -90,18 +90,15 @@ __device__ __forceinline__ void rank_bucket(Phase phase, int *idx, int begin, in
     __syncwarp();
 }
 
-// count[0 .. nb) := the buckets' sizes, with ``slot`` each sample's place
-// among its bucket's in arrival order; true if one holds more than ``crowd``
-// entries (the caller then sorts by bitonic_sort_n). A thread takes BATCH
-// samples at a time, their loads, then their atomics, in flight together (one
-// at a time, each waited for the last's atomic: they may alias).
-template <class Phase>
-__device__ bool bucket_sizes(Phase phase, int n, int *count, int nb, int crowd, unsigned short *slot = nullptr)
+// visit(i, at) for every sample i, ``at`` its bucket's count before it (the
+// atomic's return); returns the largest ``at``. A thread takes BATCH samples
+// at a time, their loads, then their atomics, in flight together (one at a
+// time, each waited for the last's atomic: a shared store may alias the next
+// load).
+template <class Phase, class Visit>
+__device__ __forceinline__ int count_samples(Phase phase, int n, int *count, int nb, Visit visit)
 {
-    __shared__ int crowded;
-    if (threadIdx.x == 0) crowded = 0;
-    for (int b = threadIdx.x; b < nb; b += BLOCK) count[b] = 0;
-    __syncthreads();
+    int most = 0;  // the largest count met
     for (int i0 = threadIdx.x; i0 < n; i0 += BATCH * BLOCK) {
         int b[BATCH], at[BATCH];
 #pragma unroll
@@ -110,10 +107,27 @@ __device__ bool bucket_sizes(Phase phase, int n, int *count, int nb, int crowd, 
         for (int u = 0; u < BATCH; ++u) at[u] = b[u] >= 0 ? atomicAdd(&count[b[u]], 1) : 0;
 #pragma unroll
         for (int u = 0; u < BATCH; ++u) {
-            if (at[u] == crowd) crowded = 1;
-            if (slot && b[u] >= 0) slot[i0 + u * BLOCK] = at[u];
+            most = max(most, at[u]);
+            if (b[u] >= 0) visit(i0 + u * BLOCK, at[u]);
         }
     }
+    return most;
+}
+
+// count[0 .. nb) := the buckets' sizes, with ``slot`` each sample's place
+// among its bucket's in arrival order; true if one holds more than ``crowd``
+// entries (the caller then sorts by bitonic_sort_n).
+template <class Phase>
+__device__ bool bucket_sizes(Phase phase, int n, int *count, int nb, int crowd, unsigned short *slot = nullptr)
+{
+    __shared__ int crowded;
+    if (threadIdx.x == 0) crowded = 0;
+    for (int b = threadIdx.x; b < nb; b += BLOCK) count[b] = 0;
+    __syncthreads();
+    const auto place = [=](int i, int at) {
+        if (slot) slot[i] = at;
+    };
+    if (count_samples(phase, n, count, nb, place) >= crowd) crowded = 1;
     __syncthreads();
     return crowded;
 }
@@ -124,16 +138,7 @@ template <class Phase, class Index>
 __device__ void bucket_scatter(Phase phase, Index *idx, int n, int *count, int nb)
 {
     exclusive_scan_n(count, nb);
-    for (int i0 = threadIdx.x; i0 < n; i0 += BATCH * BLOCK) {
-        int b[BATCH], at[BATCH];
-#pragma unroll
-        for (int u = 0; u < BATCH; ++u) b[u] = i0 + u * BLOCK < n ? bucket(phase(i0 + u * BLOCK), nb) : -1;
-#pragma unroll
-        for (int u = 0; u < BATCH; ++u) at[u] = b[u] >= 0 ? atomicAdd(&count[b[u]], 1) : 0;
-#pragma unroll
-        for (int u = 0; u < BATCH; ++u)
-            if (b[u] >= 0) idx[at[u]] = i0 + u * BLOCK;
-    }
+    count_samples(phase, n, count, nb, [=](int i, int at) { idx[at] = i; });
     __syncthreads();
 }
 
